@@ -1,0 +1,48 @@
+# arrayplan — capacity planner for storage arrays. `make help` lists the targets.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PORT   ?= 50051
+DATA   ?= data
+PYTEST_ARGS ?=
+
+##@ Getting started
+.PHONY: help
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make \033[36m<target>\033[0m\n"} \
+	  /^[a-zA-Z_-]+:.*?##/ { printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2 } \
+	  /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+.PHONY: setup
+setup: ## Install everything into the project (.venv, generated stubs, bin/grpcurl); idempotent
+	@bash scripts/setup.sh
+
+.PHONY: run
+run: setup ## Start `arrayplan serve` on 127.0.0.1:50051 (PORT=...) with local Ray, SQLite under $(DATA)/, traces in the store
+	$(VENV)/bin/arrayplan serve --port $(PORT) --data-dir $(DATA)
+
+##@ Development
+.PHONY: proto
+proto: setup ## Regenerate the protobuf/gRPC stubs from proto/ (setup does it when proto/ changes)
+	@rm -f $(VENV)/.proto-stamp && bash scripts/setup.sh
+
+.PHONY: test
+test: setup ## Run the whole test suite against real components (Ray, gRPC, SQLite, OpenTelemetry)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+.PHONY: lint
+lint: setup ## buf lint of the API and ruff of the Python packages
+	cd proto && ../$(VENV)/bin/buf lint
+	$(VENV)/bin/ruff check engine services tests
+
+.PHONY: bench
+bench: setup ## Print one JSON object of speed and memory figures
+	$(PY) -m arrayplan_services.bench
+
+.PHONY: clean
+clean: ## Remove generated stubs and caches (keeps .venv, bin/ and data/)
+	rm -rf services/arrayplan .pytest_cache .ruff_cache $(VENV)/.proto-stamp
+	find . -name __pycache__ -prune -exec rm -rf {} +

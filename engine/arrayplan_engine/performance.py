@@ -1,0 +1,178 @@
+"""Array performance as the planner sees it: the spec-sheet bound and the predicted figures.
+
+``spec_iops_bound`` is the cheap bound the planner prunes with: every member at its rated IOPS,
+host IOs turned into member IOs by the layout. ``predict`` gives the figures a recommendation
+rests on: the array's sustainable IOPS and the latency at the requested percentile at the
+offered load.
+
+The analytic model here (``model = "analytic-mm1-forkjoin"``) treats each member as an M/M/1
+queue whose service rate is its rated IOPS for the workload's IO mix (steady-state random-write
+IOPS where the spec gives them), so a member's response time is exponential with mean
+``S / (1 - rho)`` (``S`` = the spec latency, or the time one IO holds one of the drive's
+parallel units: channels / rated IOPS); a host IO that forks into ``k`` member IOs completes at the slowest, so
+``P(L > t) = 1 - (1 - exp(-t / m))^k`` (the fork-join law for independent members). It has no
+garbage-collection dips: the worst one-second latency needs the array simulation, and is NaN
+here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .catalog import Drive
+from .layout import Layout, group_count
+from .workload import Workload
+
+ANALYTIC_MODEL = "analytic-mm1-forkjoin"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Performance:
+    """Predicted figures of one array under one workload."""
+
+    max_iops: float
+    member_ios_per_host_io: float
+    latency_p50_s: float
+    latency_at_percentile_s: float
+    worst_second_latency_s: float
+    utilization: float
+    model: str
+
+
+def _members(layout: Layout, drive_count: int) -> int:
+    return group_count(layout, drive_count) * layout.group_width
+
+
+def _drive_write_iops(drive: Drive, *, fresh: bool) -> float:
+    if not fresh and drive.steady_random_write_iops:
+        return float(drive.steady_random_write_iops)
+    return float(drive.random_write_iops or drive.random_read_iops or 1.0)
+
+
+def _io_cost_s(iops: float, bytes_per_s: float | None, io_bytes: float) -> float:
+    """Drive-seconds one member IO of ``io_bytes`` costs: the 4 KiB IOPS cost, plus the transfer
+    time of the bytes beyond 4 KiB at the sequential rate."""
+    extra = max(0.0, io_bytes - 4096.0)
+    return 1.0 / iops + (extra / bytes_per_s if bytes_per_s else 0.0)
+
+
+def host_io_costs(drive: Drive, layout: Layout, workload: Workload, *, fresh: bool) -> tuple[float, float, float, float, float]:
+    """(read cost, write cost) in drive-seconds per host IO, member IOs per host read and per host
+    write, and member IOs a host write waits for (fork width).
+
+    Random writes below a stripe use the layout's small-write member IOs; sequential writes
+    coalesce into full stripes (no reads, (k+m)/k bytes written per host byte).
+    """
+    r_iops = float(drive.random_read_iops or 1.0)
+    w_iops = _drive_write_iops(drive, fresh=fresh)
+    size = workload.mean_io_bytes
+    unit = layout.stripe_unit_bytes
+    units_per_io = max(1.0, size / unit)
+    read_ios = units_per_io
+    read_cost = read_ios * _io_cost_s(r_iops, drive.seq_read_bytes_per_s, min(size, unit))
+    reads, writes = layout.small_write_member_ios()
+    small_write_cost = reads * _io_cost_s(r_iops, drive.seq_read_bytes_per_s, min(size, unit)) \
+        + writes * _io_cost_s(w_iops, drive.seq_write_bytes_per_s, min(size, unit))
+    factor = layout.full_stripe_write_factor()
+    seq_member_ios = units_per_io * factor
+    seq_write_cost = seq_member_ios * _io_cost_s(w_iops, drive.seq_write_bytes_per_s, min(size, unit))
+    rf = workload.random_fraction
+    write_cost = rf * small_write_cost + (1 - rf) * seq_write_cost
+    write_ios = rf * (reads + writes) * units_per_io + (1 - rf) * seq_member_ios
+    return read_cost, write_cost, read_ios, write_ios, rf * (reads + writes) + (1 - rf) * seq_member_ios
+
+
+def spec_iops_bound(drive: Drive, layout: Layout, drive_count: int, workload: Workload, *, fresh: bool = False) -> float:
+    """Host IOPS if every member runs at its rated IOPS (fresh-out-of-box with ``fresh``)."""
+    members = _members(layout, drive_count)
+    if members == 0:
+        return 0.0
+    read_cost, write_cost, *_ = host_io_costs(drive, layout, workload, fresh=fresh)
+    r = workload.read_fraction
+    return members / (r * read_cost + (1 - r) * write_cost)
+
+
+def _fork_exceed(t: float, mean: float, k: float) -> float:
+    """P(max of k iid exponentials of mean ``mean`` > t); k may be fractional (mixture)."""
+    return 1.0 - (1.0 - math.exp(-t / mean)) ** max(k, 1.0)
+
+
+def _percentile(p: float, parts: list[tuple[float, float, float]]) -> float:
+    """Latency t with sum(weight * P(L > t)) = 1 - p, parts = (weight, member mean, fork width)."""
+    target = 1.0 - p
+    lo, hi = 0.0, max(m for _, m, _ in parts) * 60.0
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if sum(w * _fork_exceed(mid, m, k) for w, m, k in parts) > target:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def predict(drive: Drive, layout: Layout, drive_count: int, workload: Workload, *, offered_iops: float,
+            latency_percentile: float, fill_fraction: float = 1.0,
+            seed: np.random.SeedSequence | None = None) -> Performance:
+    """Sustainable IOPS and latency at ``offered_iops`` (closed loop at the workload's queue depth
+    when 0). ``fill_fraction`` and ``seed`` are for the simulation models; the analytic model
+    uses steady-state write IOPS throughout."""
+    del fill_fraction, seed
+    max_iops = spec_iops_bound(drive, layout, drive_count, workload, fresh=False)
+    members = _members(layout, drive_count)
+    read_cost, write_cost, read_ios, write_ios, write_fork = host_io_costs(drive, layout, workload, fresh=False)
+    r = workload.read_fraction
+    ios_per_host = r * read_ios + (1 - r) * write_ios
+    if max_iops <= 0:
+        return Performance(max_iops=0.0, member_ios_per_host_io=ios_per_host, latency_p50_s=math.inf,
+                           latency_at_percentile_s=math.inf, worst_second_latency_s=math.nan, utilization=1.0,
+                           model=ANALYTIC_MODEL)
+    if offered_iops > 0:
+        rho = offered_iops / max_iops
+    else:
+        # Closed loop: the queue depth spread over the members keeps them this busy (M/M/1 with
+        # L = rho / (1 - rho) outstanding per member).
+        per_member = workload.queue_depth * ios_per_host / members
+        rho = per_member / (1.0 + per_member)
+    if rho >= 1.0:
+        return Performance(max_iops=max_iops, member_ios_per_host_io=ios_per_host, latency_p50_s=math.inf,
+                           latency_at_percentile_s=math.inf, worst_second_latency_s=math.nan, utilization=1.0,
+                           model=ANALYTIC_MODEL)
+    # Member service time: the spec latency where given, else the time one IO occupies one of the
+    # drive's parallel units (channels; the rated IOPS are reached with all of them busy).
+    units = float(drive.channels or 8) * float(drive.controllers or 1)
+    s_read = drive.read_latency_s or units * read_cost / max(read_ios, 1.0)
+    s_write = drive.write_latency_s or units / _drive_write_iops(drive, fresh=False)
+    m_read = s_read / (1.0 - rho)
+    reads, _ = layout.small_write_member_ios()
+    phases = 2.0 if reads and workload.random_fraction > 0 else 1.0
+    m_write = phases * max(s_write, s_read) / (1.0 - rho)
+    parts = []
+    if r > 0:
+        parts.append((r, m_read, read_ios))
+    if r < 1:
+        parts.append((1 - r, m_write, write_fork))
+    return Performance(
+        max_iops=max_iops, member_ios_per_host_io=ios_per_host,
+        latency_p50_s=_percentile(0.5, parts), latency_at_percentile_s=_percentile(latency_percentile / 100.0, parts),
+        worst_second_latency_s=math.nan, utilization=rho, model=ANALYTIC_MODEL,
+    )
+
+
+def estimated_cost_s(drive_count: int, workload: Workload) -> float:
+    """CPU seconds one evaluation takes (for sizing Ray batches)."""
+    del drive_count, workload
+    return 2e-4
+
+
+def endurance_from_pe_cycles(drive: Drive) -> float:
+    """Host-write endurance = raw NAND x P/E cycles / write amplification, with the write
+    amplification of uniform random writes at the drive's spare factor (Desnoyers 2012 greedy)."""
+    from . import wa
+
+    assert drive.pe_cycles and drive.raw_nand_bytes
+    amplification = wa.wa_greedy(drive.spare_factor, drive.pages_per_block or 128)
+    return drive.raw_nand_bytes * drive.pe_cycles / amplification
+

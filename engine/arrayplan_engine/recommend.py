@@ -1,0 +1,528 @@
+"""The planner core: enumerate candidate arrays, prune by cheap bounds, evaluate, rank, explain.
+
+Pure functions over frozen dataclasses; the services layer fans ``evaluate_batch`` out as Ray
+tasks and calls ``rank`` on what comes back. The same request and seed give the same answer: the
+candidate order is fixed, each candidate's random stream is
+``SeedSequence(seed).spawn(candidate_count)[index]``, and ranking ties break on the candidate index.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+
+from . import cost, endurance, performance, reliability
+from .catalog import Catalog, Drive, builtin_catalog
+from .errors import InvalidInputError, SearchSpaceTooLargeError, UnknownNameError, Violation, check
+from .layout import Layout, LayoutKind, group_count, make_layout, usable_capacity_bytes
+from .units import HOUR_S, YEAR_HOURS
+from .workload import Workload
+
+DEFAULT_LAYOUTS = ("raid10", "raid5", "raid6")
+DEFAULT_GROUP_WIDTHS = {
+    LayoutKind.RAID1: (2, 3),
+    LayoutKind.RAID5: (4, 6, 8, 12),
+    LayoutKind.RAID6: (6, 8, 10, 12, 16),
+}
+DEFAULT_MAX_DRIVE_COUNT = 48
+MAX_DRIVE_COUNT = 1_024
+DEFAULT_CANDIDATE_LIMIT = 100_000
+
+
+class Objective(StrEnum):
+    TOTAL_COST_OF_OWNERSHIP = "total_cost_of_ownership"
+    PURCHASE_COST = "purchase_cost"
+    POWER = "power"
+    HEADROOM = "headroom"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Constraints:
+    """What a recommendation must satisfy; 0 means "no constraint" except capacity."""
+
+    usable_capacity_bytes: float
+    min_iops: float = 0.0
+    latency_percentile: float = 99.0
+    latency_target_s: float = 0.0
+    worst_second_latency_target_s: float = 0.0
+    endurance_margin_fraction: float = 0.0
+    max_purchase_cost_usd: float = 0.0
+    max_drive_count: int = 0
+    max_power_w: float = 0.0
+    max_data_loss_probability: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CandidateSpace:
+    drive_models: tuple[str, ...] = ()
+    layouts: tuple[str, ...] = ()
+    group_widths: tuple[int, ...] = ()
+    min_drive_count: int = 1
+    max_drive_count: int = DEFAULT_MAX_DRIVE_COUNT
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanRequest:
+    workload: Workload
+    constraints: Constraints
+    service_life_years: int = 5
+    objective: Objective = Objective.TOTAL_COST_OF_OWNERSHIP
+    candidate_space: CandidateSpace = field(default_factory=CandidateSpace)
+    seed: int = 0
+    max_recommendations: int = 10
+    electricity_usd_per_kwh: float = 0.12
+    # Time to replace a failed drive and rebuild it, for durability (hot spare: rebuild only).
+    rebuild_rate_fraction_of_seq_write: float = 0.5
+
+    def required_iops(self) -> float:
+        return self.constraints.min_iops or self.workload.target_iops
+
+    def growth_factor_final_year(self) -> float:
+        return (1.0 + self.workload.growth_per_year) ** (self.service_life_years - 1)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """One array to evaluate. ``index`` is its position in the enumeration (its seed stream)."""
+
+    index: int
+    drive_model: str
+    layout: str
+    group_width: int
+    drive_count: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConstraintCheck:
+    constraint: str
+    required: float
+    predicted: float
+    unit: str
+    headroom_fraction: float
+    met: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Evaluation:
+    """A candidate's predicted figures and constraint checks (a flat record: one table row)."""
+
+    candidate: Candidate
+    drive_display_name: str
+    usable_capacity_bytes: float
+    predicted_iops: float
+    member_ios_per_host_io: float
+    latency_p50_s: float
+    latency_at_percentile_s: float
+    worst_second_latency_s: float
+    endurance_years: float
+    life_used_fraction: float
+    purchase_cost_usd: float
+    power_cost_usd: float
+    replacement_cost_usd: float
+    total_cost_usd: float
+    power_w: float
+    data_loss_probability: float
+    checks: tuple[ConstraintCheck, ...]
+    meets_constraints: bool
+    binding_constraint: str
+    headroom_fraction: float
+    performance_model: str
+
+    def objective_value(self, objective: Objective) -> float:
+        return {
+            Objective.TOTAL_COST_OF_OWNERSHIP: self.total_cost_usd,
+            Objective.PURCHASE_COST: self.purchase_cost_usd,
+            Objective.POWER: self.power_w,
+            Objective.HEADROOM: -self.headroom_fraction,
+        }[objective]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recommendation:
+    rank: int
+    evaluation: Evaluation
+    explanation: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanOutcome:
+    recommendations: tuple[Recommendation, ...]
+    constraints_met: bool
+    summary: str
+    candidates_total: int
+    candidates_pruned: int
+    candidates_evaluated: int
+    models: tuple[str, ...]
+
+
+# -- validation ---------------------------------------------------------------------------------
+
+
+def validate_request(req: PlanRequest, catalog: Catalog | None = None) -> None:
+    """Raise ``InvalidInputError`` naming every bad field of the request."""
+    catalog = catalog or builtin_catalog()
+    v: list[Violation] = []
+    c = req.constraints
+    if not (isinstance(c.usable_capacity_bytes, (int, float)) and c.usable_capacity_bytes > 0 and math.isfinite(c.usable_capacity_bytes)):
+        v.append(Violation(field="constraints.usable_capacity_bytes", reason=f"is required and must be > 0, got {c.usable_capacity_bytes!r}"))
+    if not (0 < c.latency_percentile < 100):
+        v.append(Violation(field="constraints.latency_percentile", reason=f"must be in (0, 100), got {c.latency_percentile}"))
+    for name in ("min_iops", "latency_target_s", "worst_second_latency_target_s", "max_purchase_cost_usd", "max_power_w"):
+        value = getattr(c, name)
+        if not math.isfinite(value) or value < 0:
+            v.append(Violation(field=f"constraints.{name}", reason=f"must be a finite number >= 0, got {value}"))
+    if not (0 <= c.endurance_margin_fraction < 1):
+        v.append(Violation(field="constraints.endurance_margin_fraction", reason=f"must be in [0, 1), got {c.endurance_margin_fraction}"))
+    if not (0 <= c.max_data_loss_probability < 1):
+        v.append(Violation(field="constraints.max_data_loss_probability", reason=f"must be in [0, 1), got {c.max_data_loss_probability}"))
+    if c.max_drive_count < 0:
+        v.append(Violation(field="constraints.max_drive_count", reason=f"must be >= 0, got {c.max_drive_count}"))
+    if not (1 <= req.service_life_years <= 15):
+        v.append(Violation(field="service_life_years", reason=f"must be in [1, 15], got {req.service_life_years}"))
+    if not (1 <= req.max_recommendations <= 100):
+        v.append(Violation(field="max_recommendations", reason=f"must be in [1, 100], got {req.max_recommendations}"))
+    if not (0 <= req.electricity_usd_per_kwh <= 10):
+        v.append(Violation(field="electricity_usd_per_kwh", reason=f"must be in [0, 10], got {req.electricity_usd_per_kwh}"))
+    if req.seed < 0:
+        v.append(Violation(field="seed", reason=f"must be >= 0, got {req.seed}"))
+    s = req.candidate_space
+    for i, name in enumerate(s.drive_models):
+        try:
+            catalog.get(name)
+        except UnknownNameError as exc:
+            v.append(Violation(field=f"candidate_space.drive_models[{i}]", reason=exc.violations[0].reason))
+    for i, name in enumerate(s.layouts):
+        try:
+            _layouts_for(name, s.group_widths, f"candidate_space.layouts[{i}]")
+        except InvalidInputError as exc:
+            v.extend(exc.violations)
+    for i, w in enumerate(s.group_widths):
+        if not (1 <= w <= 64):
+            v.append(Violation(field=f"candidate_space.group_widths[{i}]", reason=f"must be in [1, 64], got {w}"))
+    if not (1 <= s.min_drive_count <= MAX_DRIVE_COUNT):
+        v.append(Violation(field="candidate_space.min_drive_count", reason=f"must be in [1, {MAX_DRIVE_COUNT}], got {s.min_drive_count}"))
+    if not (1 <= s.max_drive_count <= MAX_DRIVE_COUNT):
+        v.append(Violation(field="candidate_space.max_drive_count", reason=f"must be in [1, {MAX_DRIVE_COUNT}], got {s.max_drive_count}"))
+    elif s.max_drive_count < s.min_drive_count:
+        v.append(Violation(field="candidate_space.max_drive_count",
+                           reason=f"must be >= min_drive_count ({s.min_drive_count}), got {s.max_drive_count}"))
+    check(v)
+
+
+# -- enumeration --------------------------------------------------------------------------------
+
+
+def _layouts_for(name: str, widths: Sequence[int], field_path: str) -> list[Layout | None]:
+    """Layouts of one family for the requested widths; ``None`` = width follows drive count."""
+    key = name.strip().lower()
+    if key.startswith("ec:"):
+        return [make_layout(key, field=field_path)]
+    if key in ("raid0", "raid10"):
+        make_layout(key, 4, field=field_path)  # validates the name
+        return [None]
+    kind = make_layout(key, {"raid1": 2, "raid5": 3, "raid6": 4}.get(key, 4), field=field_path).kind
+    chosen = [w for w in widths if w >= {LayoutKind.RAID1: 2, LayoutKind.RAID5: 3, LayoutKind.RAID6: 4}[kind]] if widths else list(DEFAULT_GROUP_WIDTHS[kind])
+    return [make_layout(key, w, field=field_path) for w in chosen]
+
+
+def _drive_names(req: PlanRequest, catalog: Catalog) -> list[str]:
+    if req.candidate_space.drive_models:
+        names = [catalog.get(n).name for n in req.candidate_space.drive_models]
+        return list(dict.fromkeys(names))
+    return [d.name for d in catalog if d.kind == "ssd"]
+
+
+def _shapes(req: PlanRequest) -> list[tuple[str, int, int]]:
+    """(layout name, group width, drive count) triples, in a fixed order."""
+    s = req.candidate_space
+    out: list[tuple[str, int, int]] = []
+    max_count = min(s.max_drive_count, req.constraints.max_drive_count or s.max_drive_count)
+    for i, name in enumerate(s.layouts or DEFAULT_LAYOUTS):
+        for layout in _layouts_for(name, s.group_widths, f"candidate_space.layouts[{i}]"):
+            if layout is None:
+                minimum = 4 if name.strip().lower() == "raid10" else 1
+                step = 2 if name.strip().lower() == "raid10" else 1
+                for n in range(max(minimum, s.min_drive_count), max_count + 1):
+                    if n % step == 0:
+                        out.append((name.strip().lower(), n, n))
+                continue
+            w = layout.group_width
+            first = max(w, math.ceil(s.min_drive_count / w) * w)
+            for n in range(first, max_count + 1, w):
+                out.append((layout.name.split("(")[0] if layout.kind is not LayoutKind.EC else layout.name, w, n))
+    return list(dict.fromkeys(out))
+
+
+def count_candidates(req: PlanRequest, catalog: Catalog | None = None) -> int:
+    catalog = catalog or builtin_catalog()
+    return len(_drive_names(req, catalog)) * len(_shapes(req))
+
+
+def enumerate_candidates(req: PlanRequest, catalog: Catalog | None = None, *,
+                         limit: int = DEFAULT_CANDIDATE_LIMIT) -> list[Candidate]:
+    """Every (drive, layout, group width, drive count) in the request's space, in a fixed order.
+
+    Raises ``SearchSpaceTooLargeError`` before building anything when over ``limit``.
+    """
+    catalog = catalog or builtin_catalog()
+    names = _drive_names(req, catalog)
+    shapes = _shapes(req)
+    total = len(names) * len(shapes)
+    if total > limit:
+        raise SearchSpaceTooLargeError(total, limit)
+    out = []
+    for drive_name in names:
+        for layout_name, width, count in shapes:
+            out.append(Candidate(index=len(out), drive_model=drive_name, layout=layout_name, group_width=width, drive_count=count))
+    return out
+
+
+def candidate_layout(c: Candidate) -> Layout:
+    if c.layout.startswith("ec:"):
+        return make_layout(c.layout)
+    if c.layout == "raid1":
+        return make_layout("raid1", c.group_width)
+    return make_layout(c.layout, c.group_width)
+
+
+# -- pruning ------------------------------------------------------------------------------------
+
+
+def required_capacity_bytes(req: PlanRequest) -> float:
+    """Capacity needed in the final year: year-1 capacity grown by the workload's growth rate."""
+    return req.constraints.usable_capacity_bytes * req.growth_factor_final_year()
+
+
+def prune(req: PlanRequest, candidates: Iterable[Candidate], catalog: Catalog | None = None) -> tuple[list[Candidate], int]:
+    """Drop candidates that fail a cheap bound (capacity, budget, power at idle, IOPS upper bound).
+
+    Only bounds that cannot be rescued by a better simulation result are used: capacity and
+    purchase cost are exact, idle power is a lower bound on power, and the spec-sheet IOPS of
+    every member is an upper bound on what the array can carry.
+    """
+    catalog = catalog or builtin_catalog()
+    need = required_capacity_bytes(req)
+    iops_needed = req.required_iops() * req.growth_factor_final_year()
+    c = req.constraints
+    kept, pruned = [], 0
+    for cand in candidates:
+        drive = catalog.get(cand.drive_model)
+        layout = candidate_layout(cand)
+        if usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes) < need:
+            pruned += 1
+            continue
+        if c.max_purchase_cost_usd and (drive.price_usd or 0.0) * cand.drive_count > c.max_purchase_cost_usd:
+            pruned += 1
+            continue
+        if c.max_power_w and (drive.idle_power_w or 0.0) * cand.drive_count > c.max_power_w:
+            pruned += 1
+            continue
+        if iops_needed > 0:
+            bound = performance.spec_iops_bound(drive, layout, cand.drive_count, req.workload, fresh=True)
+            if bound < iops_needed:
+                pruned += 1
+                continue
+        kept.append(cand)
+    return kept, pruned
+
+
+# -- evaluation ---------------------------------------------------------------------------------
+
+
+def _headroom_at_least(required: float, predicted: float) -> float:
+    return (predicted - required) / required if required > 0 else math.inf
+
+
+def _headroom_at_most(limit: float, predicted: float) -> float:
+    return (limit - predicted) / limit if limit > 0 else math.inf
+
+
+def _check(constraint: str, required: float, predicted: float, unit: str, *, at_most: bool) -> ConstraintCheck:
+    h = _headroom_at_most(required, predicted) if at_most else _headroom_at_least(required, predicted)
+    return ConstraintCheck(constraint=constraint, required=required, predicted=predicted, unit=unit,
+                           headroom_fraction=h, met=h >= 0)
+
+
+def drive_endurance_bytes(drive: Drive) -> float:
+    """Rated host writes; from P/E cycles x raw NAND / write amplification at the spare factor
+    when the seeds give cycles but no TBW figure."""
+    if drive.endurance_bytes_written:
+        return float(drive.endurance_bytes_written)
+    if drive.pe_cycles and drive.raw_nand_bytes:
+        return performance.endurance_from_pe_cycles(drive)
+    return math.inf
+
+
+def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, *,
+             seed: np.random.SeedSequence | None = None) -> Evaluation:
+    """Predict one candidate's figures and check every constraint."""
+    catalog = catalog or builtin_catalog()
+    drive = catalog.get(cand.drive_model)
+    layout = candidate_layout(cand)
+    w = req.workload
+    c = req.constraints
+    years = req.service_life_years
+    growth = req.growth_factor_final_year()
+    usable = usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes)
+
+    required_iops_final = req.required_iops() * growth
+    perf = performance.predict(
+        drive, layout, cand.drive_count, w.grown(years - 1),
+        offered_iops=required_iops_final,
+        latency_percentile=c.latency_percentile,
+        fill_fraction=min(1.0, required_capacity_bytes(req) * w.working_set_fraction / max(usable, 1.0)),
+        seed=seed if seed is not None else candidate_seed(req, cand),
+    )
+
+    per_drive_day = endurance.drive_write_bytes_per_day(layout, cand.drive_count, w)
+    rated = drive_endurance_bytes(drive)
+    endurance_years = endurance.endurance_years(rated, per_drive_day)
+    life_used = endurance.life_used_fraction(rated, per_drive_day, years=years, growth_per_year=w.growth_per_year)
+    # Endurance in years at the average rate over the service life (growth included).
+    if life_used > 0 and math.isfinite(life_used):
+        endurance_years = years / life_used
+
+    price = drive.price_usd or 0.0
+    purchase = cost.purchase_cost_usd(price, cand.drive_count)
+    power = cost.average_power_w(idle_power_w=drive.idle_power_w or 0.0, active_power_w=drive.active_power_w or 0.0,
+                                 drive_count=cand.drive_count, utilization=perf.utilization)
+    power_cost = cost.energy_cost_usd(power, years=years, usd_per_kwh=req.electricity_usd_per_kwh)
+    afr = drive.annual_failure_rate or 0.0
+    replacements = cost.wear_out_replacements(cand.drive_count, endurance_years=endurance_years, service_life_years=years) \
+        + cost.expected_failure_replacements(cand.drive_count, annual_failure_rate=afr, service_life_years=years)
+    replacement_cost = replacements * price
+
+    groups = group_count(layout, cand.drive_count)
+    loss_p = 0.0
+    if afr > 0 and groups > 0:
+        rebuild_rate = (drive.seq_write_bytes_per_s or 50e6) * req.rebuild_rate_fraction_of_seq_write
+        mttr_h = drive.capacity_bytes / rebuild_rate / HOUR_S
+        tolerated = layout.failures_tolerated
+        if tolerated == 0:
+            mttdl = reliability.mttf_hours_from_afr(afr) / (groups * layout.group_width)
+        else:
+            mttdl = reliability.mttdl_hours(group_width=layout.group_width, failures_tolerated=tolerated, group_count=groups,
+                                            mttf_hours=reliability.mttf_hours_from_afr(afr), mttr_hours=mttr_h)
+        loss_p = reliability.loss_probability(mttdl, years * YEAR_HOURS)
+
+    checks = [_check("usable_capacity", required_capacity_bytes(req), usable, "bytes", at_most=False)]
+    if required_iops_final > 0:
+        checks.append(_check("iops", required_iops_final, perf.max_iops, "iops", at_most=False))
+    if c.latency_target_s > 0:
+        checks.append(_check("latency", c.latency_target_s, perf.latency_at_percentile_s, "s", at_most=True))
+    if c.worst_second_latency_target_s > 0:
+        checks.append(_check("worst_second_latency", c.worst_second_latency_target_s, perf.worst_second_latency_s, "s", at_most=True))
+    checks.append(_check("endurance", 1.0 - c.endurance_margin_fraction, life_used, "fraction", at_most=True))
+    if c.max_purchase_cost_usd > 0:
+        checks.append(_check("purchase_cost", c.max_purchase_cost_usd, purchase, "usd", at_most=True))
+    if c.max_drive_count > 0:
+        checks.append(_check("drive_count", c.max_drive_count, cand.drive_count, "drives", at_most=True))
+    if c.max_power_w > 0:
+        checks.append(_check("power", c.max_power_w, power, "w", at_most=True))
+    if c.max_data_loss_probability > 0:
+        checks.append(_check("durability", c.max_data_loss_probability, loss_p, "fraction", at_most=True))
+    binding = min(checks, key=lambda k: k.headroom_fraction)
+    return Evaluation(
+        candidate=cand, drive_display_name=drive.display_name, usable_capacity_bytes=usable,
+        predicted_iops=perf.max_iops, member_ios_per_host_io=perf.member_ios_per_host_io,
+        latency_p50_s=perf.latency_p50_s, latency_at_percentile_s=perf.latency_at_percentile_s,
+        worst_second_latency_s=perf.worst_second_latency_s, endurance_years=endurance_years,
+        life_used_fraction=life_used, purchase_cost_usd=purchase, power_cost_usd=power_cost,
+        replacement_cost_usd=replacement_cost, total_cost_usd=purchase + power_cost + replacement_cost,
+        power_w=power, data_loss_probability=loss_p, checks=tuple(checks),
+        meets_constraints=all(k.met for k in checks), binding_constraint=binding.constraint,
+        headroom_fraction=binding.headroom_fraction, performance_model=perf.model,
+    )
+
+
+def candidate_seed(req: PlanRequest, cand: Candidate) -> np.random.SeedSequence:
+    """The candidate's own random stream: child ``index`` of ``SeedSequence(req.seed)``, the
+    same stream ``SeedSequence(req.seed).spawn(n)[index]`` gives, without spawning n."""
+    return np.random.SeedSequence(req.seed, spawn_key=(cand.index,))
+
+
+def evaluate_batch(req: PlanRequest, candidates: Sequence[Candidate], catalog: Catalog | None = None) -> list[Evaluation]:
+    """Evaluate candidates; each gets the seed stream of its enumeration index."""
+    return [evaluate(req, cand, catalog, seed=candidate_seed(req, cand)) for cand in candidates]
+
+
+def estimated_cost_s(req: PlanRequest, cand: Candidate) -> float:
+    """Rough CPU seconds to evaluate a candidate (batch sizing), from the performance model."""
+    return performance.estimated_cost_s(cand.drive_count, req.workload)
+
+
+# -- ranking ------------------------------------------------------------------------------------
+
+_UNITS_TEXT = {
+    "usable_capacity": "usable capacity", "iops": "IOPS", "latency": "latency", "worst_second_latency": "worst-second latency",
+    "endurance": "endurance", "purchase_cost": "budget", "drive_count": "drive slots", "power": "power", "durability": "durability",
+}
+
+
+def _fmt_check(k: ConstraintCheck) -> str:
+    if k.unit == "bytes":
+        return f"{k.predicted / 1e12:.2f} TB of {k.required / 1e12:.2f} TB"
+    if k.unit == "s":
+        return f"{k.predicted * 1e3:.3g} ms against {k.required * 1e3:.3g} ms"
+    if k.unit == "fraction" and k.constraint == "endurance":
+        return f"{k.predicted * 100:.0f}% life used (limit {k.required * 100:.0f}%)"
+    if k.unit == "usd":
+        return f"${k.predicted:,.0f} of ${k.required:,.0f}"
+    return f"{k.predicted:,.4g} against {k.required:,.4g} {k.unit}"
+
+
+def explain(req: PlanRequest, e: Evaluation, rank_: int, objective: Objective) -> str:
+    c = e.candidate
+    what = f"{c.layout.upper()} of {c.drive_count} x {e.drive_display_name}"
+    if c.layout not in ("raid0", "raid10") and not c.layout.startswith("ec:"):
+        what += f" (groups of {c.group_width})"
+    binding = next(k for k in e.checks if k.constraint == e.binding_constraint)
+    if e.meets_constraints:
+        why = {
+            Objective.TOTAL_COST_OF_OWNERSHIP: f"lowest {req.service_life_years}-year cost of ownership (${e.total_cost_usd:,.0f})",
+            Objective.PURCHASE_COST: f"lowest purchase cost (${e.purchase_cost_usd:,.0f})",
+            Objective.POWER: f"lowest power ({e.power_w:.0f} W)",
+            Objective.HEADROOM: f"largest headroom ({e.headroom_fraction:+.0%})",
+        }[objective]
+        lead = "best: " if rank_ == 1 else f"#{rank_}: "
+        return (f"{what}: {lead}{why} among arrays that meet every constraint through year {req.service_life_years}; "
+                f"{_UNITS_TEXT[binding.constraint]} binds first at {_fmt_check(binding)} ({binding.headroom_fraction:+.0%} headroom).")
+    failed = [k for k in e.checks if not k.met]
+    worst = min(failed, key=lambda k: k.headroom_fraction)
+    return f"{what}: misses {_UNITS_TEXT[worst.constraint]} ({_fmt_check(worst)}); {len(failed)} constraint(s) unmet."
+
+
+def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_total: int, candidates_pruned: int) -> PlanOutcome:
+    """Order by the objective: constraint-meeting candidates first, then the nearest misses."""
+    evals = list(evaluations)
+    objective = req.objective
+    meeting = sorted((e for e in evals if e.meets_constraints), key=lambda e: (e.objective_value(objective), e.candidate.index))
+    missing = sorted((e for e in evals if not e.meets_constraints), key=lambda e: (-e.headroom_fraction, e.objective_value(objective), e.candidate.index))
+    chosen = (meeting or missing)[: req.max_recommendations]
+    recs = tuple(Recommendation(rank=i + 1, evaluation=e, explanation=explain(req, e, i + 1, objective)) for i, e in enumerate(chosen))
+    models = tuple(sorted({e.performance_model for e in evals})) + ("endurance:rated-host-writes", "reliability:closed-form-mttdl", "cost:tco-v1")
+    if meeting:
+        best = recs[0]
+        summary = (f"{len(meeting)} of {candidates_total} candidate arrays meet every constraint "
+                   f"({candidates_pruned} pruned by bounds, {len(evals)} evaluated). {best.explanation}")
+    elif evals:
+        summary = (f"No candidate meets every constraint ({candidates_total} in the space, {candidates_pruned} pruned, "
+                   f"{len(evals)} evaluated). Nearest miss: {recs[0].explanation}")
+    else:
+        summary = (f"No candidate meets every constraint: all {candidates_total} candidates failed the cheap bounds "
+                   "(capacity, budget, power or spec-sheet IOPS); widen candidate_space or relax constraints.")
+    return PlanOutcome(recommendations=recs, constraints_met=bool(meeting), summary=summary, candidates_total=candidates_total,
+                       candidates_pruned=candidates_pruned, candidates_evaluated=len(evals), models=models)
+
+
+def plan(req: PlanRequest, catalog: Catalog | None = None, *, limit: int = DEFAULT_CANDIDATE_LIMIT) -> PlanOutcome:
+    """The whole plan in-process (the service fans ``evaluate_batch`` out instead)."""
+    catalog = catalog or builtin_catalog()
+    validate_request(req, catalog)
+    candidates = enumerate_candidates(req, catalog, limit=limit)
+    kept, pruned = prune(req, candidates, catalog)
+    return rank(req, evaluate_batch(req, kept, catalog), candidates_total=len(candidates), candidates_pruned=pruned)

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Idempotent project set-up: everything the project needs, installed into the project.
+#   .venv/        Python virtual environment (pinned requirements + both packages, editable)
+#   services/arrayplan/v1/   protobuf + gRPC stubs generated from proto/
+#   bin/grpcurl   built with `go install` (cached in ${ARRAYPLAN_TOOL_CACHE:-~/.cache/arrayplan/bin})
+# Re-running does only what changed (stamp files under .venv/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+PY=${PYTHON:-python3}
+CACHE=${ARRAYPLAN_TOOL_CACHE:-$HOME/.cache/arrayplan/bin}
+GRPCURL_VERSION=v1.9.3
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+if [ ! -x .venv/bin/python ]; then
+  log "creating .venv"
+  "$PY" -m venv .venv
+fi
+req_hash=$(cat requirements.txt engine/pyproject.toml services/pyproject.toml | sha256sum | cut -c1-16)
+if [ "$(cat .venv/.req-stamp 2>/dev/null)" != "$req_hash" ]; then
+  log "installing Python dependencies (first time ~3 min)"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -r requirements.txt
+  echo "$req_hash" > .venv/.req-stamp
+fi
+
+proto_hash=$(cat proto/arrayplan/v1/*.proto | sha256sum | cut -c1-16)
+if [ "$(cat .venv/.proto-stamp 2>/dev/null)" != "$proto_hash" ] || [ ! -f services/arrayplan/v1/planner_pb2.py ]; then
+  log "generating protobuf stubs"
+  rm -rf services/arrayplan
+  mkdir -p services/arrayplan/v1
+  .venv/bin/python -m grpc_tools.protoc -I proto --python_out=services --pyi_out=services --grpc_python_out=services \
+    proto/arrayplan/v1/*.proto
+  printf '"""Generated from proto/arrayplan (make proto); do not edit."""\n' > services/arrayplan/__init__.py
+  printf '"""arrayplan.v1 stubs generated from proto/arrayplan/v1 (make proto); do not edit."""\n' > services/arrayplan/v1/__init__.py
+  echo "$proto_hash" > .venv/.proto-stamp
+fi
+
+# Editable installs after the stubs exist, so the `arrayplan` stub package is mapped too.
+if [ "$(cat .venv/.pkg-stamp 2>/dev/null)" != "$req_hash" ]; then
+  log "installing the engine and services packages (editable)"
+  .venv/bin/python -m pip install -q --no-deps -e engine -e services
+  echo "$req_hash" > .venv/.pkg-stamp
+fi
+
+mkdir -p bin
+if [ ! -x bin/grpcurl ]; then
+  if [ -x "$CACHE/grpcurl-$GRPCURL_VERSION" ]; then
+    cp "$CACHE/grpcurl-$GRPCURL_VERSION" bin/grpcurl
+  elif command -v go >/dev/null 2>&1; then
+    log "building grpcurl $GRPCURL_VERSION with go install (first time ~3 min)"
+    GOFLAGS=-mod=mod GOBIN="$ROOT/bin" go install "github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_VERSION"
+    mkdir -p "$CACHE" && cp bin/grpcurl "$CACHE/grpcurl-$GRPCURL_VERSION"
+  else
+    log "go not found: grpcurl tests will be skipped (install Go to build it)"
+  fi
+fi
+if [ -x bin/grpcurl ] && [ ! -x "$CACHE/grpcurl-$GRPCURL_VERSION" ]; then
+  mkdir -p "$CACHE" && cp bin/grpcurl "$CACHE/grpcurl-$GRPCURL_VERSION"
+fi
+log "ready"

@@ -1,0 +1,423 @@
+"""The ``arrayplan`` command.
+
+Exit codes (what a CI pipeline gates on): 0 a recommendation meets every constraint, 3 none
+does, 2 bad input (plan file, flags, or the server's INVALID_ARGUMENT / RESOURCE_EXHAUSTED /
+NOT_FOUND), 1 anything else (server unreachable, internal error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import logging
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_UNMET = 0, 1, 2, 3
+DEFAULT_SERVER = "127.0.0.1:50051"
+DEFAULT_DATA_DIR = Path(os.environ.get("ARRAYPLAN_DATA_DIR", "data"))
+
+# Subcommands contributed by other modules: each has register(subparsers).
+_PLUGINS = ("arrayplan_services.cli.ssd_commands", "arrayplan_services.cli.simulate_command", "arrayplan_services.cli.more_commands")
+
+
+def _err(msg: str) -> None:
+    print(f"arrayplan: {msg}", file=sys.stderr)
+
+
+def grpc_error_exit(exc: object) -> int:
+    """Print a gRPC error with its field violations; return the exit code."""
+    import grpc
+    from google.rpc import error_details_pb2
+    from grpc_status import rpc_status
+
+    assert isinstance(exc, grpc.RpcError)
+    code = exc.code()
+    status = rpc_status.from_call(exc)  # type: ignore[arg-type]
+    _err(f"{code.name}: {exc.details()}")
+    if status is not None:
+        for detail in status.details:
+            if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+                bad = error_details_pb2.BadRequest()
+                detail.Unpack(bad)
+                for v in bad.field_violations:
+                    print(f"  {v.field}: {v.description}", file=sys.stderr)
+    if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.NOT_FOUND,
+                grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.OUT_OF_RANGE):
+        return EXIT_BAD_INPUT
+    if code == grpc.StatusCode.UNAVAILABLE:
+        _err("is the server running? start it with `make run` or `arrayplan serve`, or pass --local")
+    return EXIT_ERROR
+
+
+@contextlib.contextmanager
+def connect(args: argparse.Namespace) -> Iterator[object]:
+    """A stub to the server (``--server``), or to an in-process server started for this command
+    (``--local``: the same server code on an ephemeral 127.0.0.1 port, same run store)."""
+    import grpc
+
+    from arrayplan.v1 import planner_pb2_grpc as pb_grpc
+
+    server = None
+    address = getattr(args, "server", None) or os.environ.get("ARRAYPLAN_SERVER", DEFAULT_SERVER)
+    if getattr(args, "local", False):
+        from ..server.app import build_server
+
+        server = build_server(port=0, data_dir=args.data_dir, executor_kind=args.executor, ray_address=args.ray_address,
+                              num_cpus=args.num_cpus)
+        address = f"127.0.0.1:{server.port}"
+    channel = grpc.insecure_channel(address)
+    try:
+        yield pb_grpc.PlannerServiceStub(channel)
+    finally:
+        channel.close()
+        if server is not None:
+            server.stop(grace_s=1.0)
+
+
+def _add_connection(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--server", help=f"server address (default $ARRAYPLAN_SERVER or {DEFAULT_SERVER})")
+    p.add_argument("--local", action="store_true", help="run an in-process server for this command instead of calling one")
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="run store directory for --local (default ./data)")
+    p.add_argument("--executor", choices=("ray", "local"), default="ray", help="--local: fan out on Ray (default) or run in-process")
+    p.add_argument("--ray-address", default=None, help="--local: existing Ray cluster (default: start a local one)")
+    p.add_argument("--num-cpus", type=int, default=None, help="--local: CPUs for a local Ray")
+
+
+# -- serve --------------------------------------------------------------------------------------
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from ..server.app import build_server, serve_forever
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        server = build_server(host=args.host, port=args.port, data_dir=args.data_dir, executor_kind=args.executor,
+                              ray_address=args.ray_address, num_cpus=args.num_cpus, candidate_limit=args.candidate_limit)
+    except OSError as exc:
+        _err(str(exc))
+        return EXIT_ERROR
+    where = f"{args.host}:{server.port}"
+    msg = (f"arrayplan serving on {where} (run store {Path(args.data_dir) / 'runs.sqlite3'}, "
+           f"executor {args.executor}{' at ' + args.ray_address if args.ray_address else ''})\n"
+           f"  try: arrayplan plan examples/oltp.yaml --server {where}\n"
+           f"       bin/grpcurl -plaintext {where} list\n"
+           f"       bin/grpcurl -plaintext {where} grpc.health.v1.Health/Check")
+    serve_forever(server, msg)
+    return EXIT_OK
+
+
+# -- plan ---------------------------------------------------------------------------------------
+
+def _progress_reporter(quiet: bool):  # type: ignore[no-untyped-def]
+    """A callable taking PlanProgress: a rich bar on a terminal, a line a second otherwise."""
+    if quiet:
+        return lambda p: None, contextlib.nullcontext()
+    if sys.stderr.isatty():
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn("simulating candidates"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       transient=True, console=_stderr_console())
+        task = bar.add_task("plan", total=None)
+
+        def update(p):  # type: ignore[no-untyped-def]
+            bar.update(task, total=p.candidates_to_evaluate or None, completed=p.candidates_evaluated)
+        return update, bar
+    last = [0.0]
+
+    def line(p):  # type: ignore[no-untyped-def]
+        if not p.candidates_total:
+            return
+        now = time.monotonic()
+        if now - last[0] >= 1.0 or (p.candidates_to_evaluate and p.candidates_evaluated == p.candidates_to_evaluate):
+            last[0] = now
+            print(f"progress: {p.candidates_evaluated}/{p.candidates_to_evaluate} candidates simulated "
+                  f"({p.candidates_pruned} of {p.candidates_total} pruned by bounds)", file=sys.stderr, flush=True)
+    return line, contextlib.nullcontext()
+
+
+def _stderr_console():  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    import grpc
+
+    from arrayplan.v1 import planner_pb2 as pb
+
+    from . import render
+    from .planfile import PlanFileError, load_plan_file, line_of
+
+    try:
+        spec, warnings = load_plan_file(args.plan_file)
+    except PlanFileError as exc:
+        _err(f"bad plan file\n{exc}")
+        return EXIT_BAD_INPUT
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if args.seed is not None:
+        spec.seed = args.seed
+    try:
+        with connect(args) as stub:
+            try:
+                plan = stub.CreatePlan(pb.CreatePlanRequest(plan=pb.Plan(spec=spec), plan_id=args.plan_id or ""), timeout=60)
+            except grpc.RpcError as exc:
+                code = grpc_error_exit(exc)
+                if exc.code() == grpc.StatusCode.INVALID_ARGUMENT:
+                    _point_at_lines(exc, Path(args.plan_file))
+                return code
+            print(f"plan {plan.name} created (trace id {plan.trace_id})", file=sys.stderr)
+            update, bar = _progress_reporter(args.quiet or args.format == "json" and not sys.stderr.isatty())
+            final = None
+            with bar:
+                for event in stub.WatchPlan(pb.WatchPlanRequest(name=plan.name, cancel_on_disconnect=True), timeout=args.timeout):
+                    if event.HasField("progress"):
+                        update(event.progress)
+                    else:
+                        final = event.plan
+    except grpc.RpcError as exc:
+        if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+            _err(f"the plan did not finish within --timeout {args.timeout} s; it was cancelled")
+            return EXIT_ERROR
+        return grpc_error_exit(exc)
+    assert final is not None
+    if final.state != pb.Plan.STATE_SUCCEEDED:
+        _err(f"plan {final.name} {pb.Plan.State.Name(final.state).removeprefix('STATE_').lower()}: {final.error_message}")
+        return EXIT_ERROR
+    _emit(final, args)
+    if args.report:
+        from .. import report
+
+        path = report.write_report(final, Path(args.report))
+        print(f"report written to {path}", file=sys.stderr)
+    met = final.result.constraints_met
+    if met and args.fail_if_headroom_below is not None:
+        best = final.result.recommendations[0]
+        if best.headroom_fraction * 100 < args.fail_if_headroom_below:
+            _err(f"best recommendation's headroom {best.headroom_fraction:.1%} on {best.binding_constraint} is below "
+                 f"--fail-if-headroom-below {args.fail_if_headroom_below}%")
+            return EXIT_UNMET
+    return EXIT_OK if met else EXIT_UNMET
+
+
+def _point_at_lines(exc: object, plan_file: Path) -> None:
+    """For server-side field violations, name the plan file line too."""
+    from google.rpc import error_details_pb2
+    from grpc_status import rpc_status
+
+    from .planfile import line_of
+
+    status = rpc_status.from_call(exc)  # type: ignore[arg-type]
+    if status is None:
+        return
+    text = plan_file.read_text(encoding="utf-8")
+    for detail in status.details:
+        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            detail.Unpack(bad)
+            for v in bad.field_violations:
+                line = line_of(text, v.field)
+                if line:
+                    print(f"  {plan_file}:{line}: {v.field}", file=sys.stderr)
+
+
+def _emit(plan: object, args: argparse.Namespace) -> None:
+    from . import render
+
+    if args.format == "json":
+        print(render.plan_json(plan))  # type: ignore[arg-type]
+    elif args.format == "markdown":
+        print(render.plan_markdown(plan), end="")  # type: ignore[arg-type]
+    else:
+        from rich.console import Console
+
+        render.plan_table(plan, Console(width=None if sys.stdout.isatty() else 200))  # type: ignore[arg-type]
+
+
+# -- drives / runs / trace ----------------------------------------------------------------------
+
+def cmd_drives(args: argparse.Namespace) -> int:
+    import grpc
+
+    from arrayplan.v1 import planner_pb2 as pb
+    from google.protobuf import json_format
+
+    try:
+        with connect(args) as stub:
+            if args.name:
+                drives = [stub.GetDrive(pb.GetDriveRequest(name=args.name), timeout=30)]
+            else:
+                kind = {"ssd": pb.DRIVE_KIND_SSD, "hdd": pb.DRIVE_KIND_HDD, "all": pb.DRIVE_KIND_UNSPECIFIED}[args.kind]
+                drives = list(stub.ListDrives(pb.ListDrivesRequest(kind=kind), timeout=30).drives)
+    except grpc.RpcError as exc:
+        return grpc_error_exit(exc)
+    if args.format == "json":
+        import json
+
+        print(json.dumps([json_format.MessageToDict(d, preserving_proto_field_name=True) for d in drives], indent=2))
+        return EXIT_OK
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="arrayplan drive catalog", title_justify="left")
+    for c in ("name", "kind", "interface", "capacity GB", "spare", "rand read IOPS", "rand write IOPS", "steady write", "endurance TBW", "$", "W active"):
+        table.add_column(c, justify="left" if c in ("name", "kind", "interface") else "right")
+    for d in drives:
+        table.add_row(d.name, pb.DriveKind.Name(d.kind).removeprefix("DRIVE_KIND_").lower(), d.interface, f"{d.capacity_bytes / 1e9:,.0f}",
+                      f"{d.spare_factor:.1%}" if d.spare_factor else "-", f"{d.random_read_iops:,.0f}", f"{d.random_write_iops:,.0f}",
+                      f"{d.steady_random_write_iops:,.0f}" if d.steady_random_write_iops else "-",
+                      f"{d.endurance_bytes_written / 1e12:,.0f}" if d.endurance_bytes_written else "-",
+                      f"{d.price_usd:,.0f}" if d.price_usd else "-", f"{d.active_power_w:g}" if d.active_power_w else "-")
+    Console(width=None if sys.stdout.isatty() else 200).print(table)
+    if args.name:
+        for p in drives[0].provenance:
+            src = f"assumed: {p.reason}" if p.assumed else f"{p.source}: \"{p.quote}\""
+            print(f"  {p.field}: {src}")
+    return EXIT_OK
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    import grpc
+
+    from arrayplan.v1 import planner_pb2 as pb
+
+    from . import render
+
+    try:
+        with connect(args) as stub:
+            if args.name:
+                name = args.name if args.name.startswith("plans/") else f"plans/{args.name}"
+                plan = stub.GetPlan(pb.GetPlanRequest(name=name), timeout=30)
+                if plan.state == pb.Plan.STATE_SUCCEEDED:
+                    _emit(plan, args)
+                else:
+                    print(render.plan_json(plan) if args.format == "json" else
+                          f"{plan.name}: {pb.Plan.State.Name(plan.state)} {plan.error_reason} {plan.error_message}")
+                return EXIT_OK
+            resp = stub.ListPlans(pb.ListPlansRequest(page_size=args.limit, page_token=args.page_token or ""), timeout=30)
+    except grpc.RpcError as exc:
+        return grpc_error_exit(exc)
+    if args.format == "json":
+        import json
+
+        from google.protobuf import json_format
+
+        print(json.dumps(json_format.MessageToDict(resp, preserving_proto_field_name=True), indent=2))
+        return EXIT_OK
+    for p in resp.plans:
+        created = p.create_time.ToDatetime().strftime("%Y-%m-%d %H:%M:%S")
+        prog = p.progress
+        print(f"{p.name:40s} {pb.Plan.State.Name(p.state).removeprefix('STATE_'):10s} {created}  "
+              f"{prog.candidates_evaluated}/{prog.candidates_to_evaluate} evaluated  trace {p.trace_id}")
+    if resp.next_page_token:
+        print(f"(more: --page-token {resp.next_page_token})")
+    return EXIT_OK
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    """Print a stored run's spans as a tree (from the run store; no server needed)."""
+    from ..store import RunStore
+
+    store_path = Path(args.data_dir) / "runs.sqlite3"
+    if not store_path.exists():
+        _err(f"no run store at {store_path}")
+        return EXIT_BAD_INPUT
+    store = RunStore(store_path)
+    run_id = args.name.removeprefix("plans/")
+    row = store.get(run_id)
+    trace_id = row.trace_id if row else args.name
+    spans = store.spans(trace_id)
+    if not spans:
+        _err(f"no spans stored for {args.name!r}")
+        return EXIT_BAD_INPUT
+    children: dict[str, list[dict]] = {}
+    ids = {s["span_id"] for s in spans}
+    for s in spans:
+        children.setdefault(s["parent_span_id"] if s["parent_span_id"] in ids else "", []).append(s)
+
+    def show(parent: str, depth: int) -> None:
+        for s in children.get(parent, []):
+            ms = (s["end_ns"] - s["start_ns"]) / 1e6
+            print(f"{'  ' * depth}{s['name']} [{s['kind'].lower()}, {s['process']}] {ms:.1f} ms")
+            show(s["span_id"], depth + 1)
+    print(f"trace {trace_id}: {len(spans)} spans")
+    show("", 0)
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="arrayplan", description="Capacity planner for SSD and HDD arrays.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("serve", help="run the gRPC planning service")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=50051, help="port (default 50051; 0 = any free port)")
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="run store directory (default ./data)")
+    p.add_argument("--ray-address", default=os.environ.get("RAY_ADDRESS"), help="existing Ray cluster (default: start a local one)")
+    p.add_argument("--executor", choices=("ray", "local"), default="ray", help="where simulations run (default ray)")
+    p.add_argument("--num-cpus", type=int, default=None, help="CPUs for a local Ray (default: all)")
+    p.add_argument("--candidate-limit", type=int, default=20_000, help="largest candidate space a plan may have")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("plan", help="plan an array for a plan file and print ranked recommendations")
+    p.add_argument("plan_file", type=Path, help="YAML plan file (see examples/)")
+    p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    p.add_argument("--plan-id", help="name the run plans/PLAN_ID")
+    p.add_argument("--seed", type=int, help="override the plan file's seed")
+    p.add_argument("--timeout", type=float, default=3600.0, help="cancel the plan if not done within this many seconds")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--report", help="write an HTML + Markdown report into this directory")
+    p.add_argument("--fail-if-headroom-below", type=float, metavar="PCT", help="exit 3 when the best headroom is below PCT percent")
+    _add_connection(p)
+    p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser("drives", help="list the drive catalog (or one drive with provenance)")
+    p.add_argument("name", nargs="?", help="a drive name: show it with the provenance of each value")
+    p.add_argument("--kind", choices=("all", "ssd", "hdd"), default="all")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    _add_connection(p)
+    p.set_defaults(func=cmd_drives)
+
+    p = sub.add_parser("runs", help="list stored plan runs, or show one")
+    p.add_argument("name", nargs="?", help="a run name (plans/ID or ID) to show")
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--page-token")
+    p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    _add_connection(p)
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("trace", help="print a stored run's trace as a span tree")
+    p.add_argument("name", help="run name (plans/ID) or trace id")
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    p.set_defaults(func=cmd_trace)
+
+    for module_name in _PLUGINS:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,282 @@
+"""Plan files (YAML) -> ``arrayplan.v1`` messages, with line-numbered errors.
+
+The file mirrors ``PlanSpec`` field by field (see examples/). Conveniences a person expects:
+sizes as strings with units (``usable_capacity_bytes: 20 TB``, ``io_bytes: 4 KiB``), durations
+as strings (``latency_target: 2ms``), enums by their short name (``objective: purchase_cost``), a
+workload given as ``workload: {fio: path}`` or ``{trace: path}`` (resolved relative to the file).
+Every error names the YAML line and the field path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from google.protobuf import duration_pb2
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+
+from arrayplan.v1 import planner_pb2 as pb
+
+
+class PlanFileError(Exception):
+    """A plan file problem: ``problems`` are (line or None, field path, reason)."""
+
+    def __init__(self, path: str, problems: list[tuple[int | None, str, str]]) -> None:
+        self.path = path
+        self.problems = problems
+        super().__init__("\n".join(f"{path}:{line or '?'}: {field}: {reason}" if field else f"{path}:{line or '?'}: {reason}"
+                                   for line, field, reason in problems))
+
+
+_SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([kKmMgGtTpP]i?[bB]?|[bB])?\s*$")
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12, "p": 1e15, "pb": 1e15,
+               "ki": 1024, "kib": 1024, "mi": 1024**2, "mib": 1024**2, "gi": 1024**3, "gib": 1024**3, "ti": 1024**4, "tib": 1024**4,
+               "pi": 1024**5, "pib": 1024**5}
+_DUR_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ns|us|µs|ms|s|m|min|h)\s*$")
+_DUR_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def parse_size(value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"expected a size like 4096, '4 KiB' or '20 TB', got {value!r}")
+    if isinstance(value, (int, float)):
+        return float(value)
+    m = _SIZE_RE.match(str(value))
+    if not m:
+        raise ValueError(f"expected a size like 4096, '4 KiB' or '20 TB', got {value!r}")
+    return float(m.group(1)) * _SIZE_UNITS[(m.group(2) or "").lower()]
+
+
+def parse_duration_s(value: Any) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    m = _DUR_RE.match(str(value))
+    if not m:
+        raise ValueError(f"expected a duration like '2ms', '500us' or '1.5s', got {value!r}")
+    return float(m.group(1)) * _DUR_UNITS[m.group(2)]
+
+
+@dataclass
+class _Doc:
+    data: Any
+    lines: dict[tuple[Any, ...], int]
+
+
+def load_yaml(text: str, path: str) -> _Doc:
+    """YAML with the line of every key and item recorded by path."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else None
+        raise PlanFileError(path, [(line, "", f"not valid YAML: {getattr(exc, 'problem', exc)}")]) from None
+    if node is None:
+        raise PlanFileError(path, [(1, "", "the file is empty; a plan needs at least workload and constraints")])
+    lines: dict[tuple[Any, ...], int] = {}
+    loader = yaml.SafeLoader("")
+
+    def build(n: yaml.Node, at: tuple[Any, ...]) -> Any:
+        lines[at] = n.start_mark.line + 1
+        if isinstance(n, yaml.MappingNode):
+            out: dict[Any, Any] = {}
+            for k, v in n.value:
+                key = loader.construct_object(k, deep=True)
+                if key in out:
+                    raise PlanFileError(path, [(k.start_mark.line + 1, _dotted(at + (key,)), "appears twice")])
+                lines[at + (key,)] = k.start_mark.line + 1
+                out[key] = build(v, at + (key,))
+            return out
+        if isinstance(n, yaml.SequenceNode):
+            return [build(item, at + (i,)) for i, item in enumerate(n.value)]
+        return loader.construct_object(n, deep=True)
+
+    return _Doc(build(node, ()), lines)
+
+
+def _dotted(at: tuple[Any, ...]) -> str:
+    out = ""
+    for p in at:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+_SHORT_ENUM_PREFIX = {"Objective": "OBJECTIVE_", "DriveKind": "DRIVE_KIND_"}
+_WORKLOAD_FILE_KEYS = ("fio", "trace", "format")
+
+
+class _Builder:
+    def __init__(self, doc: _Doc, path: str, base_dir: Path) -> None:
+        self.doc = doc
+        self.path = path
+        self.base_dir = base_dir
+        self.problems: list[tuple[int | None, str, str]] = []
+        self.warnings: list[str] = []
+
+    def fail(self, at: tuple[Any, ...], reason: str) -> None:
+        line = self.doc.lines.get(at)
+        self.problems.append((line, _dotted(at), reason))
+
+    def fill(self, msg: Message, data: Any, at: tuple[Any, ...]) -> None:
+        if not isinstance(data, Mapping):
+            self.fail(at, f"must be a mapping of {msg.DESCRIPTOR.name} fields, got {type(data).__name__}")
+            return
+        fields = msg.DESCRIPTOR.fields_by_name
+        for key, value in data.items():
+            where = at + (key,)
+            if msg.DESCRIPTOR.name == "Workload" and key in _WORKLOAD_FILE_KEYS:
+                continue
+            if key not in fields:
+                self.fail(where, f"unknown field; allowed: {', '.join(sorted(fields))}")
+                continue
+            self.set_field(msg, fields[key], value, where)
+        if msg.DESCRIPTOR.name == "Workload" and any(k in data for k in ("fio", "trace")):
+            self.workload_file(msg, data, at)
+
+    def workload_file(self, msg: Message, data: Mapping[str, Any], at: tuple[Any, ...]) -> None:
+        """Reduce a fio job file or block trace to workload fields (explicit fields win)."""
+        from arrayplan_engine.errors import InvalidInputError
+
+        from ..workloads import load_workload
+
+        spec = {k: data[k] for k in _WORKLOAD_FILE_KEYS if k in data}
+        try:
+            workload, warnings = load_workload(spec, self.base_dir)
+        except InvalidInputError as exc:
+            for v in exc.violations:
+                key = "fio" if "fio" in data else "trace"
+                self.fail(at + (key,), f"{v.field}: {v.reason}")
+            return
+        except OSError as exc:
+            self.fail(at + ("fio" if "fio" in data else "trace",), f"cannot read: {exc}")
+            return
+        self.warnings.extend(warnings)
+        explicit = set(data)
+        simple = {"read_fraction": "read_fraction", "random_fraction": "random_fraction", "queue_depth": "queue_depth",
+                  "target_iops": "target_iops", "daily_write_bytes": "daily_write_bytes", "hot_write_fraction": "hot_write_fraction",
+                  "hot_space_fraction": "hot_space_fraction", "working_set_fraction": "working_set_fraction",
+                  "growth_fraction_per_year": "growth_per_year"}
+        for api, eng in simple.items():
+            if api not in explicit:
+                setattr(msg, api, getattr(workload, eng))
+        if "io_size_mix" not in explicit:
+            for size, weight in workload.io_size_mix:
+                msg.io_size_mix.add(io_bytes=int(size), weight=float(weight))
+        if "display_name" not in explicit:
+            msg.display_name = workload.name
+
+    def scalar(self, field: FieldDescriptor, value: Any, at: tuple[Any, ...]) -> Any:
+        name = field.name
+        try:
+            if field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type.full_name == "google.protobuf.Duration":
+                d = duration_pb2.Duration()
+                d.FromNanoseconds(round(parse_duration_s(value) * 1e9))
+                return d
+            if field.type in (FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_INT64):
+                number = parse_size(value) if name.endswith("_bytes") else value
+                if isinstance(number, bool) or not isinstance(number, (int, float)) or float(number) != int(number):
+                    raise ValueError(f"expected an integer, got {value!r}")
+                limit = 2**31 - 1 if field.type == FieldDescriptor.TYPE_INT32 else 2**63 - 1
+                if abs(int(number)) > limit:
+                    raise ValueError(f"out of range for {field.type == FieldDescriptor.TYPE_INT32 and 'int32' or 'int64'}: {value!r}")
+                return int(number)
+            if field.type in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
+                if name.endswith("_bytes"):
+                    return parse_size(value)
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise ValueError(f"expected a number, got {value!r}")
+                return float(value)
+            if field.type == FieldDescriptor.TYPE_BOOL:
+                if not isinstance(value, bool):
+                    raise ValueError(f"expected true or false, got {value!r}")
+                return value
+            if field.type == FieldDescriptor.TYPE_STRING:
+                if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+                    raise ValueError(f"expected a string, got {value!r}")
+                return str(value)
+            if field.type == FieldDescriptor.TYPE_ENUM:
+                enum = field.enum_type
+                prefix = _SHORT_ENUM_PREFIX.get(enum.name, "")
+                key = str(value).upper().replace("-", "_")
+                for candidate in (key, prefix + key):
+                    if candidate in enum.values_by_name and not candidate.endswith("UNSPECIFIED"):
+                        return enum.values_by_name[candidate].number
+                allowed = [v.name[len(prefix):].lower() for v in enum.values if not v.name.endswith("UNSPECIFIED")]
+                raise ValueError(f"unknown value {value!r}; allowed: {', '.join(allowed)}")
+        except ValueError as exc:
+            self.fail(at, str(exc))
+            return None
+        raise AssertionError(f"unhandled field type {field.type} for {name}")
+
+    def set_field(self, msg: Message, field: FieldDescriptor, value: Any, at: tuple[Any, ...]) -> None:
+        is_repeated = field.is_repeated
+        is_message = field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type.full_name != "google.protobuf.Duration"
+        if is_repeated:
+            if not isinstance(value, list):
+                self.fail(at, f"must be a list, got {type(value).__name__}")
+                return
+            for i, item in enumerate(value):
+                if is_message:
+                    sub = getattr(msg, field.name).add()
+                    if field.message_type.name == "IoSizeShare" and isinstance(item, list) and len(item) == 2:
+                        item = {"io_bytes": item[0], "weight": item[1]}
+                    self.fill(sub, item, at + (i,))
+                else:
+                    converted = self.scalar(field, item, at + (i,))
+                    if converted is not None:
+                        getattr(msg, field.name).append(converted)
+            return
+        if is_message:
+            self.fill(getattr(msg, field.name), value, at)
+            return
+        converted = self.scalar(field, value, at)
+        if converted is None:
+            return
+        if field.type == FieldDescriptor.TYPE_MESSAGE:
+            getattr(msg, field.name).CopyFrom(converted)
+        else:
+            setattr(msg, field.name, converted)
+
+
+def plan_spec_from_text(text: str, path: str = "<plan>", base_dir: Path | None = None) -> tuple[pb.PlanSpec, list[str]]:
+    """Parse a plan file; raises ``PlanFileError`` listing every problem with its line."""
+    doc = load_yaml(text, path)
+    builder = _Builder(doc, path, base_dir or Path.cwd())
+    spec = pb.PlanSpec()
+    builder.fill(spec, doc.data, ())
+    if isinstance(doc.data, Mapping):
+        for required in ("workload", "constraints"):
+            if required not in doc.data:
+                builder.problems.append((1, required, "is required"))
+    if builder.problems:
+        raise PlanFileError(path, builder.problems)
+    return spec, builder.warnings
+
+
+def load_plan_file(path: Path) -> tuple[pb.PlanSpec, list[str]]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PlanFileError(str(path), [(None, "", f"cannot read the plan file: {exc}")]) from None
+    return plan_spec_from_text(text, str(path), Path(path).resolve().parent)
+
+
+def line_of(path_text: str, field: str) -> int | None:
+    """The line of an API field path (``plan.spec.workload.read_fraction``) in a plan file, for
+    server-side errors about a file's content."""
+    try:
+        doc = load_yaml(path_text, "<plan>")
+    except PlanFileError:
+        return None
+    parts: list[Any] = []
+    for token in re.findall(r"[^.\[\]]+|\[\d+\]", field.removeprefix("plan.spec.")):
+        parts.append(int(token[1:-1]) if token.startswith("[") else token)
+    while parts:
+        if tuple(parts) in doc.lines:
+            return doc.lines[tuple(parts)]
+        parts.pop()
+    return None

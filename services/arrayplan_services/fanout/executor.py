@@ -1,0 +1,124 @@
+"""The one seam between the planner and where work runs: an ``Executor``.
+
+``RayExecutor`` fans batches out as Ray tasks (the default, local ``ray.init`` or an existing
+cluster by address); ``LocalExecutor`` runs them in this process, for debugging. Both call the
+same task function, so a plan gives the same answer on either.
+
+Ray conventions (one place sets them): shared inputs are ``ray.put`` once and passed by
+reference; tasks are batches sized to about ``target_batch_s`` seconds of work; results are
+drained with ``ray.wait`` as they finish (progress comes from that, and memory stays bounded);
+``max_retries`` re-runs a task whose worker or node died, and ``retry_exceptions=False`` means an
+exception raised by our code (a validation error) is never retried; cancelling a plan cancels every
+outstanding task.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+log = logging.getLogger(__name__)
+
+MAX_RETRIES = 3
+
+
+class Cancelled(Exception):
+    """The caller cancelled the work (its plan was cancelled or its deadline passed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCall:
+    """One task: ``fn(shared, batch, carrier)``; ``weight`` counts toward progress."""
+
+    batch: Any
+    weight: int
+
+
+class Executor(Protocol):
+    @property
+    def worker_count(self) -> int: ...
+
+    def run(self, fn: Callable[..., Any], shared: Any, calls: Sequence[TaskCall], carrier: dict[str, str], *,
+            on_result: Callable[[TaskCall, Any], None], cancel: threading.Event) -> None: ...
+
+    def shutdown(self) -> None: ...
+
+
+class LocalExecutor:
+    """Runs tasks one after another in this process."""
+
+    worker_count = 1
+
+    def run(self, fn: Callable[..., Any], shared: Any, calls: Sequence[TaskCall], carrier: dict[str, str], *,
+            on_result: Callable[[TaskCall, Any], None], cancel: threading.Event) -> None:
+        for call in calls:
+            if cancel.is_set():
+                raise Cancelled()
+            on_result(call, fn(shared, call.batch, carrier))
+
+    def shutdown(self) -> None:
+        return None
+
+
+class RayExecutor:
+    """Fans tasks out over a Ray cluster: local by default, or ``address`` (``RAY_ADDRESS``)."""
+
+    def __init__(self, address: str | None = None, *, num_cpus: int | None = None) -> None:
+        import ray
+
+        self._ray = ray
+        address = address or os.environ.get("RAY_ADDRESS") or None
+        if not ray.is_initialized():
+            kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": False}
+            runtime_env = {"env_vars": {k: v for k, v in os.environ.items() if k.startswith("OTEL_")}}
+            if address:
+                ray.init(address=address, runtime_env=runtime_env, **kwargs)
+            else:
+                ray.init(num_cpus=num_cpus, runtime_env=runtime_env, **kwargs)
+        self._remote_cache: dict[Callable[..., Any], Any] = {}
+
+    @property
+    def worker_count(self) -> int:
+        return max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+
+    def _remote(self, fn: Callable[..., Any]) -> Any:
+        remote = self._remote_cache.get(fn)
+        if remote is None:
+            remote = self._ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(fn)
+            self._remote_cache[fn] = remote
+        return remote
+
+    def run(self, fn: Callable[..., Any], shared: Any, calls: Sequence[TaskCall], carrier: dict[str, str], *,
+            on_result: Callable[[TaskCall, Any], None], cancel: threading.Event) -> None:
+        ray = self._ray
+        remote = self._remote(fn)
+        shared_ref = ray.put(shared)
+        pending = {remote.remote(shared_ref, call.batch, carrier): call for call in calls}
+        try:
+            while pending:
+                if cancel.is_set():
+                    raise Cancelled()
+                done, _ = ray.wait(list(pending), num_returns=1, timeout=0.2)
+                for ref in done:
+                    call = pending.pop(ref)
+                    on_result(call, ray.get(ref))
+        except BaseException:
+            for ref in pending:
+                ray.cancel(ref, force=False, recursive=True)
+            raise
+
+    def shutdown(self) -> None:
+        if self._ray.is_initialized():
+            self._ray.shutdown()
+
+
+def make_executor(kind: str, address: str | None = None, *, num_cpus: int | None = None) -> Executor:
+    if kind == "local":
+        return LocalExecutor()
+    if kind == "ray":
+        return RayExecutor(address, num_cpus=num_cpus)
+    raise ValueError(f"executor must be 'ray' or 'local', got {kind!r}")

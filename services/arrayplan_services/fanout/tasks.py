@@ -1,0 +1,38 @@
+"""Task functions the executors run. Engine functions are wrapped here, at the edge: the engine
+itself is never decorated with ``ray.remote``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from arrayplan_engine import recommend
+from arrayplan_engine.catalog import Catalog, Drive
+
+from .. import telemetry
+
+
+def evaluate_candidates(shared: tuple[recommend.PlanRequest, tuple[Drive, ...]], batch: Sequence[recommend.Candidate],
+                        carrier: dict[str, str]) -> tuple[list[recommend.Evaluation], list[dict[str, Any]]]:
+    """Evaluate a batch of candidates under the plan's trace; returns the evaluations and, when the
+    worker keeps spans in memory, the finished span records for the driver to store."""
+    collector = telemetry.configure_worker()
+    request, drives = shared
+    catalog = Catalog(drives)
+    with telemetry.consumer_span(
+        "arrayplan.evaluate_batch", carrier,
+        **{"arrayplan.candidate_count": len(batch), "arrayplan.first_candidate_index": batch[0].index if batch else -1,
+           "process.pid": os.getpid()},
+    ) as span:
+        trace_id = format(span.get_span_context().trace_id, "032x")
+        out = []
+        tracer = telemetry.tracer()
+        for cand in batch:
+            with tracer.start_as_current_span("arrayplan.simulate_candidate", attributes={
+                "arrayplan.candidate_index": cand.index, "arrayplan.drive_model": cand.drive_model,
+                "arrayplan.layout": cand.layout, "arrayplan.array.drive_count": cand.drive_count,
+            }):
+                out.append(recommend.evaluate(request, cand, catalog, seed=recommend.candidate_seed(request, cand)))
+    spans = collector.drain(trace_id) if collector is not None else []
+    return out, spans

@@ -1,0 +1,201 @@
+"""Conversion between the public API (arrayplan.v1 protobuf) and the engine's dataclasses.
+
+Validation lives in the engine; this module only renames: engine field paths become the API's
+(``workload.growth_per_year`` -> ``plan.spec.workload.growth_fraction_per_year``) so a client
+sees the name it sent.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from arrayplan.v1 import planner_pb2 as pb
+from arrayplan_engine import recommend
+from arrayplan_engine.catalog import Drive
+from arrayplan_engine.errors import InvalidInputError, Violation
+from arrayplan_engine.workload import Workload, workload_from_mapping
+from google.protobuf import duration_pb2
+
+_ENGINE_TO_API = {
+    "workload.growth_per_year": "workload.growth_fraction_per_year",
+    "workload.name": "workload.display_name",
+    "constraints.latency_target_s": "constraints.latency_target",
+    "constraints.worst_second_latency_target_s": "constraints.worst_second_latency_target",
+}
+
+_OBJECTIVES = {
+    pb.OBJECTIVE_UNSPECIFIED: recommend.Objective.TOTAL_COST_OF_OWNERSHIP,
+    pb.OBJECTIVE_TOTAL_COST_OF_OWNERSHIP: recommend.Objective.TOTAL_COST_OF_OWNERSHIP,
+    pb.OBJECTIVE_PURCHASE_COST: recommend.Objective.PURCHASE_COST,
+    pb.OBJECTIVE_POWER: recommend.Objective.POWER,
+    pb.OBJECTIVE_HEADROOM: recommend.Objective.HEADROOM,
+}
+OBJECTIVE_NAMES = {o.value: k for k, o in _OBJECTIVES.items() if k != pb.OBJECTIVE_UNSPECIFIED}
+
+
+def api_field(engine_field: str, prefix: str) -> str:
+    for old, new in _ENGINE_TO_API.items():
+        if engine_field == old or engine_field.startswith(old + "."):
+            engine_field = new + engine_field[len(old):]
+            break
+    return f"{prefix}.{engine_field}" if prefix else engine_field
+
+
+def reprefix(exc: InvalidInputError, prefix: str) -> InvalidInputError:
+    return InvalidInputError([Violation(field=api_field(v.field, prefix), reason=v.reason) for v in exc.violations])
+
+
+def duration_s(d: duration_pb2.Duration) -> float:
+    return d.seconds + d.nanos / 1e9
+
+
+def to_duration(seconds: float) -> duration_pb2.Duration | None:
+    if seconds is None or not math.isfinite(seconds):
+        return None
+    d = duration_pb2.Duration()
+    d.FromNanoseconds(round(seconds * 1e9))
+    return d
+
+
+_WORKLOAD_FIELDS = (
+    ("read_fraction", "read_fraction"), ("random_fraction", "random_fraction"), ("queue_depth", "queue_depth"),
+    ("target_iops", "target_iops"), ("daily_write_bytes", "daily_write_bytes"), ("hot_write_fraction", "hot_write_fraction"),
+    ("hot_space_fraction", "hot_space_fraction"), ("working_set_fraction", "working_set_fraction"),
+    ("growth_fraction_per_year", "growth_per_year"),
+)
+
+
+def workload_mapping(w: pb.Workload) -> dict[str, Any]:
+    """The workload message as the plain mapping the engine builds a Workload from."""
+    out: dict[str, Any] = {}
+    for api_name, engine_name in _WORKLOAD_FIELDS:
+        if w.HasField(api_name):
+            out[engine_name] = getattr(w, api_name)
+    if w.io_size_mix:
+        out["io_size_mix"] = [(s.io_bytes, s.weight) for s in w.io_size_mix]
+    if w.display_name:
+        out["name"] = w.display_name
+    return out
+
+
+def workload_from_proto(w: pb.Workload, prefix: str = "workload") -> Workload:
+    """A Workload from a preset and/or explicit fields; errors name ``prefix.field``."""
+    fields = workload_mapping(w)
+    if w.preset:
+        from arrayplan_engine import presets
+
+        try:
+            base = presets.get_preset(w.preset)
+        except InvalidInputError as exc:
+            raise InvalidInputError([Violation(field=f"{prefix}.preset", reason=v.reason) for v in exc.violations]) from None
+        merged = {f: getattr(base, f) for f in ("name", "read_fraction", "random_fraction", "io_size_mix", "queue_depth",
+                                                   "target_iops", "daily_write_bytes", "hot_write_fraction", "hot_space_fraction",
+                                                   "working_set_fraction", "growth_per_year", "source")}
+        merged.update(fields)
+        fields = merged
+    try:
+        return workload_from_mapping(fields, "workload")
+    except InvalidInputError as exc:
+        raise reprefix(exc, prefix.rsplit("workload", 1)[0].rstrip(".")) from None
+
+
+def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec") -> recommend.PlanRequest:
+    violations: list[Violation] = []
+    workload: Workload | None = None
+    if not spec.HasField("workload"):
+        violations.append(Violation(field=f"{prefix}.workload", reason="is required (a preset or read_fraction and friends)"))
+    else:
+        try:
+            workload = workload_from_proto(spec.workload, f"{prefix}.workload")
+        except InvalidInputError as exc:
+            violations.extend(exc.violations)
+    if not spec.HasField("constraints"):
+        violations.append(Violation(field=f"{prefix}.constraints", reason="is required (at least usable_capacity_bytes)"))
+    c = spec.constraints
+    for name in ("latency_target", "worst_second_latency_target"):
+        if c.HasField(name) and duration_s(getattr(c, name)) <= 0:
+            violations.append(Violation(field=f"{prefix}.constraints.{name}", reason="must be a positive duration when set"))
+    if violations:
+        raise InvalidInputError(violations)
+    assert workload is not None
+    cs = spec.candidate_space
+    req = recommend.PlanRequest(
+        workload=workload,
+        constraints=recommend.Constraints(
+            usable_capacity_bytes=float(c.usable_capacity_bytes), min_iops=c.min_iops,
+            latency_percentile=c.latency_percentile or 99.0,
+            latency_target_s=duration_s(c.latency_target) if c.HasField("latency_target") else 0.0,
+            worst_second_latency_target_s=duration_s(c.worst_second_latency_target) if c.HasField("worst_second_latency_target") else 0.0,
+            endurance_margin_fraction=c.endurance_margin_fraction, max_purchase_cost_usd=c.max_purchase_cost_usd,
+            max_drive_count=c.max_drive_count, max_power_w=c.max_power_w, max_data_loss_probability=c.max_data_loss_probability,
+        ),
+        service_life_years=spec.service_life_years or 5,
+        objective=_OBJECTIVES.get(spec.objective, recommend.Objective.TOTAL_COST_OF_OWNERSHIP),
+        candidate_space=recommend.CandidateSpace(
+            drive_models=tuple(cs.drive_models), layouts=tuple(cs.layouts), group_widths=tuple(cs.group_widths),
+            min_drive_count=cs.min_drive_count or 1, max_drive_count=cs.max_drive_count or recommend.DEFAULT_MAX_DRIVE_COUNT,
+        ),
+        seed=spec.seed,
+        max_recommendations=spec.max_recommendations or 10,
+        electricity_usd_per_kwh=spec.electricity_usd_per_kwh if spec.electricity_usd_per_kwh else 0.12,
+    )
+    if spec.objective not in _OBJECTIVES:
+        raise InvalidInputError.one(f"{prefix}.objective", f"unknown objective {spec.objective}; known: {', '.join(pb.Objective.keys())}")
+    try:
+        recommend.validate_request(req)
+    except InvalidInputError as exc:
+        raise reprefix(exc, prefix) from None
+    return req
+
+
+def _finite(x: float) -> float:
+    return x if math.isfinite(x) else 0.0
+
+
+def recommendation_to_proto(r: recommend.Recommendation) -> pb.Recommendation:
+    e = r.evaluation
+    c = e.candidate
+    msg = pb.Recommendation(
+        rank=r.rank, drive_model=c.drive_model, drive_display_name=e.drive_display_name, drive_count=c.drive_count,
+        layout=c.layout, group_width=c.group_width, usable_capacity_bytes=int(e.usable_capacity_bytes),
+        predicted_iops=_finite(e.predicted_iops), endurance_years=e.endurance_years if math.isfinite(e.endurance_years) else 1e9,
+        life_used_fraction=_finite(e.life_used_fraction), purchase_cost_usd=e.purchase_cost_usd, power_cost_usd=e.power_cost_usd,
+        replacement_cost_usd=e.replacement_cost_usd, total_cost_usd=e.total_cost_usd, power_w=e.power_w,
+        meets_constraints=e.meets_constraints, binding_constraint=e.binding_constraint,
+        headroom_fraction=_finite(e.headroom_fraction), explanation=r.explanation,
+        member_ios_per_host_io=e.member_ios_per_host_io, data_loss_probability=e.data_loss_probability,
+    )
+    for name, value in (("latency_p50", e.latency_p50_s), ("latency_at_percentile", e.latency_at_percentile_s),
+                        ("worst_second_latency", e.worst_second_latency_s)):
+        d = to_duration(value)
+        if d is not None:
+            getattr(msg, name).CopyFrom(d)
+    for k in e.checks:
+        msg.checks.add(constraint=k.constraint, required=k.required, predicted=_finite(k.predicted), unit=k.unit,
+                       headroom_fraction=_finite(k.headroom_fraction) if math.isfinite(k.headroom_fraction) else (1e9 if k.met else -1e9),
+                       met=k.met)
+    return msg
+
+
+def outcome_to_proto(o: recommend.PlanOutcome) -> pb.PlanResult:
+    return pb.PlanResult(recommendations=[recommendation_to_proto(r) for r in o.recommendations],
+                         constraints_met=o.constraints_met, summary=o.summary, models=list(o.models))
+
+
+def drive_to_proto(d: Drive) -> pb.Drive:
+    msg = pb.Drive(
+        name=d.name, display_name=d.display_name, vendor=d.vendor or "", family=d.family or "",
+        kind=pb.DRIVE_KIND_SSD if d.kind == "ssd" else pb.DRIVE_KIND_HDD, interface=d.interface or "",
+        capacity_bytes=int(d.capacity_bytes), raw_nand_bytes=int(d.raw_nand_bytes or 0),
+        random_read_iops=float(d.random_read_iops or 0), random_write_iops=float(d.random_write_iops or 0),
+        steady_random_write_iops=float(d.steady_random_write_iops or 0),
+        seq_read_bytes_per_second=float(d.seq_read_bytes_per_s or 0), seq_write_bytes_per_second=float(d.seq_write_bytes_per_s or 0),
+        endurance_bytes_written=float(d.endurance_bytes_written or 0), price_usd=float(d.price_usd or 0),
+        price_year=int(d.price_year or 0), active_power_w=float(d.active_power_w or 0), idle_power_w=float(d.idle_power_w or 0),
+        annual_failure_rate=float(d.annual_failure_rate or 0), gc_policy=d.gc_policy or "", rpm=int(d.rpm or 0),
+        spare_factor=float(d.spare_factor or 0) if d.kind == "ssd" else 0.0,
+    )
+    for field_name, p in sorted(d.provenance.items()):
+        msg.provenance.add(field=field_name, source=p.source, quote=p.quote, assumed=p.assumed, reason=p.reason)
+    return msg

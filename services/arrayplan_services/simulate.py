@@ -1,0 +1,82 @@
+"""SimulateArray: one explicit array under a workload."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from arrayplan.v1 import planner_pb2 as pb
+from arrayplan_engine import cost, endurance, performance
+from arrayplan_engine.catalog import Catalog
+from arrayplan_engine.errors import InvalidInputError, UnknownNameError, Violation
+from arrayplan_engine.layout import make_layout, usable_capacity_bytes
+
+from .fanout import Executor
+from .server.convert import reprefix, to_duration, workload_from_proto
+
+MAX_ARRAY_DRIVES = 1_024
+
+
+def _validate(request: pb.SimulateArrayRequest, catalog: Catalog):  # type: ignore[no-untyped-def]
+    v: list[Violation] = []
+    drive = layout = workload = None
+    if not request.drive_model:
+        v.append(Violation(field="drive_model", reason="is required (a catalog drive name)"))
+    else:
+        try:
+            drive = catalog.get(request.drive_model)
+        except UnknownNameError as exc:
+            v.append(Violation(field="drive_model", reason=exc.violations[0].reason))
+    if not (1 <= request.drive_count <= MAX_ARRAY_DRIVES):
+        v.append(Violation(field="drive_count", reason=f"must be in [1, {MAX_ARRAY_DRIVES}], got {request.drive_count}"))
+    if not request.layout:
+        v.append(Violation(field="layout", reason="is required: raid0, raid1, raid10, raid5, raid6 or ec:K+M"))
+    else:
+        try:
+            width = request.group_width or (None if request.layout.startswith("ec:") else request.drive_count)
+            layout = make_layout(request.layout, width, stripe_unit_bytes=request.stripe_unit_bytes or 64 * 1024)
+            if layout.group_width > request.drive_count >= 1:
+                v.append(Violation(field="drive_count", reason=f"must be at least the group width {layout.group_width} of {layout.name}"))
+            if not (0 <= request.failed_drive_count <= layout.failures_tolerated):
+                v.append(Violation(field="failed_drive_count",
+                                   reason=f"must be in [0, {layout.failures_tolerated}] for {layout.name}, got {request.failed_drive_count}"))
+        except InvalidInputError as exc:
+            v.extend(exc.violations)
+    if not request.HasField("workload"):
+        v.append(Violation(field="workload", reason="is required"))
+    else:
+        try:
+            workload = workload_from_proto(request.workload, "workload")
+        except InvalidInputError as exc:
+            v.extend(reprefix(exc, "").violations)
+    if not (0 <= request.service_life_years <= 15):
+        v.append(Violation(field="service_life_years", reason=f"must be in [1, 15], got {request.service_life_years}"))
+    if request.HasField("duration") and not (0 < request.duration.seconds + request.duration.nanos / 1e9 <= 3600):
+        v.append(Violation(field="duration", reason="must be in (0 s, 3600 s]"))
+    if request.seed < 0:
+        v.append(Violation(field="seed", reason=f"must be >= 0, got {request.seed}"))
+    if v:
+        raise InvalidInputError(v)
+    return drive, layout, workload
+
+
+def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor: Executor, *,
+                   is_active: Callable[[], bool] = lambda: True) -> pb.SimulateArrayResponse:
+    drive, layout, workload = _validate(request, catalog)
+    del executor, is_active
+    perf_p99 = performance.predict(drive, layout, request.drive_count, workload, offered_iops=workload.target_iops, latency_percentile=99.0)
+    summary = pb.LatencySummary()
+    for name, pct in (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p999", 99.9), ("p9999", 99.99)):
+        p = performance.predict(drive, layout, request.drive_count, workload, offered_iops=workload.target_iops, latency_percentile=pct)
+        d = to_duration(p.latency_at_percentile_s)
+        if d is not None:
+            getattr(summary, name).CopyFrom(d)
+    per_day = endurance.drive_write_bytes_per_day(layout, request.drive_count, workload)
+    years = endurance.endurance_years(float(drive.endurance_bytes_written or 0.0), per_day) if drive.endurance_bytes_written else 0.0
+    return pb.SimulateArrayResponse(
+        usable_capacity_bytes=int(usable_capacity_bytes(layout, request.drive_count, drive.capacity_bytes)),
+        achieved_iops=workload.target_iops if 0 < workload.target_iops <= perf_p99.max_iops else perf_p99.max_iops,
+        member_ios_per_host_io=perf_p99.member_ios_per_host_io, latency=summary,
+        endurance_years=years if years < 1e9 else 1e9,
+        purchase_cost_usd=cost.purchase_cost_usd(drive.price_usd or 0.0, request.drive_count),
+        models=[perf_p99.model],
+    )

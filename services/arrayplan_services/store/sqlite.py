@@ -1,0 +1,201 @@
+"""The run store: SQLite in WAL mode, one row per plan run, plus the spans of every trace.
+
+Plans are stored as protobuf JSON (spec, progress, result), so a stored run reads back exactly as
+the API returned it. A run that was PENDING or RUNNING when the server died is found by
+``interrupted()`` at start-up; the server resumes it once and marks it FAILED with reason
+SERVER_RESTARTED if it is interrupted again, so no run is ever lost silently.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    state TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    progress_json TEXT NOT NULL DEFAULT '{}',
+    result_json TEXT,
+    trace_id TEXT NOT NULL DEFAULT '',
+    error_message TEXT NOT NULL DEFAULT '',
+    error_reason TEXT NOT NULL DEFAULT '',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    create_time REAL NOT NULL,
+    update_time REAL NOT NULL,
+    end_time REAL
+);
+CREATE TABLE IF NOT EXISTS spans (
+    trace_id TEXT NOT NULL,
+    span_id TEXT NOT NULL,
+    parent_span_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    start_ns INTEGER NOT NULL,
+    end_ns INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    attributes_json TEXT NOT NULL,
+    process TEXT NOT NULL,
+    PRIMARY KEY (trace_id, span_id)
+);
+CREATE INDEX IF NOT EXISTS spans_by_trace ON spans (trace_id, start_ns);
+"""
+
+TERMINAL_STATES = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunRow:
+    id: str
+    seq: int
+    state: str
+    spec_json: str
+    progress_json: str
+    result_json: str | None
+    trace_id: str
+    error_message: str
+    error_reason: str
+    attempts: int
+    create_time: float
+    update_time: float
+    end_time: float | None
+
+
+class RunStore:
+    """Thread-safe access to the SQLite file (one connection per thread)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._raw().executescript(_SCHEMA)
+        with self._conn() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if row is None:
+                conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            elif int(row[0]) > SCHEMA_VERSION:
+                raise RuntimeError(f"run store {self.path} has schema {row[0]}, newer than this server's {SCHEMA_VERSION}")
+
+    def _conn(self) -> sqlite3.Connection:
+        return _Tx(self._raw())  # type: ignore[return-value]
+
+    def _raw(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.row_factory = sqlite3.Row
+            self._local.conn = conn
+        return conn
+
+    # -- runs -------------------------------------------------------------------------------
+    def create(self, run_id: str, spec_json: str, trace_id: str) -> RunRow:
+        now = time.time()
+        with self._conn() as conn:
+            conn.execute(
+                "INSERT INTO runs (id, state, spec_json, trace_id, create_time, update_time) VALUES (?, 'PENDING', ?, ?, ?, ?)",
+                (run_id, spec_json, trace_id, now, now),
+            )
+        row = self.get(run_id)
+        assert row is not None
+        return row
+
+    def exists(self, run_id: str) -> bool:
+        with self._conn() as conn:
+            return conn.execute("SELECT 1 FROM runs WHERE id=?", (run_id,)).fetchone() is not None
+
+    def get(self, run_id: str) -> RunRow | None:
+        with self._conn() as conn:
+            row = conn.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
+        return _row(row) if row else None
+
+    def list(self, *, page_size: int, before_seq: int | None) -> tuple[list[RunRow], int | None]:
+        """Newest first; returns the page and the seq to continue before (None at the end)."""
+        with self._conn() as conn:
+            if before_seq is None:
+                rows = conn.execute("SELECT * FROM runs ORDER BY seq DESC LIMIT ?", (page_size + 1,)).fetchall()
+            else:
+                rows = conn.execute("SELECT * FROM runs WHERE seq < ? ORDER BY seq DESC LIMIT ?", (before_seq, page_size + 1)).fetchall()
+        out = [_row(r) for r in rows[:page_size]]
+        return out, (out[-1].seq if len(rows) > page_size else None)
+
+    def set_state(self, run_id: str, state: str, *, trace_id: str | None = None, attempts_increment: bool = False) -> None:
+        with self._conn() as conn:
+            conn.execute(
+                "UPDATE runs SET state=?, trace_id=COALESCE(?, trace_id), attempts=attempts+?, update_time=? WHERE id=?",
+                (state, trace_id, 1 if attempts_increment else 0, time.time(), run_id),
+            )
+
+    def set_progress(self, run_id: str, progress: dict[str, Any]) -> None:
+        with self._conn() as conn:
+            conn.execute("UPDATE runs SET progress_json=?, update_time=? WHERE id=?", (json.dumps(progress), time.time(), run_id))
+
+    def finish(self, run_id: str, state: str, *, result_json: str | None = None, error_message: str = "",
+               error_reason: str = "") -> bool:
+        """Move a run to a terminal state unless it is already terminal. Returns whether it moved."""
+        assert state in TERMINAL_STATES
+        now = time.time()
+        with self._conn() as conn:
+            cur = conn.execute(
+                "UPDATE runs SET state=?, result_json=COALESCE(?, result_json), error_message=?, error_reason=?, update_time=?, end_time=? "
+                "WHERE id=? AND state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')",
+                (state, result_json, error_message, error_reason, now, now, run_id),
+            )
+            return cur.rowcount == 1
+
+    def interrupted(self) -> list[RunRow]:
+        with self._conn() as conn:
+            rows = conn.execute("SELECT * FROM runs WHERE state IN ('PENDING', 'RUNNING') ORDER BY seq").fetchall()
+        return [_row(r) for r in rows]
+
+    # -- spans ------------------------------------------------------------------------------
+    def insert_spans(self, records: Iterable[dict[str, Any]]) -> None:
+        rows = [
+            (r["trace_id"], r["span_id"], r["parent_span_id"], r["name"], r["kind"], r["start_ns"], r["end_ns"], r["status"],
+             json.dumps(r["attributes"], sort_keys=True), r["process"])
+            for r in records
+        ]
+        if rows:
+            with self._conn() as conn:
+                conn.executemany("INSERT OR REPLACE INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def spans(self, trace_id: str) -> list[dict[str, Any]]:
+        with self._conn() as conn:
+            rows = conn.execute("SELECT * FROM spans WHERE trace_id=? ORDER BY start_ns", (trace_id,)).fetchall()
+        return [{**dict(r), "attributes": json.loads(r["attributes_json"])} for r in rows]
+
+
+class _Tx:
+    """``with`` wrapper: BEGIN IMMEDIATE / COMMIT on a connection in autocommit mode."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def _row(r: sqlite3.Row) -> RunRow:
+    return RunRow(
+        id=r["id"], seq=r["seq"], state=r["state"], spec_json=r["spec_json"], progress_json=r["progress_json"],
+        result_json=r["result_json"], trace_id=r["trace_id"], error_message=r["error_message"],
+        error_reason=r["error_reason"], attempts=r["attempts"], create_time=r["create_time"],
+        update_time=r["update_time"], end_time=r["end_time"],
+    )

@@ -1,0 +1,106 @@
+"""Shared fixtures: real servers on 127.0.0.1, started as processes and stopped by PID."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+BIN = ROOT / "bin"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class ServerProcess:
+    """An `arrayplan serve` process on 127.0.0.1."""
+
+    proc: subprocess.Popen[bytes]
+    port: int
+    data_dir: Path
+    log_path: Path
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self, sig: int = signal.SIGTERM, timeout_s: float = 60.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=30)
+        return self.proc.returncode
+
+
+def wait_healthy(address: str, proc: subprocess.Popen[bytes], log_path: Path, timeout_s: float = 120.0) -> None:
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    deadline = time.monotonic() + timeout_s
+    with grpc.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"server exited with {proc.returncode}:\n{log_path.read_text(errors='replace')}")
+            try:
+                if stub.Check(health_pb2.HealthCheckRequest(), timeout=2).status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            except grpc.RpcError:
+                time.sleep(0.3)
+    raise TimeoutError(f"server on {address} not healthy after {timeout_s} s:\n{log_path.read_text(errors='replace')}")
+
+
+def start_server(data_dir: Path, *, port: int | None = None, extra: tuple[str, ...] = (), env: dict[str, str] | None = None) -> ServerProcess:
+    port = port or free_port()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    log_path = data_dir / f"server-{port}-{time.monotonic_ns()}.log"
+    cmd = [sys.executable, "-m", "arrayplan_services.cli.main", "serve", "--port", str(port), "--data-dir", str(data_dir),
+           "--num-cpus", "2", *extra]
+    full_env = {**os.environ, "RAY_DISABLE_USAGE_STATS": "1", **(env or {})}
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=full_env, start_new_session=True)
+    server = ServerProcess(proc=proc, port=port, data_dir=data_dir, log_path=log_path)
+    try:
+        wait_healthy(server.address, proc, log_path)
+    except BaseException:
+        server.stop(signal.SIGKILL)
+        raise
+    return server
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """One real server (local Ray with 2 CPUs, SQLite store) for the session's API tests."""
+    s = start_server(tmp_path_factory.mktemp("server-data"))
+    yield s
+    s.stop()
+
+
+@pytest.fixture()
+def stub(server: ServerProcess) -> Iterator[object]:
+    import grpc
+
+    from arrayplan.v1 import planner_pb2_grpc as pb_grpc
+
+    with grpc.insecure_channel(server.address) as channel:
+        yield pb_grpc.PlannerServiceStub(channel)
