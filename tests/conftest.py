@@ -42,6 +42,7 @@ class ServerProcess:
         return self.log_path.read_text(errors="replace")
 
     def stop(self, sig: int = signal.SIGTERM, timeout_s: float = 60.0) -> int:
+        """Signal the server by PID, wait, then clear its process group (its local Ray)."""
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
             try:
@@ -49,6 +50,10 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=30)
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         return self.proc.returncode
 
 

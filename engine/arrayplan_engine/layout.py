@@ -38,6 +38,8 @@ class LayoutKind(StrEnum):
 
 DEFAULT_STRIPE_UNIT_BYTES = 64 * KiB
 MAX_GROUP_WIDTH = 64
+# RAID 0 and RAID 10 stripe across the whole array (RAID 10's redundancy is per mirror pair).
+MAX_STRIPE_WIDTH = 1_024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,9 +170,10 @@ def make_layout(name: str, group_width: int | None = None, *, stripe_unit_bytes:
     if kind is LayoutKind.EC:
         raise InvalidInputError.one(field, "erasure coding is written ec:K+M, e.g. ec:8+3")
     minimum = {LayoutKind.RAID0: 1, LayoutKind.RAID1: 2, LayoutKind.RAID10: 4, LayoutKind.RAID5: 3, LayoutKind.RAID6: 4}[kind]
-    if group_width is None or not isinstance(group_width, int) or not (minimum <= group_width <= MAX_GROUP_WIDTH):
+    maximum = MAX_STRIPE_WIDTH if kind in (LayoutKind.RAID0, LayoutKind.RAID10) else MAX_GROUP_WIDTH
+    if group_width is None or not isinstance(group_width, int) or not (minimum <= group_width <= maximum):
         violations.append(Violation(field=f"{field}.group_width",
-                                    reason=f"{kind.value} needs a group width in [{minimum}, {MAX_GROUP_WIDTH}], got {group_width!r}"))
+                                    reason=f"{kind.value} needs a group width in [{minimum}, {maximum}], got {group_width!r}"))
     elif kind is LayoutKind.RAID10 and group_width % 2:
         violations.append(Violation(field=f"{field}.group_width", reason=f"raid10 needs an even group width, got {group_width}"))
     if violations:

@@ -1,0 +1,289 @@
+"""The gRPC service end to end: a real `arrayplan serve` on 127.0.0.1 with a real local Ray
+(2 CPUs), SQLite run store and OpenTelemetry spans."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from google.protobuf import duration_pb2
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+from arrayplan.v1 import planner_pb2 as pb
+
+from conftest import BIN, ServerProcess
+
+OLTP = pb.PlanSpec(
+    workload=pb.Workload(read_fraction=0.7, target_iops=20_000, daily_write_bytes=1e12,
+                         io_size_mix=[pb.IoSizeShare(io_bytes=8192, weight=1)]),
+    constraints=pb.Constraints(usable_capacity_bytes=4_000_000_000_000, latency_percentile=99.9,
+                               latency_target=duration_pb2.Duration(nanos=5_000_000)),
+    candidate_space=pb.CandidateSpace(layouts=["raid10", "raid6"], max_drive_count=24),
+    seed=3,
+)
+
+
+def _watch(stub, name: str, **kw):  # type: ignore[no-untyped-def]
+    return list(stub.WatchPlan(pb.WatchPlanRequest(name=name, **kw), timeout=300))
+
+
+def test_create_watch_get(stub) -> None:  # type: ignore[no-untyped-def]
+    created = stub.CreatePlan(pb.CreatePlanRequest(plan=pb.Plan(spec=OLTP)), timeout=30)
+    assert created.name.startswith("plans/")
+    assert len(created.trace_id) == 32 and int(created.trace_id, 16) != 0
+    assert created.state in (pb.Plan.STATE_PENDING, pb.Plan.STATE_RUNNING)
+    events = _watch(stub, created.name)
+    assert events[-1].HasField("plan"), "the stream ends with the plan"
+    final = events[-1].plan
+    assert final.state == pb.Plan.STATE_SUCCEEDED, final.error_message
+    assert all(e.trace_id == created.trace_id for e in events)
+    progress = [e.progress for e in events[:-1]]
+    assert progress, "progress events come before the final plan"
+    assert final.progress.candidates_evaluated == final.progress.candidates_to_evaluate > 0
+    assert final.progress.candidates_total == final.progress.candidates_pruned + final.progress.candidates_to_evaluate
+    recs = final.result.recommendations
+    assert final.result.constraints_met and recs and recs[0].meets_constraints
+    assert [r.rank for r in recs] == list(range(1, len(recs) + 1))
+    costs = [r.total_cost_usd for r in recs if r.meets_constraints]
+    assert costs == sorted(costs), "ranked by total cost of ownership (the default objective)"
+    best = recs[0]
+    assert best.usable_capacity_bytes >= 4e12 and best.binding_constraint and best.explanation
+    assert {c.constraint for c in best.checks} >= {"usable_capacity", "iops", "latency", "endurance"}
+    got = stub.GetPlan(pb.GetPlanRequest(name=created.name), timeout=30)
+    assert got == final
+
+
+def test_same_request_same_answer(stub) -> None:  # type: ignore[no-untyped-def]
+    a = stub.CreatePlan(pb.CreatePlanRequest(plan=pb.Plan(spec=OLTP)), timeout=30)
+    b = stub.CreatePlan(pb.CreatePlanRequest(plan=pb.Plan(spec=OLTP)), timeout=30)
+    ra = _watch(stub, a.name)[-1].plan.result
+    rb = _watch(stub, b.name)[-1].plan.result
+    assert ra == rb
+
+
+def test_list_plans_pages(stub) -> None:  # type: ignore[no-untyped-def]
+    names = []
+    for i in range(3):
+        p = stub.CreatePlan(pb.CreatePlanRequest(plan=pb.Plan(spec=OLTP), plan_id=f"page-test-{i}"), timeout=30)
+        names.append(p.name)
+        _watch(stub, p.name)
+    seen: list[str] = []
+    token = ""
+    pages = 0
+    while True:
+        resp = stub.ListPlans(pb.ListPlansRequest(page_size=2, page_token=token), timeout=30)
+        assert len(resp.plans) <= 2
+        seen += [p.name for p in resp.plans]
+        pages += 1
+        token = resp.next_page_token
+        if not token:
+            break
+    assert pages >= 2
+    assert len(seen) == len(set(seen)), "no plan on two pages"
+    # Newest first: the three just created come in reverse order of creation.
+    idx = [seen.index(n) for n in names]
+    assert idx == sorted(idx, reverse=True)
+
+
+def test_simulate_array(stub) -> None:  # type: ignore[no-untyped-def]
+    resp = stub.SimulateArray(pb.SimulateArrayRequest(
+        drive_model="intel-dc-s3500-480gb", drive_count=12, layout="raid6",
+        workload=pb.Workload(read_fraction=0.7, target_iops=20_000, queue_depth=32)), timeout=120)
+    # 12 x 480 GB in RAID 6: 10 x 480 GB usable.
+    assert resp.usable_capacity_bytes == 10 * 480_000_000_000
+    # 70/30 4 KiB random on RAID 6: 0.7 x 1 + 0.3 x 6 = 2.5 member IOs per host IO (RMW).
+    assert resp.member_ios_per_host_io == pytest.approx(2.5, rel=0.02)
+    assert resp.achieved_iops == pytest.approx(20_000, rel=0.05)
+    p50 = resp.latency.p50.ToNanoseconds()
+    p99 = resp.latency.p99.ToNanoseconds()
+    assert 0 < p50 < p99
+    assert resp.purchase_cost_usd > 0 and resp.trace_id
+
+
+def test_get_drive_and_list(stub) -> None:  # type: ignore[no-untyped-def]
+    d = stub.GetDrive(pb.GetDriveRequest(name="intel-dc-s3500-480gb"), timeout=30)
+    assert d.capacity_bytes == 480_000_000_000 and d.kind == pb.DRIVE_KIND_SSD
+    assert any(p.field == "random_read_iops" and p.source.startswith("001_") for p in d.provenance)
+    all_drives = stub.ListDrives(pb.ListDrivesRequest(), timeout=30).drives
+    hdds = stub.ListDrives(pb.ListDrivesRequest(kind=pb.DRIVE_KIND_HDD), timeout=30).drives
+    assert 0 < len(hdds) < len(all_drives)
+    page1 = stub.ListDrives(pb.ListDrivesRequest(page_size=5), timeout=30)
+    page2 = stub.ListDrives(pb.ListDrivesRequest(page_size=5, page_token=page1.next_page_token), timeout=30)
+    assert [x.name for x in page1.drives] + [x.name for x in page2.drives] == [x.name for x in all_drives[:10]]
+
+
+def test_worker_spans_share_the_plan_trace(stub, server: ServerProcess) -> None:  # type: ignore[no-untyped-def]
+    created = stub.CreatePlan(pb.CreatePlanRequest(plan=pb.Plan(spec=OLTP)), timeout=30)
+    final = _watch(stub, created.name)[-1].plan
+    assert final.state == pb.Plan.STATE_SUCCEEDED
+    deadline = time.monotonic() + 10
+    while True:
+        with sqlite3.connect(server.data_dir / "runs.sqlite3") as db:
+            rows = db.execute("SELECT name, kind, process, parent_span_id FROM spans WHERE trace_id=?", (created.trace_id,)).fetchall()
+        names = {r[0] for r in rows}
+        if "arrayplan.rank" in names or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert "/arrayplan.v1.PlannerService/CreatePlan" in names
+    assert {"arrayplan.plan", "arrayplan.enumerate", "arrayplan.fanout", "arrayplan.rank"} <= names
+    workers = [r for r in rows if r[2].startswith("worker:")]
+    assert any(r[0] == "arrayplan.evaluate_batch" and r[1] == "CONSUMER" for r in workers)
+    assert any(r[0] == "arrayplan.simulate_candidate" for r in workers)
+    server_pid = server.proc.pid
+    assert all(r[2] != f"worker:{server_pid}" for r in workers), "worker spans come from Ray worker processes"
+
+
+def test_cancel_plan_stops_its_tasks(stub) -> None:  # type: ignore[no-untyped-def]
+    big = pb.PlanSpec()
+    big.CopyFrom(OLTP)
+    big.constraints.usable_capacity_bytes = 1_000_000_000
+    big.workload.target_iops = 0
+    big.candidate_space.CopyFrom(pb.CandidateSpace(layouts=["raid0", "raid10", "raid5", "raid6", "ec:4+2", "ec:8+3"],
+                                                   group_widths=[4, 5, 6, 8, 10, 12], max_drive_count=160))
+    created = stub.CreatePlan(pb.CreatePlanRequest(plan=pb.Plan(spec=big)), timeout=30)
+    stream = stub.WatchPlan(pb.WatchPlanRequest(name=created.name), timeout=300)
+    for event in stream:
+        if event.HasField("progress") and event.progress.candidates_to_evaluate:
+            break
+    cancelled = stub.CancelPlan(pb.CancelPlanRequest(name=created.name), timeout=60)
+    assert cancelled.state == pb.Plan.STATE_CANCELLED, pb.Plan.State.Name(cancelled.state)
+    assert cancelled.progress.candidates_evaluated < cancelled.progress.candidates_to_evaluate
+    time.sleep(2)
+    again = stub.GetPlan(pb.GetPlanRequest(name=created.name), timeout=30)
+    assert again.state == pb.Plan.STATE_CANCELLED
+    assert again.progress.candidates_evaluated == cancelled.progress.candidates_evaluated, "no task reported after cancel"
+
+
+def test_grpcurl_reflection_and_health(server: ServerProcess) -> None:
+    grpcurl = BIN / "grpcurl"
+    assert grpcurl.exists(), "make setup builds bin/grpcurl"
+    out = subprocess.run([str(grpcurl), "-plaintext", server.address, "list"], capture_output=True, text=True, timeout=60, check=True)
+    assert "arrayplan.v1.PlannerService" in out.stdout.split()
+    assert "grpc.health.v1.Health" in out.stdout.split()
+    health = subprocess.run([str(grpcurl), "-plaintext", server.address, "grpc.health.v1.Health/Check"],
+                            capture_output=True, text=True, timeout=60, check=True)
+    assert json.loads(health.stdout)["status"] == "SERVING"
+    desc = subprocess.run([str(grpcurl), "-plaintext", server.address, "describe", "arrayplan.v1.PlannerService"],
+                          capture_output=True, text=True, timeout=60, check=True)
+    assert "rpc WatchPlan" in desc.stdout and "stream .arrayplan.v1.WatchPlanResponse" in desc.stdout
+    drive = subprocess.run([str(grpcurl), "-plaintext", "-d", '{"name": "intel-dc-s3700-400gb"}', server.address,
+                            "arrayplan.v1.PlannerService/GetDrive"], capture_output=True, text=True, timeout=60, check=True)
+    body = json.loads(drive.stdout)
+    assert body.get("capacity_bytes", body.get("capacityBytes")) == "400000000000"
+
+
+# -- bad input: every case names its code and field ------------------------------------------
+
+def _spec(**changes) -> pb.PlanSpec:  # type: ignore[no-untyped-def]
+    s = pb.PlanSpec()
+    s.CopyFrom(OLTP)
+    for path, value in changes.items():
+        *parents, leaf = path.split("__")
+        msg = s
+        for p in parents:
+            msg = getattr(msg, p)
+        if isinstance(value, list):
+            del getattr(msg, leaf)[:]
+            getattr(msg, leaf).extend(value)
+        elif value is None:
+            msg.ClearField(leaf)
+        else:
+            setattr(msg, leaf, value)
+    return s
+
+
+BAD_PLANS = [
+    ("read_fraction>1", _spec(workload__read_fraction=1.5), "INVALID_ARGUMENT", "plan.spec.workload.read_fraction"),
+    ("read_fraction<0", _spec(workload__read_fraction=-0.1), "INVALID_ARGUMENT", "plan.spec.workload.read_fraction"),
+    ("no workload", _spec(workload=None), "INVALID_ARGUMENT", "plan.spec.workload"),
+    ("no constraints", _spec(constraints=None), "INVALID_ARGUMENT", "plan.spec.constraints"),
+    ("zero capacity", _spec(constraints__usable_capacity_bytes=0), "INVALID_ARGUMENT", "plan.spec.constraints.usable_capacity_bytes"),
+    ("queue depth 0", _spec(workload__queue_depth=0), "INVALID_ARGUMENT", "plan.spec.workload.queue_depth"),
+    ("odd io size", _spec(workload__io_size_mix=[pb.IoSizeShare(io_bytes=1000, weight=1)]), "INVALID_ARGUMENT",
+     "plan.spec.workload.io_size_mix[0].io_bytes"),
+    ("negative weight", _spec(workload__io_size_mix=[pb.IoSizeShare(io_bytes=4096, weight=-1)]), "INVALID_ARGUMENT",
+     "plan.spec.workload.io_size_mix[0].weight"),
+    ("percentile 100", _spec(constraints__latency_percentile=100.0), "INVALID_ARGUMENT", "plan.spec.constraints.latency_percentile"),
+    ("margin 1", _spec(constraints__endurance_margin_fraction=1.0), "INVALID_ARGUMENT", "plan.spec.constraints.endurance_margin_fraction"),
+    ("life 40", _spec(service_life_years=40), "INVALID_ARGUMENT", "plan.spec.service_life_years"),
+    ("unknown drive", _spec(candidate_space__drive_models=["intel-ssd-999"]), "INVALID_ARGUMENT", "plan.spec.candidate_space.drive_models[0]"),
+    ("unknown layout", _spec(candidate_space__layouts=["raid7"]), "INVALID_ARGUMENT", "plan.spec.candidate_space.layouts[0]"),
+    ("bad ec", _spec(candidate_space__layouts=["ec:0+2"]), "INVALID_ARGUMENT", "plan.spec.candidate_space.layouts[0]"),
+    ("max<min drives", _spec(candidate_space__min_drive_count=10, candidate_space__max_drive_count=4), "INVALID_ARGUMENT",
+     "plan.spec.candidate_space.max_drive_count"),
+    ("growth 20", _spec(workload__growth_fraction_per_year=20.0), "INVALID_ARGUMENT", "plan.spec.workload.growth_fraction_per_year"),
+    ("unknown preset", _spec(workload__preset="no-such-preset"), "INVALID_ARGUMENT", "plan.spec.workload.preset"),
+    ("hot share", _spec(workload__hot_write_fraction=0.1, workload__hot_space_fraction=0.5), "INVALID_ARGUMENT",
+     "plan.spec.workload.hot_write_fraction"),
+    ("recommendations 0..100", _spec(max_recommendations=1000), "INVALID_ARGUMENT", "plan.spec.max_recommendations"),
+    ("too large", _spec(candidate_space__layouts=["raid0", "raid10", "raid5", "raid6"], candidate_space__group_widths=list(range(3, 65)),
+                        candidate_space__max_drive_count=1024), "RESOURCE_EXHAUSTED", None),
+]
+
+
+@pytest.mark.parametrize(("case", "spec", "code", "field"), BAD_PLANS, ids=[c[0] for c in BAD_PLANS])
+def test_bad_create_plan(stub, case: str, spec: pb.PlanSpec, code: str, field: str | None) -> None:  # type: ignore[no-untyped-def]
+    before = stub.ListPlans(pb.ListPlansRequest(page_size=1000), timeout=30)
+    with pytest.raises(grpc.RpcError) as err:
+        stub.CreatePlan(pb.CreatePlanRequest(plan=pb.Plan(spec=spec)), timeout=30)
+    assert err.value.code().name == code, err.value.details()
+    status = rpc_status.from_call(err.value)
+    assert status is not None
+    info = [d for d in status.details if d.Is(error_details_pb2.ErrorInfo.DESCRIPTOR)]
+    assert len(info) == 1
+    if field is not None:
+        bad = error_details_pb2.BadRequest()
+        [d for d in status.details if d.Is(error_details_pb2.BadRequest.DESCRIPTOR)][0].Unpack(bad)
+        assert field in [v.field for v in bad.field_violations], [v.field for v in bad.field_violations]
+        assert all(v.description for v in bad.field_violations)
+    after = stub.ListPlans(pb.ListPlansRequest(page_size=1000), timeout=30)
+    assert len(after.plans) == len(before.plans), "a rejected plan is not stored"
+
+
+BAD_OTHER = [
+    ("GetPlan", pb.GetPlanRequest(name="plans/does-not-exist"), "NOT_FOUND", None),
+    ("GetPlan", pb.GetPlanRequest(name="runs/x"), "INVALID_ARGUMENT", "name"),
+    ("CancelPlan", pb.CancelPlanRequest(name=""), "INVALID_ARGUMENT", "name"),
+    ("ListPlans", pb.ListPlansRequest(page_token="zz-not-a-token"), "INVALID_ARGUMENT", "page_token"),
+    ("ListPlans", pb.ListPlansRequest(page_size=5000), "INVALID_ARGUMENT", "page_size"),
+    ("GetDrive", pb.GetDriveRequest(name="intel-ssd-999"), "INVALID_ARGUMENT", "name"),
+    ("SimulateArray", pb.SimulateArrayRequest(drive_model="intel-dc-s3500-480gb", drive_count=0, layout="raid6",
+                                              workload=pb.Workload(read_fraction=0.5)), "INVALID_ARGUMENT", "drive_count"),
+    ("SimulateArray", pb.SimulateArrayRequest(drive_model="intel-dc-s3500-480gb", drive_count=12, layout="raid5",
+                                              workload=pb.Workload(read_fraction=0.5), failed_drive_count=2),
+     "INVALID_ARGUMENT", "failed_drive_count"),
+    ("SimulateArray", pb.SimulateArrayRequest(drive_model="intel-dc-s3500-480gb", drive_count=12, layout="raid6"),
+     "INVALID_ARGUMENT", "workload"),
+    ("SimulateArray", pb.SimulateArrayRequest(drive_model="intel-dc-s3500-480gb", drive_count=12, layout="raid6",
+                                              workload=pb.Workload(random_fraction=0.5)), "INVALID_ARGUMENT", "workload.read_fraction"),
+]
+
+
+@pytest.mark.parametrize(("method", "request_", "code", "field"), BAD_OTHER, ids=[f"{c[0]}-{i}" for i, c in enumerate(BAD_OTHER)])
+def test_bad_other_requests(stub, method: str, request_, code: str, field: str | None) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(grpc.RpcError) as err:
+        getattr(stub, method)(request_, timeout=30)
+    assert err.value.code().name == code, err.value.details()
+    if field is not None:
+        status = rpc_status.from_call(err.value)
+        bad = error_details_pb2.BadRequest()
+        [d for d in status.details if d.Is(error_details_pb2.BadRequest.DESCRIPTOR)][0].Unpack(bad)
+        assert field in [v.field for v in bad.field_violations], [v.field for v in bad.field_violations]
+
+
+def test_stored_plan_files_are_proto_json(server: ServerProcess, stub) -> None:  # type: ignore[no-untyped-def]
+    p = stub.CreatePlan(pb.CreatePlanRequest(plan=pb.Plan(spec=OLTP)), timeout=30)
+    _watch(stub, p.name)
+    with sqlite3.connect(server.data_dir / "runs.sqlite3") as db:
+        mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+        row = db.execute("SELECT state, trace_id, result_json FROM runs WHERE id=?", (p.name.removeprefix("plans/"),)).fetchone()
+    assert mode == "wal"
+    assert row[0] == "SUCCEEDED" and row[1] == p.trace_id
+    assert json.loads(row[2])["recommendations"]
+    assert Path(server.data_dir / "runs.sqlite3").stat().st_size > 0

@@ -1,0 +1,132 @@
+"""The `arrayplan` command: plan files, exit codes CI gates on, output formats, catalog and runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, ServerProcess
+
+from arrayplan_services.cli.planfile import PlanFileError, parse_duration_s, parse_size, plan_spec_from_text
+
+EXAMPLES = ROOT / "examples"
+
+
+def run_cli(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arrayplan_services.cli.main", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=timeout)
+
+
+def test_units_in_plan_files() -> None:
+    assert parse_size("20 TB") == 20e12
+    assert parse_size("4 KiB") == 4096
+    assert parse_size("1.5TiB") == 1.5 * 1024**4
+    assert parse_size(4096) == 4096
+    assert parse_duration_s("2ms") == pytest.approx(0.002)
+    assert parse_duration_s("500us") == pytest.approx(0.0005)
+    assert parse_duration_s("1.5s") == 1.5
+    with pytest.raises(ValueError, match="size"):
+        parse_size("lots")
+    with pytest.raises(ValueError, match="duration"):
+        parse_duration_s("2 fortnights")
+
+
+def test_example_plan_files_parse() -> None:
+    for path in sorted(EXAMPLES.glob("*.yaml")):
+        spec, _ = plan_spec_from_text(path.read_text(), str(path), EXAMPLES)
+        assert spec.constraints.usable_capacity_bytes > 0, path
+
+
+BAD_FILES = [
+    ("workload:\n  read_fraction: 0.5\nconstraints: a: b\n", 3, "", "not valid YAML"),
+    ("", 1, "", "empty"),
+    ("workload:\n  read_fraction: 0.5\n", 1, "constraints", "is required"),
+    ("workload:\n  read_fraction: 0.5\nconstraints:\n  usable_capacity_bytes: 20 TB\n  latency_target: soon\n", 5,
+     "constraints.latency_target", "duration"),
+    ("workload:\n  read_fraction: 0.5\n  colour: blue\nconstraints:\n  usable_capacity_bytes: 1 TB\n", 3, "workload.colour", "unknown field"),
+    ("workload:\n  read_fraction: half\nconstraints:\n  usable_capacity_bytes: 1 TB\n", 2, "workload.read_fraction", "expected a number"),
+    ("workload:\n  read_fraction: 0.5\nconstraints:\n  usable_capacity_bytes: many\n", 4, "constraints.usable_capacity_bytes", "size"),
+    ("workload:\n  read_fraction: 0.5\nconstraints:\n  usable_capacity_bytes: 1 TB\nobjective: cheapest\n", 5, "objective", "allowed: total_cost_of_ownership"),
+    ("workload:\n  read_fraction: 0.5\nconstraints:\n  usable_capacity_bytes: 1 TB\ncandidate_space:\n  layouts: raid6\n", 6,
+     "candidate_space.layouts", "must be a list"),
+    ("workload:\n  read_fraction: 0.5\n  io_size_mix:\n    - {io_bytes: 4 KiB, weight: 1, extra: 2}\nconstraints:\n  usable_capacity_bytes: 1 TB\n", 4,
+     "workload.io_size_mix[0].extra", "unknown field"),
+    ("workload:\n  read_fraction: 0.5\nconstraints:\n  usable_capacity_bytes: 1 TB\nseed: 1.5\n", 5, "seed", "integer"),
+    ("workload:\n  read_fraction: 0.5\n  read_fraction: 0.6\nconstraints:\n  usable_capacity_bytes: 1 TB\n", 3, "workload.read_fraction", "twice"),
+    ("- just\n- a list\n", 1, "", "mapping"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "field", "reason"), BAD_FILES, ids=[f"bad{i}" for i in range(len(BAD_FILES))])
+def test_bad_plan_files_name_line_and_field(text: str, line: int, field: str, reason: str) -> None:
+    with pytest.raises(PlanFileError) as err:
+        plan_spec_from_text(text, "plan.yaml")
+    problems = err.value.problems
+    assert any(p[0] == line and p[1] == field and reason in p[2] for p in problems), problems
+    assert f"plan.yaml:{line}:" in str(err.value)
+
+
+def test_bad_plan_file_exits_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("workload:\n  read_fraction: 2.5\n  queue_depth: 0\nconstraints:\n  usable_capacity_bytes: 1 TB\n")
+    out = run_cli("plan", str(bad), "--local", "--executor", "local", "--data-dir", str(tmp_path / "d"))
+    assert out.returncode == 2, out.stderr
+    # The server's field violations come back with the file's line numbers.
+    assert "plan.spec.workload.read_fraction: must be in [0, 1], got 2.5" in out.stderr
+    assert f"{bad}:2: plan.spec.workload.read_fraction" in out.stderr
+    assert f"{bad}:3: plan.spec.workload.queue_depth" in out.stderr
+    missing = run_cli("plan", str(tmp_path / "nope.yaml"), "--local", "--executor", "local")
+    assert missing.returncode == 2 and "cannot read the plan file" in missing.stderr
+
+
+def test_plan_exit_codes_and_formats_in_process(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    ok = run_cli("plan", str(EXAMPLES / "oltp.yaml"), "--local", "--executor", "local", "--data-dir", data, "--format", "json")
+    assert ok.returncode == 0, ok.stderr
+    plan = json.loads(ok.stdout)
+    assert plan["state"] == "STATE_SUCCEEDED" and plan["result"]["constraints_met"] is True
+    assert len(plan["trace_id"]) == 32 and plan["name"].startswith("plans/")
+    none = run_cli("plan", str(EXAMPLES / "impossible.yaml"), "--local", "--executor", "local", "--data-dir", data, "--format", "markdown")
+    assert none.returncode == 3, none.stderr
+    assert none.stdout.startswith("### arrayplan: plans/") and "No candidate meets every constraint" in none.stdout
+    md = run_cli("plan", str(EXAMPLES / "oltp.yaml"), "--local", "--executor", "local", "--data-dir", data, "--format", "markdown")
+    assert md.returncode == 0
+    assert "| # | drive | n | layout |" in md.stdout and "trace id `" in md.stdout
+    gate = run_cli("plan", str(EXAMPLES / "oltp.yaml"), "--local", "--executor", "local", "--data-dir", data, "--format", "json",
+                   "--fail-if-headroom-below", "500")
+    assert gate.returncode == 3 and "below --fail-if-headroom-below" in gate.stderr
+
+
+def test_cli_against_running_server(server: ServerProcess) -> None:
+    out = run_cli("plan", str(EXAMPLES / "oltp.yaml"), "--server", server.address)
+    assert out.returncode == 0, out.stderr
+    assert "progress:" in out.stderr, "progress is shown while candidates are simulated"
+    assert "trace id:" in out.stdout and "stored run: plans/" in out.stdout
+    name = out.stdout.split("stored run: ")[1].split()[0]
+    runs = run_cli("runs", "--server", server.address)
+    assert runs.returncode == 0 and name in runs.stdout
+    shown = run_cli("runs", name, "--server", server.address, "--format", "json")
+    assert shown.returncode == 0 and json.loads(shown.stdout)["name"] == name
+    drives = run_cli("drives", "--server", server.address, "--format", "json")
+    names = [d["name"] for d in json.loads(drives.stdout)]
+    assert "intel-dc-s3500-480gb" in names and "hdd-15k-sas-300gb" in names
+    one = run_cli("drives", "intel-dc-s3500-480gb", "--server", server.address)
+    assert one.returncode == 0 and "001_4993870e060cd6fa.txt" in one.stdout
+    unknown = run_cli("drives", "intel-ssd-999", "--server", server.address)
+    assert unknown.returncode == 2 and "known:" in unknown.stderr and "intel-dc-s3500-480gb" in unknown.stderr
+    trace = run_cli("trace", name, "--data-dir", str(server.data_dir))
+    assert trace.returncode == 0 and "arrayplan.evaluate_batch [consumer, worker:" in trace.stdout
+
+
+def test_unreachable_server_exits_1(tmp_path: Path) -> None:
+    out = run_cli("plan", str(EXAMPLES / "oltp.yaml"), "--server", "127.0.0.1:1")
+    assert out.returncode == 1 and "UNAVAILABLE" in out.stderr
+
+
+def test_buf_lint_passes() -> None:
+    buf = Path(sys.executable).parent / "buf"
+    out = subprocess.run([str(buf), "lint"], cwd=ROOT / "proto", capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr

@@ -1,0 +1,85 @@
+"""A server that dies mid-plan loses nothing: on restart the interrupted run is resumed and every
+completed run is still there, byte for byte."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+
+import grpc
+import pytest
+from conftest import start_server
+
+from arrayplan.v1 import planner_pb2 as pb
+from arrayplan.v1 import planner_pb2_grpc as pb_grpc
+
+SMALL = pb.PlanSpec(workload=pb.Workload(read_fraction=0.7, target_iops=5_000),
+                    constraints=pb.Constraints(usable_capacity_bytes=2_000_000_000_000),
+                    candidate_space=pb.CandidateSpace(layouts=["raid10", "raid6"], max_drive_count=16))
+LONG = pb.PlanSpec(workload=pb.Workload(read_fraction=0.7),
+                   constraints=pb.Constraints(usable_capacity_bytes=1_000_000_000),
+                   candidate_space=pb.CandidateSpace(layouts=["raid0", "raid10", "raid5", "raid6", "ec:4+2", "ec:8+3"],
+                                                     group_widths=[4, 5, 6, 8, 10, 12], max_drive_count=160))
+
+
+def _wait_running(stub, name: str) -> None:  # type: ignore[no-untyped-def]
+    for event in stub.WatchPlan(pb.WatchPlanRequest(name=name), timeout=120):
+        if event.HasField("progress") and event.progress.candidates_evaluated > 0:
+            return
+        if event.HasField("plan"):
+            pytest.fail("the long plan finished before the server could be stopped mid-plan")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["killed", "terminated"])
+def test_restart_mid_plan(tmp_path, sig: int) -> None:  # type: ignore[no-untyped-def]
+    data = tmp_path / "data"
+    first = start_server(data)
+    try:
+        with grpc.insecure_channel(first.address) as ch:
+            stub = pb_grpc.PlannerServiceStub(ch)
+            done = stub.CreatePlan(pb.CreatePlanRequest(plan=pb.Plan(spec=SMALL), plan_id="completed-before"), timeout=30)
+            done_final = list(stub.WatchPlan(pb.WatchPlanRequest(name=done.name), timeout=120))[-1].plan
+            assert done_final.state == pb.Plan.STATE_SUCCEEDED
+            long = stub.CreatePlan(pb.CreatePlanRequest(plan=pb.Plan(spec=LONG), plan_id="interrupted"), timeout=30)
+            _wait_running(stub, long.name)
+    finally:
+        first.stop(sig)
+    with sqlite3.connect(data / "runs.sqlite3") as db:
+        state = db.execute("SELECT state FROM runs WHERE id='interrupted'").fetchone()[0]
+    assert state == "RUNNING", "a run in flight is left RUNNING for the next start, not lost or faked as finished"
+
+    second = start_server(data, port=first.port)
+    try:
+        with grpc.insecure_channel(second.address) as ch:
+            stub = pb_grpc.PlannerServiceStub(ch)
+            again = stub.GetPlan(pb.GetPlanRequest(name="plans/completed-before"), timeout=30)
+            assert again == done_final, "a completed run reads back exactly as before the restart"
+            final = list(stub.WatchPlan(pb.WatchPlanRequest(name="plans/interrupted"), timeout=600))[-1].plan
+            assert final.state == pb.Plan.STATE_SUCCEEDED, final.error_message
+            assert final.progress.candidates_evaluated == final.progress.candidates_to_evaluate
+            assert "resuming plan interrupted" in second.log()
+    finally:
+        second.stop()
+    with sqlite3.connect(data / "runs.sqlite3") as db:
+        attempts = db.execute("SELECT attempts FROM runs WHERE id='interrupted'").fetchone()[0]
+    assert attempts == 2
+
+
+def test_run_interrupted_twice_is_marked_failed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A run that keeps dying with its server (say it exhausts memory) is not retried forever."""
+    from arrayplan_services.store import RunStore
+    from google.protobuf import json_format
+
+    data = tmp_path / "data"
+    store = RunStore(data / "runs.sqlite3")
+    store.create("doomed", json_format.MessageToJson(SMALL), "0" * 32)
+    store.set_state("doomed", "RUNNING", attempts_increment=True)
+    store.set_state("doomed", "RUNNING", attempts_increment=True)
+    server = start_server(data)
+    try:
+        with grpc.insecure_channel(server.address) as ch:
+            plan = pb_grpc.PlannerServiceStub(ch).GetPlan(pb.GetPlanRequest(name="plans/doomed"), timeout=30)
+    finally:
+        server.stop()
+    assert plan.state == pb.Plan.STATE_FAILED
+    assert plan.error_reason == "SERVER_RESTARTED" and "create it again" in plan.error_message
