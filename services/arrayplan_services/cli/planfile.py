@@ -106,7 +106,7 @@ def _dotted(at: tuple[Any, ...]) -> str:
 
 
 _SHORT_ENUM_PREFIX = {"Objective": "OBJECTIVE_", "DriveKind": "DRIVE_KIND_"}
-_WORKLOAD_FILE_KEYS = ("fio", "trace", "format")
+_WORKLOAD_FILE_KEYS = ("fio", "trace", "format", "env", "time_unit", "blkparse_action", "max_bad_lines", "seq_tolerance_bytes")
 
 
 class _Builder:
