@@ -173,6 +173,6 @@ def endurance_from_pe_cycles(drive: Drive) -> float:
     from . import wa
 
     assert drive.pe_cycles and drive.raw_nand_bytes
-    amplification = wa.wa_greedy(drive.spare_factor, drive.pages_per_block or 128)
+    amplification = wa.wa_greedy(drive.spare_fraction_of_raw, drive.pages_per_block or 128)
     return drive.raw_nand_bytes * drive.pe_cycles / amplification
 

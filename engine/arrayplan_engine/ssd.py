@@ -1,0 +1,655 @@
+"""One SSD: timing calibrated to the spec sheet, steady state from write amplification, the
+reviewers' performance-consistency experiment and the per-IO service model the array simulation
+consumes.
+
+Timing model (per controller; an SSD 910 is 2 or 4 of them behind a bridge in RAID 0)
+--------------------------------------------------------------------------------------
+Four pipelined resources, each with a time per unit of work; a stream of work runs at the pace of
+the busiest one:
+
+* front end (``frontend_write_s`` / ``frontend_read_s``): command processing per host IO;
+* data path (``datapath_s``): moving one 4 KiB unit between DRAM and NAND (ECC, DMA) -- a host
+  write moves one unit in, a garbage-collection relocation moves one out and one back in;
+* NAND program (``program_s`` per 4 KiB, internal parity included) and read (``page_read_s`` per
+  page sense, one sense serves ``page_bytes / 4096`` relocations);
+* NAND erase (``erase_block_s`` per block, spread over the dies);
+* the interface (bytes per second, shared by the controllers).
+
+Calibration (``calibrate``): sequential write MB/s fixes the data path and program time (a balanced
+design: both at the sequential write rate; assumed); the NAND read rate is the larger of the
+sequential read rate and random-read IOPS x page size; the front-end times are what is left to
+reach the fresh-out-of-box 4 KB random read and write IOPS. Where the catalog has no FOB random
+write figure (Intel's enterprise tables give only the sustained one), FOB writes run at the data
+path's pace (assumed). The model's FOB figures are then *measured* -- random writes on a
+secure-erased drive through the FTL kernel, reads and sequential transfers through the
+``ServiceModel`` -- and checked against the catalog (``calibration_report``; 2% in the tests).
+
+Steady state is not calibrated: it comes out of the FTL's write amplification ``A``. Per host
+write the back end does ``A`` programs, ``A - 1`` relocations (read + data path out and in) and
+``A / Np`` erases. An *eager* drive (Intel: "clean early and often") runs garbage collection in the
+background, overlapping the front end, at a steady pace; a *lazy* drive (clean "as late as
+possible") lets the free-block pool run down and then cleans in a burst that stalls host writes.
+
+The scaled model
+----------------
+The FTL holds ``user_pages`` 4 KiB mapping units (default 2^20) instead of the drive's 10^7-10^8,
+with the drive's spare factor (raw NAND less internal parity, against user capacity) and pages
+per block (in 4 KiB units). Each simulated page write stands for ``real_pages / user_pages`` real
+4 KB writes, and every time in the kernel is multiplied by that ratio, so the simulated clock is
+the real drive's. The garbage-collection watermarks are fractions of the blocks, so burst lengths
+in seconds do not depend on the scale either.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import ftl as ftl_mod
+from . import wa as wa_mod
+from .catalog import INTERFACE_BYTES_PER_S, Drive, all_drives, get_drive
+from .errors import InvalidInputError, Violation, check
+from .service import ServiceModel
+from .units import KiB
+
+MAP_BYTES = 4 * KiB
+SEQ_IO_BYTES = 128 * KiB
+QUEUE_DEPTH = 32
+DEFAULT_MODEL_PAGES = 1 << 20
+# Assumed NAND facts (not in the seeds): erase time per block and die size, by NAND type.
+ERASE_S = {"slc": 2.0e-3, "mlc": 3.0e-3, "emlc": 3.0e-3}
+DIE_BYTES = {"slc": 4 * 1024**3, "mlc": 8 * 1024**3, "emlc": 8 * 1024**3}
+# Garbage-collection watermarks as fractions of the blocks (assumed; see docs/ssd-model.md).
+EAGER_LOW_FRACTION = 0.005     # eager: keep ~0.5% of the blocks free, clean continuously
+LAZY_BURST_FRACTION = 0.002    # lazy: when the pool is empty, clean 0.2% of the blocks at once
+PTS_ROUND_S = 60.0             # one PTS "round" of the consistency run
+# A relocation's firmware work (map update, scheduling) as a share of a host write command's
+# front-end time (assumed).
+RELOCATION_FRONTEND_SHARE = 0.5
+# Drives without a FOB random-write spec whose controller a seed ties to one with a spec.
+FRONTEND_SIBLINGS = {
+    "SSD 910": ("SSD 320", "The resulting controller looks a lot like Intel's X25-M G2/310/320 controller"),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Timing and calibration
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DriveTiming:
+    """Calibrated timing of one drive (per controller unless the name says ``drive``)."""
+
+    drive_name: str
+    controllers: int
+    user_bytes: float                 # per controller
+    raw_nand_bytes: float             # per controller
+    parity_fraction: float            # share of the raw NAND holding internal parity
+    parity_stripe: float              # data pages per parity page (0 = none)
+    spare_factor: float               # FTL spare factor: 1 - user / (raw - parity)
+    page_bytes: int
+    pages_per_block: int              # NAND pages
+    map_pages_per_block: int          # 4 KiB mapping units per block (the FTL's Np)
+    gc_policy: str
+    frontend_write_s: float
+    frontend_read_s: float
+    datapath_s: float
+    program_s: float
+    page_read_s: float
+    erase_block_s: float
+    interface_bytes_per_s: float      # drive
+    parallel_units: int               # per controller, for the service model
+    fob_random_write_iops: float      # drive, the calibration target (spec or assumed bound)
+    fob_random_write_assumed: bool
+    assumptions: tuple[str, ...] = field(default=())
+
+    @property
+    def relocation_s(self) -> float:
+        """Back-end time of relocating one 4 KiB unit (data path out and in, or NAND read +
+        program, whichever is slower)."""
+        return max(2.0 * self.datapath_s, self.program_s + self.page_read_s * MAP_BYTES / self.page_bytes)
+
+    @property
+    def host_backend_s(self) -> float:
+        return max(self.datapath_s, self.program_s, MAP_BYTES * self.controllers / self.interface_bytes_per_s)
+
+    @property
+    def erase_per_page_s(self) -> float:
+        return self.erase_block_s / self.map_pages_per_block
+
+    def gc_s_per_host_write(self, wa: float) -> float:
+        return (wa - 1.0) * self.relocation_s + wa * self.erase_per_page_s
+
+    @property
+    def relocation_front_s(self) -> float:
+        """Front-end (firmware) time of one relocation: mapping update and scheduling."""
+        return RELOCATION_FRONTEND_SHARE * self.frontend_write_s
+
+    def write_iops_at_wa(self, wa: float) -> float:
+        """Drive 4 KB random write IOPS at write amplification ``wa`` (the fluid limit of the
+        timed kernel: eager overlaps GC with host writes, lazy stalls for it)."""
+        f, b, g = self.frontend_write_s, self.host_backend_s, self.gc_s_per_host_write(wa)
+        gf = (wa - 1.0) * self.relocation_front_s
+        per_write = max(f + gf, b + g) if self.gc_policy == "eager" else max(f, b) + max(g, gf)
+        return self.controllers / per_write
+
+
+def _interface_bps(drive: Drive) -> float:
+    return float(INTERFACE_BYTES_PER_S[drive.interface])
+
+
+def _need(drive: Drive, name: str) -> float:
+    value = getattr(drive, name)
+    if value is None:
+        raise InvalidInputError.one(f"drive.{name}", f"{drive.name} has no {name}; the SSD model needs it (> 0)")
+    return float(value)
+
+
+def calibrate(drive: Drive) -> DriveTiming:
+    """Derive the timing parameters of ``drive`` from its catalog entry (see the module doc)."""
+    if drive.kind != "ssd":
+        raise InvalidInputError.one("drive.kind", f"must be 'ssd' for the SSD model, got {drive.kind!r} ({drive.name})")
+    assumptions: list[str] = []
+    n = int(drive.controllers or 1)
+    iface = _interface_bps(drive)
+    raw = _need(drive, "raw_nand_bytes") / n
+    user = float(drive.capacity_bytes) / n
+    page = int(drive.page_bytes or 8192)
+    if drive.page_bytes is None:
+        assumptions.append("page_bytes unknown: 8 KiB assumed")
+    ppb = int(drive.pages_per_block or 256)
+    if drive.pages_per_block is None:
+        assumptions.append("pages_per_block unknown: 256 assumed")
+    map_ppb = max(1, ppb * page // MAP_BYTES)
+    parity = drive.internal_parity or "none"
+    if parity == "raid4-dies":
+        # 000 seed: "Around half of that spare area ... The other half is for surplus NAND arrays".
+        pf = 0.5 * (raw - user) / raw
+    elif parity == "rain-7+1":
+        pf = 1.0 / 8.0  # 004 seed: "1 parity element is allocated for each 7 storage elements"
+    else:
+        pf = 0.0
+    stripe = (1.0 - pf) / pf if pf > 0 else 0.0
+    data_raw = raw * (1.0 - pf)
+    sf = 1.0 - user / data_raw
+    if not (0.005 < sf < 0.95):
+        raise InvalidInputError.one("drive.raw_nand_bytes", f"gives an FTL spare factor of {sf:.4f} for {drive.name}; must be in (0.005, 0.95)")
+    seq_w = _need(drive, "seq_write_bytes_per_s") / n
+    seq_r_spec = drive.seq_read_bytes_per_s
+    rr = _need(drive, "random_read_iops") / n
+    if seq_r_spec is None:
+        seq_r = min(iface / n, rr * page)
+        assumptions.append("seq_read_bytes_per_s unknown: min(interface, random read x page) assumed")
+    else:
+        seq_r = float(seq_r_spec) / n
+    # Balanced back end: data path and NAND program both run at the sequential write rate.
+    datapath = MAP_BYTES / seq_w
+    program = MAP_BYTES / seq_w
+    nand_read_bps = max(seq_r, rr * page)
+    page_read = page / nand_read_bps
+    nand = drive.nand_type if drive.nand_type in ERASE_S else "mlc"
+    dies = max(1.0, raw / DIE_BYTES[nand])
+    erase_block = ERASE_S[nand] / dies
+    backend = max(datapath, program, MAP_BYTES * n / iface)
+    if drive.random_write_iops is not None:
+        fob = float(drive.random_write_iops)
+        fob_assumed = False
+        frontend_w = max(n / fob, 0.0)
+        if frontend_w < backend:
+            frontend_w = 0.0
+            assumptions.append("FOB random write above the sequential-write bound: back end binds")
+    elif drive.family in FRONTEND_SIBLINGS:
+        sibling, quote = FRONTEND_SIBLINGS[drive.family]
+        per_ctrl = max(float(s.random_write_iops) for s in all_drives() if s.family == sibling and s.random_write_iops)
+        frontend_w = max(1.0 / per_ctrl, backend)
+        fob = n / frontend_w
+        fob_assumed = True
+        assumptions.append(f"no FOB random-write spec: each controller takes the {sibling} front end ({per_ctrl:.0f} IOPS); 002 seed: {quote!r}")
+    else:
+        fob = n / backend
+        fob_assumed = True
+        frontend_w = 0.0
+        assumptions.append("no FOB random-write spec: FOB writes run at the data path's pace (sequential write rate / 4 KiB)")
+    frontend_r = 1.0 / rr
+    units = int(drive.channels or 8)
+    return DriveTiming(
+        drive_name=drive.name, controllers=n, user_bytes=user, raw_nand_bytes=raw, parity_fraction=pf,
+        parity_stripe=stripe, spare_factor=sf, page_bytes=page, pages_per_block=ppb, map_pages_per_block=map_ppb,
+        gc_policy=drive.gc_policy or "eager", frontend_write_s=frontend_w, frontend_read_s=frontend_r,
+        datapath_s=datapath, program_s=program, page_read_s=page_read, erase_block_s=erase_block,
+        interface_bytes_per_s=iface, parallel_units=units, fob_random_write_iops=fob,
+        fob_random_write_assumed=fob_assumed,
+        assumptions=tuple(assumptions) + (("gc_policy unknown: eager assumed",) if drive.gc_policy is None else ()),
+    )
+
+
+def _resolve(drive: Drive | str) -> Drive:
+    return get_drive(drive) if isinstance(drive, str) else drive
+
+
+def _check_fraction(v: list[Violation], name: str, value: float, lo: float, hi: float, *, lo_open: bool = False) -> None:
+    ok = isinstance(value, (int, float)) and not math.isnan(value) and (lo < value <= hi if lo_open else lo <= value <= hi)
+    if not ok:
+        br = "(" if lo_open else "["
+        v.append(Violation(field=name, reason=f"must be in {br}{lo}, {hi}], got {value!r}"))
+
+
+def effective_spare_factor(timing: DriveTiming, *, fill_fraction: float = 1.0, extra_spare_fraction: float = 0.0) -> float:
+    """FTL spare factor when only ``fill_fraction`` of the LBAs hold data and ``extra_spare_fraction``
+    of the capacity is left unused (short-stroking): ``1 - span (1 - sf)``."""
+    span = fill_fraction * (1.0 - extra_spare_fraction)
+    return 1.0 - span * (1.0 - timing.spare_factor)
+
+
+def steady_state_write_amplification(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare_fraction: float = 0.0,
+                                     hot_write_fraction: float = 1.0, hot_space_fraction: float = 1.0) -> float:
+    """Fast path: the analytic (``wa.py``) greedy write amplification of the drive's FTL."""
+    d = _resolve(drive)
+    t = calibrate(d)
+    v: list[Violation] = []
+    _check_fraction(v, "fill_fraction", fill_fraction, 0.0, 1.0, lo_open=True)
+    _check_fraction(v, "extra_spare_fraction", extra_spare_fraction, 0.0, 0.9)
+    _check_fraction(v, "hot_write_fraction", hot_write_fraction, 0.0, 1.0, lo_open=True)
+    _check_fraction(v, "hot_space_fraction", hot_space_fraction, 0.0, 1.0, lo_open=True)
+    check(v)
+    sf = effective_spare_factor(t, fill_fraction=fill_fraction, extra_spare_fraction=extra_spare_fraction)
+    return wa_mod.write_amplification(spare_factor=sf, pages_per_block=t.map_pages_per_block, policy="greedy",
+                                      hot_write_fraction=hot_write_fraction, hot_space_fraction=hot_space_fraction)
+
+
+def steady_state_random_write_iops(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare_fraction: float = 0.0,
+                                   hot_write_fraction: float = 1.0, hot_space_fraction: float = 1.0) -> float:
+    """Steady-state 4 KB random write IOPS from the analytic write amplification (fast path)."""
+    d = _resolve(drive)
+    a = steady_state_write_amplification(d, fill_fraction=fill_fraction, extra_spare_fraction=extra_spare_fraction,
+                                         hot_write_fraction=hot_write_fraction, hot_space_fraction=hot_space_fraction)
+    return calibrate(d).write_iops_at_wa(a)
+
+
+def nand_write_factor(drive: Drive | str, **kwargs: float) -> float:
+    """NAND bytes programmed per host byte: write amplification x internal parity (1 + 1/k)."""
+    d = _resolve(drive)
+    t = calibrate(d)
+    parity = 1.0 + (1.0 / t.parity_stripe if t.parity_stripe > 0 else 0.0)
+    return steady_state_write_amplification(d, **kwargs) * parity
+
+
+# --------------------------------------------------------------------------------------------
+# The scaled FTL of a drive
+# --------------------------------------------------------------------------------------------
+def _ftl_config(t: DriveTiming, model_pages: int) -> ftl_mod.FtlConfig:
+    blocks = math.ceil(model_pages / (1.0 - t.spare_factor) / t.map_pages_per_block)
+    if t.gc_policy == "eager":
+        low = max(2, round(EAGER_LOW_FRACTION * blocks))
+        high = low + 1
+    else:
+        low = 2
+        high = low + max(1, round(LAZY_BURST_FRACTION * blocks))
+    return ftl_mod.FtlConfig(user_pages=model_pages, pages_per_block=t.map_pages_per_block, spare_factor=t.spare_factor,
+                             policy="greedy", gc_low_blocks=low, gc_high_blocks=high)
+
+
+def _timed_costs(t: DriveTiming, scale: float) -> ftl_mod.TimedCosts:
+    """Per-simulated-write costs of one controller; ``scale`` = real pages per simulated page."""
+    return ftl_mod.TimedCosts(
+        controller_s=t.frontend_write_s * scale, nand_s=t.host_backend_s * scale,
+        relocation_s=t.relocation_s * scale, erase_s=t.erase_block_s * scale, ios_per_write=scale,
+        queue_depth=QUEUE_DEPTH / t.controllers, foreground_gc=t.gc_policy != "eager",
+        smoothing_writes=4.0 * t.map_pages_per_block, relocation_front_s=t.relocation_front_s * scale,
+    )
+
+
+def _check_model_pages(model_pages: int) -> None:
+    if not isinstance(model_pages, (int, np.integer)) or not (1 << 14 <= model_pages <= 1 << 23):
+        raise InvalidInputError.one("model_pages", f"must be an integer in [16384, 8388608], got {model_pages!r}")
+
+
+def _unit_run(t: DriveTiming, *, span: float, duration_s: float, seed: np.random.Generator, model_pages: int,
+              precondition_drive_writes: float = 0.0, workload: ftl_mod.FtlWorkload | None = None,
+              trim_at_s: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Secure erase, sequential fill of the span, optional untimed random preconditioning, then
+    ``duration_s`` of QD32 4 KB random writes on one controller."""
+    cfg = _ftl_config(t, model_pages)
+    st = ftl_mod.new_state(cfg, seed=seed)
+    ftl_mod.fill_sequential(st, span_fraction=span)
+    wl = workload or ftl_mod.FtlWorkload(kind="uniform", span_fraction=span)
+    if precondition_drive_writes > 0:
+        ftl_mod.write(st, wl, int(precondition_drive_writes * model_pages * span))
+    scale = t.user_bytes / MAP_BYTES / model_pages
+    return ftl_mod.timed_run(st, wl, _timed_costs(t, scale), duration_s=duration_s)
+
+
+# --------------------------------------------------------------------------------------------
+# SNIA PTS steady state
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SteadyState:
+    """The first measurement window that passes the SNIA SSS PTS test."""
+
+    start_round: int            # first round of the window
+    end_round: int              # last round (inclusive)
+    mean: float
+    excursion: float            # (max - min) / mean over the window
+    slope_excursion: float      # |least-squares slope| x (rounds - 1) / mean
+
+
+def pts_steady_state(rounds: np.ndarray, *, window: int = 5, max_excursion: float = 0.20,
+                     max_slope_excursion: float = 0.10, first_round: int = 0) -> SteadyState | None:
+    """SNIA SSS PTS steady-state test on per-round averages: the first window of ``window``
+    rounds, starting at ``first_round`` or later, whose data excursion (max - min) is within
+    ``max_excursion`` of the window average and whose least-squares line changes by at most
+    ``max_slope_excursion`` of the average across the window. None if no window passes.
+
+    PTS applies the test after preconditioning; a fresh drive's plateau is "steady" by this test
+    too, so the consistency experiment starts looking once garbage collection has begun."""
+    x = np.asarray(rounds, dtype=np.float64)
+    if x.ndim != 1:
+        raise InvalidInputError.one("rounds", f"must be a 1-d series, got shape {x.shape}")
+    if not isinstance(window, int) or window < 2:
+        raise InvalidInputError.one("window", f"must be an integer >= 2, got {window!r}")
+    for name, value in (("max_excursion", max_excursion), ("max_slope_excursion", max_slope_excursion)):
+        if not (0.0 < value < 10.0):
+            raise InvalidInputError.one(name, f"must be in (0, 10), got {value!r}")
+    if np.any(~np.isfinite(x)):
+        raise InvalidInputError.one("rounds", "must be finite")
+    idx = np.arange(window, dtype=np.float64)
+    xc = idx - idx.mean()
+    denom = float((xc * xc).sum())
+    if not isinstance(first_round, int) or first_round < 0:
+        raise InvalidInputError.one("first_round", f"must be an integer >= 0, got {first_round!r}")
+    for s in range(first_round, x.size - window + 1):
+        w = x[s:s + window]
+        mean = float(w.mean())
+        if mean <= 0:
+            continue
+        exc = float(w.max() - w.min()) / mean
+        slope = float((xc * (w - mean)).sum()) / denom
+        sexc = abs(slope) * (window - 1) / mean
+        if exc <= max_excursion and sexc <= max_slope_excursion:
+            return SteadyState(start_round=s, end_round=s + window - 1, mean=mean, excursion=exc, slope_excursion=sexc)
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# The consistency experiment
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsistencyResult:
+    """IOPS every second of a 4 KB QD32 random-write run after a sequential fill, and its figures."""
+
+    drive_name: str
+    gc_policy: str
+    duration_s: int
+    op_fraction: float                      # extra spare from short-stroking
+    spare_factor: float                     # FTL spare factor during the run
+    fob_iops: float                         # the model's fresh-out-of-box figure
+    iops: np.ndarray                        # one value per second
+    latency_samples_s: np.ndarray           # slowest IO of each simulated write (each stands for ios_per_sample IOs)
+    ios_per_sample: float
+    steady: SteadyState | None
+    steady_start_s: float                   # NaN if the run never reached steady state
+    steady_iops_mean: float
+    p1_over_mean: float                     # 1st-percentile second / mean (steady part)
+    dip_depth: float                        # 1 - (1st-percentile second / median)
+    dip_period_s: float                     # mean spacing of dips below 80% of the median (NaN: none)
+    worst_second_latency_s: float           # mean latency (Little: QD / IOPS) of the slowest second
+    max_latency_s: float
+    write_amplification: float              # NAND programs / host writes over the steady part
+
+    def figures(self) -> dict[str, object]:
+        def r(x: float, nd: int = 4) -> float | None:
+            return None if not math.isfinite(x) else round(float(x), nd)
+
+        return {
+            "drive": self.drive_name, "gc_policy": self.gc_policy, "op_fraction": self.op_fraction,
+            "spare_factor": r(self.spare_factor), "fob_iops": r(self.fob_iops, 1),
+            "steady": self.steady is not None, "steady_start_s": r(self.steady_start_s, 1),
+            "steady_iops_mean": r(self.steady_iops_mean, 1), "p1_over_mean": r(self.p1_over_mean),
+            "dip_depth": r(self.dip_depth), "dip_period_s": r(self.dip_period_s, 1),
+            "worst_second_latency_s": r(self.worst_second_latency_s, 6), "max_latency_s": r(self.max_latency_s, 6),
+            "write_amplification": r(self.write_amplification),
+        }
+
+
+def _figures(iops: np.ndarray, programs: np.ndarray, lat: np.ndarray, qd: float) -> dict[str, object]:
+    n_rounds = int(iops.size // PTS_ROUND_S)
+    rounds = iops[: int(n_rounds * PTS_ROUND_S)].reshape(n_rounds, int(PTS_ROUND_S)).mean(axis=1) if n_rounds else np.zeros(0)
+    gc_started = np.flatnonzero(programs > 1.01 * np.maximum(iops, 1e-9))
+    first = math.ceil(gc_started[0] / PTS_ROUND_S) if gc_started.size else n_rounds
+    ss = pts_steady_state(rounds, first_round=first) if n_rounds >= 5 else None
+    start = int(ss.start_round * PTS_ROUND_S) if ss is not None else max(0, iops.size - int(5 * PTS_ROUND_S))
+    part = iops[start:]
+    mean = float(part.mean())
+    median = float(np.median(part))
+    p1 = float(np.percentile(part, 1))
+    below = part < 0.8 * median
+    starts = np.flatnonzero(below[1:] & ~below[:-1]) + 1
+    period = float(np.diff(starts).mean()) if starts.size >= 2 else float("nan")
+    # Mean latency of the IOs completing in the slowest second (Little: QD / IOPS), but a second
+    # with no completions at all is bounded by the longest single wait seen.
+    max_lat = float(lat.max()) if lat.size else float("inf")
+    worst = min(qd / max(float(part.min()), 1e-9), max_lat)
+    wa = float(programs[start:].sum() / max(part.sum(), 1e-9))
+    return {
+        "steady": ss, "steady_start_s": float(start) if ss is not None else float("nan"), "steady_iops_mean": mean,
+        "p1_over_mean": p1 / mean if mean > 0 else 0.0, "dip_depth": 1.0 - p1 / median if median > 0 else 1.0,
+        "dip_period_s": period, "worst_second_latency_s": worst,
+        "max_latency_s": float(lat.max()) if lat.size else float("nan"), "write_amplification": wa,
+    }
+
+
+def _validate_run(duration_s: float, op: float) -> None:
+    v: list[Violation] = []
+    if not isinstance(duration_s, (int, float)) or math.isnan(duration_s) or not (60 <= duration_s <= 100_000):
+        v.append(Violation(field="duration_s", reason=f"must be in [60, 100000] seconds, got {duration_s!r}"))
+    _check_fraction(v, "op", op, 0.0, 0.9)
+    check(v)
+
+
+def consistency_experiment(drive: Drive | str, *, duration_s: float = 2000, op: float = 0.0, seed: int = 0,
+                           model_pages: int = DEFAULT_MODEL_PAGES) -> ConsistencyResult:
+    """The reviewers' performance-consistency test (001 seed): secure erase, sequential fill of
+    the LBAs in use, then 4 KB random writes at QD32 for ``duration_s`` seconds, IOPS recorded
+    every second. ``op`` leaves that fraction of the capacity unused (short-stroking, as the S3500
+    review does) -- extra spare area. A multi-controller card (SSD 910) runs its controllers with
+    independent seeds; the host's QD32 waits on the slowest, so each second counts
+    ``controllers x`` the slowest controller's IOPS."""
+    d = _resolve(drive)
+    _validate_run(duration_s, op)
+    _check_model_pages(model_pages)
+    t = calibrate(d)
+    span = 1.0 - op
+    seeds = np.random.SeedSequence(seed).spawn(t.controllers)
+    per_unit = []
+    lats = []
+    for s in seeds:
+        out, lat = _unit_run(t, span=span, duration_s=float(duration_s), seed=np.random.default_rng(s), model_pages=model_pages)
+        per_unit.append(out)
+        lats.append(lat)
+    ios = np.stack([o[:, 0] for o in per_unit])
+    iops = t.controllers * ios.min(axis=0)
+    programs = t.controllers * np.stack([o[:, 1] for o in per_unit]).mean(axis=0) * (t.user_bytes / MAP_BYTES / model_pages)
+    lat = np.concatenate(lats)
+    f = _figures(iops, programs, lat, QUEUE_DEPTH)
+    return ConsistencyResult(
+        drive_name=d.name, gc_policy=t.gc_policy, duration_s=int(duration_s), op_fraction=op,
+        spare_factor=effective_spare_factor(t, extra_spare_fraction=op), fob_iops=t.fob_random_write_iops, iops=iops,
+        latency_samples_s=lat, ios_per_sample=t.user_bytes / MAP_BYTES / model_pages, **f,  # type: ignore[arg-type]
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrimResult:
+    """The SSD 320 review's TRIM experiment: fresh, tortured, then formatted (TRIM of every LBA)."""
+
+    drive_name: str
+    fresh_iops: float
+    tortured_iops: float
+    after_trim_iops: float
+
+
+def trim_experiment(drive: Drive | str, *, torture_s: float = 1200, measure_s: float = 60, seed: int = 0,
+                    model_pages: int = 1 << 18) -> TrimResult:
+    """Secure erase and measure; fill and torture with random writes for ``torture_s`` (the review:
+    20 minutes) and measure; TRIM every LBA (Windows 7 format) and measure again. Each measurement
+    is the mean IOPS of ``measure_s`` seconds of 4 KB random writes (QD32) on the first
+    controller, times the controller count."""
+    d = _resolve(drive)
+    _validate_run(max(torture_s, 60.0), 0.0)
+    _check_model_pages(model_pages)
+    t = calibrate(d)
+    rng = np.random.default_rng(seed)
+    cfg = _ftl_config(t, model_pages)
+    scale = t.user_bytes / MAP_BYTES / model_pages
+    costs = _timed_costs(t, scale)
+    wl = ftl_mod.FtlWorkload(kind="uniform")
+    st = ftl_mod.new_state(cfg, seed=rng)
+    fresh, _ = ftl_mod.timed_run(st, wl, costs, duration_s=measure_s)
+    st = ftl_mod.new_state(cfg, seed=rng)
+    ftl_mod.fill_sequential(st)
+    ftl_mod.timed_run(st, wl, costs, duration_s=torture_s)
+    tortured, _ = ftl_mod.timed_run(st, wl, costs, duration_s=measure_s)
+    ftl_mod.trim(st, 0, model_pages)
+    after, _ = ftl_mod.timed_run(st, wl, costs, duration_s=measure_s)
+    n = t.controllers
+    return TrimResult(drive_name=d.name, fresh_iops=n * float(fresh[:, 0].mean()),
+                      tortured_iops=n * float(tortured[:, 0].mean()), after_trim_iops=n * float(after[:, 0].mean()))
+
+
+# --------------------------------------------------------------------------------------------
+# Service model for the array simulation
+# --------------------------------------------------------------------------------------------
+def _two_point(iops_4k: float, bytes_per_s_128k: float, units: int) -> tuple[float, float]:
+    """(fixed_s, per_byte_s) so that ``units`` parallel servers give ``iops_4k`` at 4 KiB and
+    ``bytes_per_s_128k`` at 128 KiB."""
+    t4 = units / iops_4k
+    t128 = units * SEQ_IO_BYTES / bytes_per_s_128k
+    per_byte = (t128 - t4) / (SEQ_IO_BYTES - MAP_BYTES)
+    if per_byte <= 0:
+        return 0.0, t128 / SEQ_IO_BYTES if t128 >= t4 else t4 / MAP_BYTES
+    fixed = t4 - MAP_BYTES * per_byte
+    if fixed < 0:
+        return 0.0, t4 / MAP_BYTES
+    return fixed, per_byte
+
+
+def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare_fraction: float = 0.0,
+                  write_fraction: float = 1.0, hot_write_fraction: float = 1.0, hot_space_fraction: float = 1.0,
+                  seed: int = 0, simulate: bool = True, profile_s: float = 600.0,
+                  model_pages: int = 1 << 18) -> ServiceModel:
+    """The drive's per-IO service-time model at steady state (see ``service.py``).
+
+    Read and write service times on ``parallel_units`` servers reproduce the FOB 4 KB and 128 KB
+    (sequential) rates. ``write_multiplier_profile`` is the garbage-collection cost over time,
+    one value per second, normalised so a fresh drive is 1.0: with ``simulate`` it is FOB IOPS /
+    IOPS of each second of a steady-state run of the scaled FTL (preconditioned with three drive
+    writes of the workload, then ``profile_s`` timed seconds); without, the constant fast-path
+    value FOB / steady IOPS from ``wa.py``. ``read_multiplier_profile`` is ``1 + w x g(t)`` where
+    ``g`` is the share of each second the back end spends on GC and ``w`` the write fraction (a
+    read waits behind GC on its die about that often).
+    """
+    d = _resolve(drive)
+    v: list[Violation] = []
+    _check_fraction(v, "fill_fraction", fill_fraction, 0.0, 1.0, lo_open=True)
+    _check_fraction(v, "extra_spare_fraction", extra_spare_fraction, 0.0, 0.9)
+    _check_fraction(v, "write_fraction", write_fraction, 0.0, 1.0)
+    _check_fraction(v, "hot_write_fraction", hot_write_fraction, 0.0, 1.0, lo_open=True)
+    _check_fraction(v, "hot_space_fraction", hot_space_fraction, 0.0, 1.0, lo_open=True)
+    if not isinstance(profile_s, (int, float)) or not (10 <= profile_s <= 100_000):
+        v.append(Violation(field="profile_s", reason=f"must be in [10, 100000] seconds, got {profile_s!r}"))
+    if not v and hot_space_fraction < 1.0 and hot_write_fraction < hot_space_fraction:
+        v.append(Violation(field="hot_write_fraction", reason=f"must be >= hot_space_fraction ({hot_space_fraction}), got {hot_write_fraction}"))
+    check(v)
+    _check_model_pages(model_pages)
+    t = calibrate(d)
+    n = t.controllers
+    iface = t.interface_bytes_per_s
+    units = t.parallel_units * n
+    rr = float(d.random_read_iops or 0.0)
+    seq_r = float(d.seq_read_bytes_per_s or min(iface, rr * t.page_bytes))
+    seq_w = float(d.seq_write_bytes_per_s or 0.0)
+    rf, rpb = _two_point(min(rr, iface / MAP_BYTES), min(seq_r, iface), units)
+    wf, wpb = _two_point(min(t.fob_random_write_iops, iface / MAP_BYTES), min(seq_w, iface), units)
+    span = fill_fraction * (1.0 - extra_spare_fraction)
+    if hot_space_fraction < 1.0:
+        wl = ftl_mod.FtlWorkload(kind="hotcold", hot_write_fraction=hot_write_fraction,
+                                 hot_space_fraction=hot_space_fraction, span_fraction=span)
+    else:
+        wl = ftl_mod.FtlWorkload(kind="uniform", span_fraction=span)
+    if simulate:
+        out, _ = _unit_run(t, span=span, duration_s=float(profile_s), seed=np.random.default_rng(seed),
+                           model_pages=model_pages, precondition_drive_writes=3.0, workload=wl)
+        iops = n * out[:, 0]
+        iops = iops[: max(1, int(profile_s))]
+        mult = t.fob_random_write_iops / np.maximum(iops, t.fob_random_write_iops / 1000.0)
+        gc_share = np.clip(out[: mult.size, 4], 0.0, 1.0)
+    else:
+        a = steady_state_write_amplification(d, fill_fraction=fill_fraction, extra_spare_fraction=extra_spare_fraction,
+                                             hot_write_fraction=hot_write_fraction, hot_space_fraction=hot_space_fraction)
+        ss = t.write_iops_at_wa(a)
+        mult = np.array([t.fob_random_write_iops / ss])
+        gc_share = np.array([min(1.0, ss / n * t.gc_s_per_host_write(a))])
+    return ServiceModel(
+        drive_name=d.name, mechanical=False, parallel_units=units, read_fixed_s=rf, read_per_byte_s=rpb,
+        write_fixed_s=wf, write_per_byte_s=wpb, profile_slot_s=1.0,
+        write_multiplier_profile=np.maximum(mult, 1.0).astype(np.float64),
+        read_multiplier_profile=(1.0 + write_fraction * gc_share).astype(np.float64),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Calibration check
+# --------------------------------------------------------------------------------------------
+def _service_iops(fixed: float, per_byte: float, units: int, io_bytes: int) -> float:
+    return units / (fixed + io_bytes * per_byte)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CalibrationRow:
+    """Model FOB figures (measured by running the model) against the catalog's spec."""
+
+    drive_name: str
+    quantity: str
+    spec: float
+    model: float
+    assumed_spec: bool
+
+    @property
+    def error(self) -> float:
+        return self.model / self.spec - 1.0
+
+
+def fob_random_write_iops_measured(drive: Drive | str, *, seconds: float = 20.0, seed: int = 0,
+                                   model_pages: int = 1 << 18) -> float:
+    """FOB 4 KB random write IOPS measured on the timed FTL kernel: a secure-erased drive,
+    QD32 random writes for ``seconds`` (before the spare area runs out)."""
+    d = _resolve(drive)
+    t = calibrate(d)
+    cfg = _ftl_config(t, model_pages)
+    st = ftl_mod.new_state(cfg, seed=seed)
+    scale = t.user_bytes / MAP_BYTES / model_pages
+    out, _ = ftl_mod.timed_run(st, ftl_mod.FtlWorkload(kind="uniform"), _timed_costs(t, scale), duration_s=seconds)
+    return t.controllers * float(out[:, 0].mean())
+
+
+def calibration_report(drive: Drive | str) -> list[CalibrationRow]:
+    """FOB 4 KB random read / write IOPS and 128 KB sequential read / write, model vs spec."""
+    d = _resolve(drive)
+    t = calibrate(d)
+    sm = service_model(d, simulate=False)
+    rows = [
+        CalibrationRow(drive_name=d.name, quantity="random_write_iops", spec=t.fob_random_write_iops,
+                       model=fob_random_write_iops_measured(d), assumed_spec=t.fob_random_write_assumed),
+        CalibrationRow(drive_name=d.name, quantity="random_read_iops", spec=min(float(d.random_read_iops or 0), t.interface_bytes_per_s / MAP_BYTES),
+                       model=_service_iops(sm.read_fixed_s, sm.read_per_byte_s, sm.parallel_units, MAP_BYTES), assumed_spec=False),
+        CalibrationRow(drive_name=d.name, quantity="seq_write_bytes_per_s", spec=min(float(d.seq_write_bytes_per_s or 0), t.interface_bytes_per_s),
+                       model=SEQ_IO_BYTES * _service_iops(sm.write_fixed_s, sm.write_per_byte_s, sm.parallel_units, SEQ_IO_BYTES),
+                       assumed_spec=False),
+    ]
+    if d.seq_read_bytes_per_s is not None:
+        rows.append(CalibrationRow(drive_name=d.name, quantity="seq_read_bytes_per_s",
+                                   spec=min(float(d.seq_read_bytes_per_s), t.interface_bytes_per_s),
+                                   model=SEQ_IO_BYTES * _service_iops(sm.read_fixed_s, sm.read_per_byte_s, sm.parallel_units, SEQ_IO_BYTES),
+                                   assumed_spec=False))
+    return rows

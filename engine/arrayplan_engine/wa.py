@@ -1,0 +1,201 @@
+"""Analytic write amplification of a page-mapped FTL: the planner's fast path.
+
+Notation (Desnoyers, "Analytic Modeling of SSD Write Performance", SYSTOR 2012; extended in ACM
+TOS 10(2), 2014): ``T`` raw pages, ``U`` user pages, spare factor ``sf = (T - U) / T``,
+``alpha = T / U = 1 / (1 - sf)``, ``Np`` pages per block.
+
+* LRW / FIFO cleaning, uniform random writes::
+
+      A = alpha / (alpha + W0(-alpha * exp(-alpha)))
+
+  (``W0`` the principal branch of Lambert's W). Equivalently the valid fraction of a cleaned
+  block ``u`` solves ``u = exp(-alpha (1 - u))`` and ``A = 1 / (1 - u)``.
+* Greedy cleaning: greedy picks the emptiest block, and with finitely many pages per block the
+  emptiest is emptier than the average block of the same age. Desnoyers' correction evaluates the
+  LRW formula at ``alpha_greedy = k * alpha`` with ``k = 1 + 1/(2 Np)`` (as if every block held
+  half a page more; greedy tends to LRW as ``Np -> inf``). Against this package's simulator the
+  correction holds to 1.5% for spare factors 0.02-0.5 and 64-256 pages per block (without it,
+  greedy is up to 26% below LRW at Np = 64, sf = 0.02).
+* Hot/cold (a fraction ``r`` of writes to a fraction ``f`` of the space) and any other
+  independent per-page write probabilities ``p_j`` (Zipf): under LRW every page slot is cleaned
+  ``tau = T / A`` host writes after it was written and survives with probability
+  ``exp(-p_j tau)``; each host write to a class therefore costs ``1 / (1 - exp(-p_j tau))``
+  programs, and ``A`` solves ``A = sum_j h_j / (1 - exp(-h_j alpha / (s_j A)))`` with ``h_j``
+  the class's share of writes and ``s_j`` its share of the space (uniform: ``h = s = 1`` gives
+  the formula above). Greedy gets the same correction as for uniform writes.
+
+Everything is numpy / pure Python (no scipy); ``tests/engine/test_wa.py`` checks ``W0`` against
+its definition and the formulas against the FTL simulation (``ftl.py``) within 3%.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import InvalidInputError, UnknownNameError
+
+_INV_E = math.exp(-1.0)
+
+
+def lambert_w0(x: float | np.ndarray) -> float | np.ndarray:
+    """Principal branch W0 of Lambert's W (``w * exp(w) = x``, ``w >= -1``) for ``x >= -1/e``.
+
+    Halley's iteration from a branch-point series (near ``-1/e``) or ``log1p`` (elsewhere);
+    converges to machine precision in a few steps.
+    """
+    xa = np.asarray(x, dtype=np.float64)
+    if np.any(np.isnan(xa)) or np.any(xa < -_INV_E - 1e-15):
+        raise InvalidInputError.one("x", f"Lambert W0 needs x >= -1/e (~ -0.3679), got {x!r}")
+    xa = np.maximum(xa, -_INV_E)
+    p = np.sqrt(np.maximum(2.0 * (math.e * xa + 1.0), 0.0))
+    near = p < 0.5
+    w = np.where(near, -1.0 + p - p * p / 3.0 + 11.0 / 72.0 * p**3, np.log1p(np.maximum(xa, -0.3)))
+    big = xa > 3.0
+    lx = np.log(np.where(big, xa, 3.0))
+    w = np.where(big, lx - np.log(lx), w)
+    for _ in range(40):
+        ew = np.exp(w)
+        f = w * ew - xa
+        wp1 = w + 1.0
+        denom = ew * wp1 - (w + 2.0) * f / np.where(np.abs(wp1) < 1e-300, 1e-300, 2.0 * wp1)
+        step = np.where(np.abs(denom) > 0, f / np.where(denom == 0, 1.0, denom), 0.0)
+        w = w - step
+        if np.all(np.abs(step) <= 1e-15 * (1.0 + np.abs(w))):
+            break
+    w = np.where(xa == -_INV_E, -1.0, w)
+    return float(w) if np.ndim(w) == 0 else w
+
+
+def _check_sf(spare_factor: float, field: str = "spare_factor") -> None:
+    if not isinstance(spare_factor, (int, float, np.floating)) or math.isnan(spare_factor) or not (0.0 < spare_factor < 1.0):
+        raise InvalidInputError.one(field, f"must be in (0, 1), got {spare_factor!r}")
+
+
+def _check_np(pages_per_block: int) -> None:
+    if not isinstance(pages_per_block, (int, np.integer)) or pages_per_block < 1:
+        raise InvalidInputError.one("pages_per_block", f"must be an integer >= 1, got {pages_per_block!r}")
+
+
+def alpha_from_spare(spare_factor: float) -> float:
+    """``alpha = T / U = 1 / (1 - sf)``."""
+    _check_sf(spare_factor)
+    return 1.0 / (1.0 - spare_factor)
+
+
+def wa_lrw(spare_factor: float) -> float:
+    """Desnoyers' LRW/FIFO write amplification for uniform random writes."""
+    a = alpha_from_spare(spare_factor)
+    return float(a / (a + lambert_w0(-a * math.exp(-a))))
+
+
+def greedy_k(pages_per_block: int) -> float:
+    """Desnoyers' greedy correction factor ``k = 1 + 1 / (2 Np)``."""
+    _check_np(pages_per_block)
+    return 1.0 + 1.0 / (2.0 * pages_per_block)
+
+
+def greedy_spare_factor(spare_factor: float, pages_per_block: int) -> float:
+    """The spare factor at which the LRW formula gives greedy's write amplification: the one of
+    ``alpha' = k * alpha``, i.e. ``1 - (1 - sf) / k``."""
+    _check_sf(spare_factor)
+    return 1.0 - (1.0 - spare_factor) / greedy_k(pages_per_block)
+
+
+def wa_greedy(spare_factor: float, pages_per_block: int) -> float:
+    """Greedy cleaning, uniform random writes: LRW at ``alpha' = k * alpha``."""
+    return wa_lrw(greedy_spare_factor(spare_factor, pages_per_block))
+
+
+def wa_classes_lrw(spare_factor: float, write_shares: np.ndarray, space_shares: np.ndarray) -> float:
+    """LRW write amplification for independent classes of pages: class ``j`` takes
+    ``write_shares[j]`` of the writes on ``space_shares[j]`` of the user space (both sum to 1).
+
+    Solves ``A = sum_j h_j / (1 - exp(-h_j alpha / (s_j A)))`` by bisection on ``A``.
+    """
+    a = alpha_from_spare(spare_factor)
+    h = np.asarray(write_shares, dtype=np.float64)
+    s = np.asarray(space_shares, dtype=np.float64)
+    if h.shape != s.shape or h.ndim != 1 or h.size == 0:
+        raise InvalidInputError.one("write_shares", "must be a 1-d array the same shape as space_shares")
+    if np.any(h < 0) or np.any(s <= 0) or abs(h.sum() - 1.0) > 1e-6 or abs(s.sum() - 1.0) > 1e-6:
+        raise InvalidInputError.one("write_shares", "shares must be >= 0 (space > 0) and each set must sum to 1")
+    rate = h / s  # per-page write rate relative to uniform
+
+    def g(A: float) -> float:
+        x = rate * a / A
+        with np.errstate(over="ignore", divide="ignore"):
+            cost = np.where(h > 0, h / -np.expm1(-np.maximum(x, 1e-300)), s * A / a)
+        # A page never written is still relocated once per log cycle: s_j * U pages per T / A.
+        return float(cost.sum()) - A
+
+    lo, hi = 1.0, 2.0
+    while g(hi) > 0:
+        hi *= 2.0
+        if hi > 1e7:
+            raise InvalidInputError.one("spare_factor", "write amplification diverges for this workload")
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if g(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-12 * hi:
+            break
+    return 0.5 * (lo + hi)
+
+
+def wa_hotcold_lrw(spare_factor: float, hot_write_fraction: float, hot_space_fraction: float) -> float:
+    """LRW write amplification for hot/cold traffic: ``r`` of the writes to ``f`` of the space."""
+    r, f = hot_write_fraction, hot_space_fraction
+    if not (0.0 < f < 1.0) or not (0.0 <= r <= 1.0):
+        raise InvalidInputError.one("hot_space_fraction", f"need 0 < f < 1 and 0 <= r <= 1, got r={r!r}, f={f!r}")
+    return wa_classes_lrw(spare_factor, np.array([r, 1.0 - r]), np.array([f, 1.0 - f]))
+
+
+def zipf_classes(zipf_s: float, pages: int, *, bins: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+    """Write and space shares of a Zipf(s) popularity over ``pages`` pages, grouped into up to
+    ``bins`` classes of pages with similar rates (exact for the top ranks, log-spaced after)."""
+    n = int(pages)
+    edges = np.unique(np.concatenate([np.arange(1, min(n, 256) + 1), np.geomspace(1, n + 1, bins).astype(np.int64)]))
+    edges = edges[(edges >= 1) & (edges <= n + 1)]
+    if edges[-1] != n + 1:
+        edges = np.append(edges, n + 1)
+    ranks = np.arange(1, n + 1, dtype=np.float64)
+    w = ranks ** (-float(zipf_s))
+    cw = np.concatenate([[0.0], np.cumsum(w)])
+    h = (cw[edges[1:] - 1] - cw[edges[:-1] - 1]) / cw[-1]
+    s = (edges[1:] - edges[:-1]).astype(np.float64) / n
+    return h, s
+
+
+def write_amplification(*, spare_factor: float, pages_per_block: int = 64, policy: str = "greedy",
+                        hot_write_fraction: float = 1.0, hot_space_fraction: float = 1.0,
+                        zipf_s: float | None = None, span_fraction: float = 1.0, sequential: bool = False,
+                        window: int = 16, user_pages: int = 1 << 20) -> float:
+    """The fast-path write amplification for a configuration.
+
+    ``policy``: ``fifo`` and ``windowed`` use the LRW formulas (windowed greedy over a window much
+    smaller than the block count cleans the oldest blocks, like LRW: within 1% at a 16-block
+    window); ``greedy`` applies the greedy correction. For Zipf traffic the greedy result is an
+    upper bound (greedy exploits the skew; the simulator measures ~28% less at s = 1). ``span_fraction`` < 1 (short-stroking, the rest trimmed) raises the
+    spare factor to ``1 - span (1 - sf)``. Sequential writes invalidate whole blocks: ``A = 1``.
+    """
+    _check_sf(spare_factor)
+    _check_np(pages_per_block)
+    if policy not in ("greedy", "windowed", "fifo"):
+        raise UnknownNameError("policy", str(policy), ("greedy", "windowed", "fifo"))
+    if not (0.0 < span_fraction <= 1.0):
+        raise InvalidInputError.one("span_fraction", f"must be in (0, 1], got {span_fraction!r}")
+    if sequential:
+        return 1.0
+    sf = 1.0 - span_fraction * (1.0 - spare_factor)
+    if policy == "greedy":
+        sf = greedy_spare_factor(sf, pages_per_block)
+    if zipf_s is not None:
+        h, s = zipf_classes(zipf_s, max(1, int(user_pages * span_fraction)))
+        return wa_classes_lrw(sf, h, s)
+    if hot_space_fraction < 1.0:
+        return wa_hotcold_lrw(sf, hot_write_fraction, hot_space_fraction)
+    return wa_lrw(sf)

@@ -1,0 +1,125 @@
+"""``arrayplan ftl`` and ``arrayplan consistency``: the SSD model's experiments, run in-process.
+
+``ftl`` runs the page-mapped FTL simulation to steady state and prints the measured write
+amplification beside the analytic model's. ``consistency`` runs the reviewers' performance-
+consistency test (fill, then 4 KB random writes at QD32, IOPS every second) for one or more
+drives, writes the reviews' style figure (log-scale IOPS vs time, then a zoom on steady state)
+and prints the consistency figures. Bad input exits 2 with the engine's message on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from arrayplan_engine import ftl, ssd
+from arrayplan_engine.errors import ArrayplanError, InvalidInputError
+
+
+def _emit(payload: Any, fmt: str) -> None:
+    if fmt == "json":
+        print(json.dumps(payload, indent=2, sort_keys=False))
+        return
+    rows = payload if isinstance(payload, list) else [payload]
+    for row in rows:
+        print("  ".join(f"{k}={v}" for k, v in row.items()))
+
+
+def _ftl_handler(args: argparse.Namespace) -> int:
+    try:
+        workload = ftl.parse_workload(args.workload, "workload")
+        ppb = args.pages_per_block
+        blocks = args.blocks
+        if blocks is not None:
+            if blocks < 16:
+                raise InvalidInputError.one("blocks", f"must be an integer >= 16, got {blocks}")
+            user_pages = int(blocks * ppb * (1.0 - args.spare_factor))
+        else:
+            user_pages = args.user_pages
+        config = ftl.FtlConfig(user_pages=user_pages, pages_per_block=ppb, spare_factor=args.spare_factor,
+                               policy=args.policy, window=args.window)
+        result = ftl.simulate(config, workload, seed=args.seed)
+    except ArrayplanError as exc:
+        print(f"arrayplan ftl: {exc}", file=sys.stderr)
+        return 2
+    _emit(result.summary(), args.format)
+    return 0
+
+
+def _plot(results: list[ssd.ConsistencyResult], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, (ax_all, ax_zoom) = plt.subplots(2, 1, figsize=(10, 8))
+    starts = [r.steady_start_s for r in results if np.isfinite(r.steady_start_s)]
+    zoom_from = int(min(starts)) if starts else int(results[0].duration_s * 0.7)
+    for r in results:
+        label = f"{r.drive_name}" + (f" (+{r.op_fraction:.0%} OP)" if r.op_fraction > 0 else "")
+        t = np.arange(r.iops.size)
+        ax_all.scatter(t, np.maximum(r.iops, 1.0), s=2, label=label)
+        ax_zoom.scatter(t[zoom_from:], np.maximum(r.iops[zoom_from:], 1.0), s=3, label=label)
+    ax_all.set_yscale("log")
+    ax_all.set_title("4 KB random write, QD32, after a sequential fill")
+    ax_all.set_xlabel("time (s)")
+    ax_all.set_ylabel("IOPS")
+    ax_all.legend(markerscale=4)
+    ax_zoom.set_yscale("log")
+    ax_zoom.set_title(f"steady state (from t = {zoom_from} s)")
+    ax_zoom.set_xlabel("time (s)")
+    ax_zoom.set_ylabel("IOPS")
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
+
+
+def _consistency_handler(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if out.suffix.lower() not in (".png", ".svg"):
+        print(f"arrayplan consistency: out: must end in .png or .svg, got {args.out!r}", file=sys.stderr)
+        return 2
+    try:
+        results = [ssd.consistency_experiment(name, duration_s=args.duration_s, op=args.op, seed=args.seed)
+                   for name in args.drives]
+    except ArrayplanError as exc:
+        print(f"arrayplan consistency: {exc}", file=sys.stderr)
+        return 2
+    try:
+        _plot(results, out)
+    except OSError as exc:
+        print(f"arrayplan consistency: out: cannot write {args.out!r}: {exc}", file=sys.stderr)
+        return 2
+    rows = [{**r.figures(), "figure": str(out)} for r in results]
+    _emit(rows if len(rows) > 1 or args.format == "text" else rows[0], args.format)
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add ``ftl`` and ``consistency`` to an argparse subparsers object."""
+    p = subparsers.add_parser("ftl", help="run the FTL simulation to steady state; measured vs analytic WA",
+                              description=_ftl_handler.__doc__ or "FTL write amplification experiment")
+    p.add_argument("--spare-factor", type=float, required=True, help="1 - user pages / raw pages, in [0.01, 0.9]")
+    p.add_argument("--pages-per-block", type=int, default=64, help="pages per erase block (default 64)")
+    p.add_argument("--policy", default="greedy", help="greedy | windowed | fifo (default greedy)")
+    p.add_argument("--window", type=int, default=ftl.DEFAULT_WINDOW, help="window of the windowed policy (blocks)")
+    p.add_argument("--workload", default="uniform", help="uniform | sequential | hotcold:R,F | zipf:S")
+    p.add_argument("--blocks", type=int, default=None, help="erase blocks in the model (default: from --user-pages)")
+    p.add_argument("--user-pages", type=int, default=1 << 18, help="logical pages in the model (default 262144)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--format", choices=("json", "text"), default="json")
+    p.set_defaults(func=_ftl_handler)
+
+    c = subparsers.add_parser("consistency", help="the reviewers' performance-consistency test, with a figure",
+                              description="Fill, then 4 KB random writes at QD32; IOPS every second; figure and figures.")
+    c.add_argument("drives", nargs="+", metavar="DRIVE", help="catalog drive names (several share one figure)")
+    c.add_argument("--op", type=float, default=0.0, help="extra over-provisioning: fraction of the capacity left unused")
+    c.add_argument("--duration-s", type=float, default=2000.0, help="seconds of random writes (default 2000)")
+    c.add_argument("--out", required=True, help="figure file, .png or .svg")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--format", choices=("json", "text"), default="json")
+    c.set_defaults(func=_consistency_handler)

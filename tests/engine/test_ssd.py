@@ -1,0 +1,176 @@
+"""SSD timing, calibration, steady state, the consistency experiment, the PTS detector, TRIM and
+the service model (engine/arrayplan_engine/ssd.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from arrayplan_engine import catalog, ssd
+from arrayplan_engine.errors import InvalidInputError, UnknownNameError
+from arrayplan_engine.service import ServiceModel
+
+SSDS = [d for d in catalog.all_drives() if d.kind == "ssd"]
+# Representative eager (Intel "clean early and often", 001 seed) and lazy ("cleaning up as late
+# as possible", 000 seed) drives.
+EAGER = ["intel-dc-s3500-480gb", "intel-dc-s3700-200gb"]
+LAZY = ["intel-ssd-320-300gb", "micron-p320h-700gb", "intel-x25-m-g2-80gb"]
+
+
+@pytest.mark.parametrize("drive", SSDS, ids=lambda d: d.name)
+def test_calibration_hits_fob_spec_within_2_percent(drive: catalog.Drive) -> None:
+    # Issue #3: FOB 4 KB random read / write IOPS and sequential MB/s within 2% of the catalog.
+    # The write figure is measured by running the timed FTL kernel on a secure-erased drive.
+    for row in ssd.calibration_report(drive):
+        assert abs(row.error) <= 0.02, (row.quantity, row.spec, row.model)
+
+
+@pytest.mark.parametrize("drive", SSDS, ids=lambda d: d.name)
+def test_steady_state_below_fob_for_every_drive(drive: catalog.Drive) -> None:
+    t = ssd.calibrate(drive)
+    steady = ssd.steady_state_random_write_iops(drive)
+    assert steady < t.fob_random_write_iops
+    assert ssd.steady_state_write_amplification(drive) > 1.0
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, ssd.ConsistencyResult]:
+    return {name: ssd.consistency_experiment(name, duration_s=2000, seed=1) for name in EAGER + LAZY}
+
+
+def test_consistency_steady_below_fob_and_eager_dips_shallower(runs: dict[str, ssd.ConsistencyResult]) -> None:
+    for r in runs.values():
+        assert r.iops.size == 2000
+        assert r.iops[:5].mean() == pytest.approx(r.fob_iops, rel=0.02)  # starts at FOB
+        assert r.steady_iops_mean < 0.75 * r.fob_iops  # the cliff (001 seed: "sharp dropoff")
+    # Eager drives: shallow dips; lazy drives: deep drops (001, 000 seeds). Order, not values.
+    worst_eager = min(runs[n].p1_over_mean for n in EAGER)
+    best_lazy = max(runs[n].p1_over_mean for n in LAZY)
+    assert worst_eager > best_lazy
+    assert max(runs[n].dip_depth for n in EAGER) < min(runs[n].dip_depth for n in LAZY)
+    assert max(runs[n].max_latency_s for n in EAGER) < min(runs[n].max_latency_s for n in LAZY)
+
+
+def test_consistency_reaches_pts_steady_state(runs: dict[str, ssd.ConsistencyResult]) -> None:
+    for name in ("intel-dc-s3500-480gb", "intel-dc-s3700-200gb"):
+        r = runs[name]
+        assert r.steady is not None and r.steady_start_s < 2000
+        assert r.steady.excursion <= 0.20 and r.steady.slope_excursion <= 0.10
+
+
+def test_s3700_beats_s3500_at_steady_state(runs: dict[str, ssd.ConsistencyResult]) -> None:
+    # 001 seed: "Intel's specs list the S3500 at roughly 1/3 of the sustained 4KB random write
+    # performance of the S3700". The model gets the order and a ratio above 2 from spare area.
+    ratio = runs["intel-dc-s3700-200gb"].steady_iops_mean / runs["intel-dc-s3500-480gb"].steady_iops_mean
+    assert ratio > 2.0
+
+
+def test_seed_comparison_errors_are_as_documented() -> None:
+    # docs/ssd-model.md table: S3700 within 15% of 36K; S3500 within 70% of 11.5K (the model
+    # over-predicts: FOB assumed at the sequential-write pace). Guards against silent drift.
+    s3700 = ssd.steady_state_random_write_iops("intel-dc-s3700-200gb")
+    s3500 = ssd.steady_state_random_write_iops("intel-dc-s3500-480gb")
+    assert s3700 == pytest.approx(36_000, rel=0.15)
+    assert s3500 == pytest.approx(11_500, rel=0.70)
+
+
+def test_short_stroking_raises_steady_state() -> None:
+    # 001 seed: spare area enlarged by leaving part of the drive unused.
+    base = ssd.consistency_experiment("intel-dc-s3500-480gb", duration_s=1200, seed=2, model_pages=1 << 18)
+    op = ssd.consistency_experiment("intel-dc-s3500-480gb", duration_s=1200, op=0.25, seed=2, model_pages=1 << 18)
+    assert op.spare_factor > base.spare_factor
+    assert op.iops[-300:].mean() > 1.3 * base.iops[-300:].mean()
+
+
+def test_trim_restores_performance() -> None:
+    # 000 seed: tortured 20 minutes, "Minimum performance drops pretty low"; then "The format
+    # command in Windows 7 triggers TRIM ... performance is nearly fully restored".
+    r = ssd.trim_experiment("intel-ssd-320-300gb", torture_s=1200, measure_s=30, seed=0)
+    assert r.tortured_iops < 0.5 * r.fresh_iops
+    assert r.after_trim_iops > 0.9 * r.fresh_iops
+
+
+def test_ssd_910_is_controllers_in_raid0() -> None:
+    t400 = ssd.calibrate(catalog.get_drive("intel-ssd-910-400gb"))
+    t800 = ssd.calibrate(catalog.get_drive("intel-ssd-910-800gb"))
+    assert (t400.controllers, t800.controllers) == (2, 4)
+    assert t800.user_bytes == pytest.approx(200e9)  # 002 seed: "Each controller manages a 200GB partition"
+    # "roughly a doubling of performance between the two drives" (002 seed).
+    assert ssd.steady_state_random_write_iops("intel-ssd-910-800gb") == pytest.approx(
+        2 * ssd.steady_state_random_write_iops("intel-ssd-910-400gb"), rel=0.01)
+
+
+def test_internal_parity_takes_spare_and_adds_writes() -> None:
+    s320 = ssd.calibrate(catalog.get_drive("intel-ssd-320-300gb"))
+    spare_raw = 1 - 300e9 / (320 * 2**30)
+    assert s320.parity_fraction == pytest.approx(spare_raw / 2)  # 000 seed: half the spare
+    assert s320.spare_factor == pytest.approx(1 - 300e9 / (320 * 2**30 * (1 - spare_raw / 2)))
+    p320 = ssd.calibrate(catalog.get_drive("micron-p320h-700gb"))
+    assert p320.parity_fraction == pytest.approx(1 / 8)  # 004 seed: RAIN 7+1
+    assert ssd.nand_write_factor("micron-p320h-700gb") == pytest.approx(
+        ssd.steady_state_write_amplification("micron-p320h-700gb") * 8 / 7)
+
+
+def _series(kind: str, rng: np.random.Generator) -> np.ndarray:
+    n = 30
+    if kind == "steady":
+        return 10_000 * (1 + 0.03 * rng.standard_normal(n))
+    if kind == "drifting":
+        return 10_000 * 1.05 ** np.arange(n)                 # +5% per round, compounding
+    if kind == "oscillating":
+        return 10_000 * (1 + 0.15 * (-1.0) ** np.arange(n))  # 30% peak to peak
+    return np.concatenate([np.full(8, 40_000.0), 10_000 * (1 + 0.02 * rng.standard_normal(n - 8))])
+
+
+def test_pts_detector_on_constructed_series() -> None:
+    rng = np.random.default_rng(0)
+    s = ssd.pts_steady_state(_series("steady", rng))
+    assert s is not None and s.start_round == 0
+    assert ssd.pts_steady_state(_series("drifting", rng)) is None   # slope excursion ~20% > 10%
+    assert ssd.pts_steady_state(_series("oscillating", rng)) is None  # excursion 30% > 20%
+    cliff_series = _series("cliff", rng)
+    # A long fresh plateau passes the test by itself (PTS assumes preconditioning) ...
+    assert ssd.pts_steady_state(cliff_series).start_round == 0  # type: ignore[union-attr]
+    # ... so the search starts after the cliff; a 3-round plateau spoils windows that hold it.
+    cliff = ssd.pts_steady_state(cliff_series, first_round=8)
+    assert cliff is not None and cliff.start_round == 8
+    short = ssd.pts_steady_state(cliff_series[5:])
+    assert short is not None and short.start_round == 3
+    # Slow drift within the limits passes: 1%/round -> 4% across a 5-round window.
+    assert ssd.pts_steady_state(10_000 * (1 + 0.01 * np.arange(10))) is not None
+
+
+def test_service_model_contract() -> None:
+    d = catalog.get_drive("intel-dc-s3700-200gb")
+    fast = ssd.service_model(d, simulate=False)
+    sim = ssd.service_model(d, seed=1, profile_s=300)
+    for sm in (fast, sim):
+        assert isinstance(sm, ServiceModel) and not sm.mechanical
+        assert np.all(sm.write_multiplier_profile >= 1.0) and np.all(sm.read_multiplier_profile >= 1.0)
+        # 4 KB reads on parallel_units servers give the FOB random-read spec (1e-9).
+        assert sm.parallel_units / (sm.read_fixed_s + 4096 * sm.read_per_byte_s) == pytest.approx(76_000, rel=1e-9)
+    assert sim.write_multiplier_profile.size == 300
+    # The simulated steady-state GC cost agrees with the fast path (15%: finite run, scaled model).
+    assert sim.write_multiplier_profile.mean() == pytest.approx(fast.write_multiplier_profile[0], rel=0.15)
+    fresh_like = ssd.service_model(d, simulate=False, fill_fraction=0.05)
+    assert fresh_like.write_multiplier_profile[0] < 1.1  # an almost empty drive is nearly fresh
+
+
+def test_bad_inputs_raise_typed_errors() -> None:
+    with pytest.raises(UnknownNameError) as err:
+        ssd.consistency_experiment("no-such-drive")
+    assert err.value.violations[0].field == "drive_model"
+    with pytest.raises(InvalidInputError) as err2:
+        ssd.consistency_experiment("intel-dc-s3500-480gb", duration_s=-5)
+    assert err2.value.violations[0].field == "duration_s"
+    with pytest.raises(InvalidInputError) as err3:
+        ssd.consistency_experiment("intel-dc-s3500-480gb", op=1.5)
+    assert err3.value.violations[0].field == "op"
+    with pytest.raises(InvalidInputError) as err4:
+        ssd.service_model("intel-dc-s3500-480gb", fill_fraction=0.0)
+    assert err4.value.violations[0].field == "fill_fraction"
+    with pytest.raises(InvalidInputError) as err5:
+        ssd.calibrate(catalog.get_drive("seagate-15k") if "seagate-15k" in catalog.builtin_catalog()
+                      else next(d for d in catalog.all_drives() if d.kind == "hdd"))
+    assert err5.value.violations[0].field == "drive.kind"
+    with pytest.raises(InvalidInputError):
+        ssd.pts_steady_state(np.ones(10), window=1)
