@@ -80,3 +80,43 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
         purchase_cost_usd=cost.purchase_cost_usd(drive.price_usd or 0.0, request.drive_count),
         models=[perf_p99.model],
     )
+
+
+def consistency_test(request: pb.RunConsistencyTestRequest, catalog: Catalog) -> pb.RunConsistencyTestResponse:
+    """RunConsistencyTest: the engine's consistency experiment, converted."""
+    import math
+
+    from arrayplan_engine import ssd
+
+    v: list[Violation] = []
+    drive = None
+    if not request.drive_model:
+        v.append(Violation(field="drive_model", reason="is required (a catalog SSD name)"))
+    else:
+        try:
+            drive = catalog.get(request.drive_model)
+            if drive.kind != "ssd":
+                v.append(Violation(field="drive_model", reason=f"{drive.name} is a {drive.kind}; the consistency test needs an SSD"))
+        except UnknownNameError as exc:
+            v.append(Violation(field="drive_model", reason=exc.violations[0].reason))
+    duration_s = request.duration.seconds + request.duration.nanos / 1e9 if request.HasField("duration") else 2000.0
+    if request.seed < 0:
+        v.append(Violation(field="seed", reason=f"must be >= 0, got {request.seed}"))
+    if v:
+        raise InvalidInputError(v)
+    try:
+        r = ssd.consistency_experiment(drive, duration_s=duration_s, op=request.over_provisioning_fraction, seed=request.seed)
+    except InvalidInputError as exc:
+        renamed = {"duration_s": "duration", "op": "over_provisioning_fraction"}
+        raise InvalidInputError([Violation(field=renamed.get(x.field, x.field), reason=x.reason) for x in exc.violations]) from None
+    resp = pb.RunConsistencyTestResponse(
+        iops_per_second=[float(x) for x in r.iops], fresh_iops=r.fob_iops, steady_state_reached=r.steady is not None,
+        steady_state_start_second=int(r.steady_start_s) if math.isfinite(r.steady_start_s) else max(0, len(r.iops) - 5 * 60),
+        steady_state_iops=r.steady_iops_mean, first_percentile_over_mean=r.p1_over_mean, dip_depth_fraction=r.dip_depth,
+        write_amplification=r.write_amplification, spare_factor=r.spare_factor, gc_policy=r.gc_policy,
+    )
+    for name, value in (("dip_period", r.dip_period_s), ("worst_second_latency", r.worst_second_latency_s)):
+        d = to_duration(value)
+        if d is not None:
+            getattr(resp, name).CopyFrom(d)
+    return resp

@@ -287,3 +287,25 @@ def test_stored_plan_files_are_proto_json(server: ServerProcess, stub) -> None: 
     assert row[0] == "SUCCEEDED" and row[1] == p.trace_id
     assert json.loads(row[2])["recommendations"]
     assert Path(server.data_dir / "runs.sqlite3").stat().st_size > 0
+
+
+def test_run_consistency_test(stub) -> None:  # type: ignore[no-untyped-def]
+    resp = stub.RunConsistencyTest(pb.RunConsistencyTestRequest(drive_model="intel-dc-s3500-480gb", seed=1), timeout=120)
+    # The reviewers' method: one IOPS figure per second for 2000 s (001 seed).
+    assert len(resp.iops_per_second) == 2000
+    assert resp.gc_policy == "eager" and resp.steady_state_reached
+    # Steady state comes out below fresh-out-of-box once the spare area is used.
+    assert 0 < resp.steady_state_iops < resp.fresh_iops
+    assert resp.write_amplification > 1.0 and resp.trace_id
+    again = stub.RunConsistencyTest(pb.RunConsistencyTestRequest(drive_model="intel-dc-s3500-480gb", seed=1), timeout=120)
+    assert list(again.iops_per_second) == list(resp.iops_per_second), "same seed, same run"
+    for req, field in ((pb.RunConsistencyTestRequest(drive_model="hdd-15k-sas-300gb"), "drive_model"),
+                       (pb.RunConsistencyTestRequest(drive_model="intel-dc-s3500-480gb", duration=duration_pb2.Duration(seconds=5)), "duration"),
+                       (pb.RunConsistencyTestRequest(drive_model="intel-dc-s3500-480gb", over_provisioning_fraction=0.95),
+                        "over_provisioning_fraction")):
+        with pytest.raises(grpc.RpcError) as err:
+            stub.RunConsistencyTest(req, timeout=60)
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        bad = error_details_pb2.BadRequest()
+        [d for d in rpc_status.from_call(err.value).details if d.Is(error_details_pb2.BadRequest.DESCRIPTOR)][0].Unpack(bad)
+        assert [v.field for v in bad.field_violations] == [field]

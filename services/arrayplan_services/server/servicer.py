@@ -49,6 +49,12 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
         response.trace_id = telemetry.current_trace_id()
         return response
 
+    def RunConsistencyTest(self, request: pb.RunConsistencyTestRequest, context: grpc.ServicerContext) -> pb.RunConsistencyTestResponse:
+        with telemetry.tracer().start_as_current_span("arrayplan.consistency_test", attributes={"arrayplan.drive_model": request.drive_model}):
+            response = simulate.consistency_test(request, self.catalog)
+        response.trace_id = telemetry.current_trace_id()
+        return response
+
     def ListDrives(self, request: pb.ListDrivesRequest, context: grpc.ServicerContext) -> pb.ListDrivesResponse:
         if request.page_size < 0 or request.page_size > 1000:
             raise InvalidInputError.one("page_size", f"must be in [0, 1000], got {request.page_size}")
