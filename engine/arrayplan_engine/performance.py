@@ -166,13 +166,3 @@ def estimated_cost_s(drive_count: int, workload: Workload) -> float:
     del drive_count, workload
     return 2e-4
 
-
-def endurance_from_pe_cycles(drive: Drive) -> float:
-    """Host-write endurance = raw NAND x P/E cycles / write amplification, with the write
-    amplification of uniform random writes at the drive's spare factor (Desnoyers 2012 greedy)."""
-    from . import wa
-
-    assert drive.pe_cycles and drive.raw_nand_bytes
-    amplification = wa.wa_greedy(drive.spare_fraction_of_raw, drive.pages_per_block or 128)
-    return drive.raw_nand_bytes * drive.pe_cycles / amplification
-

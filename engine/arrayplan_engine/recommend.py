@@ -347,16 +347,6 @@ def _check(constraint: str, required: float, predicted: float, unit: str, *, at_
                            headroom_fraction=h, met=h >= 0)
 
 
-def drive_endurance_bytes(drive: Drive) -> float:
-    """Rated host writes; from P/E cycles x raw NAND / write amplification at the spare factor
-    when the seeds give cycles but no TBW figure."""
-    if drive.endurance_bytes_written:
-        return float(drive.endurance_bytes_written)
-    if drive.pe_cycles and drive.raw_nand_bytes:
-        return performance.endurance_from_pe_cycles(drive)
-    return math.inf
-
-
 def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, *,
              seed: np.random.SeedSequence | None = None) -> Evaluation:
     """Predict one candidate's figures and check every constraint."""
@@ -378,13 +368,11 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
         seed=seed if seed is not None else candidate_seed(req, cand),
     )
 
-    per_drive_day = endurance.drive_write_bytes_per_day(layout, cand.drive_count, w)
-    rated = drive_endurance_bytes(drive)
-    endurance_years = endurance.endurance_years(rated, per_drive_day)
-    life_used = endurance.life_used_fraction(rated, per_drive_day, years=years, growth_per_year=w.growth_per_year)
-    # Endurance in years at the average rate over the service life (growth included).
-    if life_used > 0 and math.isfinite(life_used):
-        endurance_years = years / life_used
+    wear = endurance.service_life_wear(drive, layout, cand.drive_count, w, years=years,
+                                       data_bytes_year1=c.usable_capacity_bytes * w.working_set_fraction,
+                                       usable_capacity_bytes=usable)
+    life_used = wear.life_used_fraction
+    endurance_years = wear.endurance_years
 
     price = drive.price_usd or 0.0
     purchase = cost.purchase_cost_usd(price, cand.drive_count)
@@ -392,7 +380,7 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
                                  drive_count=cand.drive_count, utilization=perf.utilization)
     power_cost = cost.energy_cost_usd(power, years=years, usd_per_kwh=req.electricity_usd_per_kwh)
     afr = drive.annual_failure_rate or 0.0
-    replacements = cost.wear_out_replacements(cand.drive_count, endurance_years=endurance_years, service_life_years=years) \
+    replacements = wear.wear_out_replacements \
         + cost.expected_failure_replacements(cand.drive_count, annual_failure_rate=afr, service_life_years=years)
     replacement_cost = replacements * price
 

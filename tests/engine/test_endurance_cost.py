@@ -72,3 +72,62 @@ def test_mttdl_classic_formulas() -> None:
     assert reliability.mttf_hours_from_afr(0.006) == pytest.approx(8760 / -math.log(0.994))
     # P(loss in 5 y) = 1 - exp(-43800 / MTTDL).
     assert reliability.loss_probability(m5, 5 * YEAR_HOURS) == pytest.approx(1 - math.exp(-5 * 8760 / m5))
+
+
+# -- service life with the FTL's write amplification ----------------------------------------------
+
+from arrayplan_engine.catalog import get_drive  # noqa: E402
+
+
+def test_conversion_reproduces_the_s3700_ratings() -> None:
+    """host-write endurance = raw NAND x P/E / WA: at the rating workload's WA (JESD219) the S3700's
+    raw NAND and 30K-cycle HET-MLC give its rated Total Drive Writes (001 seed's table: 1.825 /
+    3.65 / 7.3 / 14.6 PB for 100 / 200 / 400 / 800 GB) within 10 %."""
+    for name, rated_pb in (("intel-dc-s3700-100gb", 1.825), ("intel-dc-s3700-200gb", 3.65),
+                           ("intel-dc-s3700-400gb", 7.3), ("intel-dc-s3700-800gb", 14.6)):
+        d = get_drive(name)
+        assert d.endurance_bytes_written == pytest.approx(rated_pb * 1e15)
+        model = endurance.host_write_endurance_bytes(d, endurance.rated_write_amplification(d))
+        assert model == pytest.approx(rated_pb * 1e15, rel=0.10), name
+
+
+def test_year_by_year_wear_follows_fill_and_growth() -> None:
+    # 12 x S3500 480GB RAID 6 (4.8 TB usable), 2.4 TB of data growing 20 %/year, 1 TB/day of
+    # 4 KiB random writes: each member takes 1e12 x 3 / 12 = 0.25 TB/day in year 1.
+    d = get_drive("intel-dc-s3500-480gb")
+    w = Workload(read_fraction=0.7, daily_write_bytes=1e12, growth_per_year=0.2)
+    wear = endurance.service_life_wear(d, make_layout("raid6", 12), 12, w, years=5, data_bytes_year1=2.4e12,
+                                       usable_capacity_bytes=4.8e12)
+    ys = wear.years
+    assert [y.fill_fraction for y in ys] == pytest.approx([0.5, 0.6, 0.72, 0.864, 1.0])
+    assert ys[0].host_bytes_per_drive == pytest.approx(0.25e12 * 365)
+    assert ys[4].host_bytes_per_drive == pytest.approx(0.25e12 * 365 * 1.2**4)
+    # A fuller drive has less effective spare: write amplification rises every year.
+    was = [y.write_amplification for y in ys]
+    assert was == sorted(was) and was[0] > 1.0
+    # Life used per year = bytes x WA / (WA_rated x TBW), 275 TB rated (001 seed).
+    for y in ys:
+        assert y.life_used_fraction == pytest.approx(y.host_bytes_per_drive * y.write_amplification
+                                                     / (wear.rated_write_amplification * 275e12))
+    assert wear.life_used_fraction == pytest.approx(sum(y.life_used_fraction for y in ys))
+    first_over = next(y.year for y in ys if y.cumulative_life_used_fraction >= 1.0)
+    assert wear.wear_out_year == first_over
+    # Worn out inside the life: every slot buys ceil(5 / endurance_years) - 1 more drives.
+    assert wear.wear_out_replacements == 12 * (math.ceil(5 / wear.endurance_years) - 1)
+
+
+def test_sequential_writes_wear_less_than_random() -> None:
+    d = get_drive("intel-dc-s3500-480gb")
+    kw = dict(years=3, data_bytes_year1=4.8e12, usable_capacity_bytes=4.8e12)
+    rnd = endurance.service_life_wear(d, make_layout("raid10", 12), 12, Workload(read_fraction=0.0, daily_write_bytes=1e12), **kw)
+    seq = endurance.service_life_wear(d, make_layout("raid10", 12), 12,
+                                      Workload(read_fraction=0.0, random_fraction=0.0, daily_write_bytes=1e12), **kw)
+    assert seq.years[0].write_amplification == 1.0
+    assert seq.life_used_fraction < rnd.life_used_fraction
+
+
+def test_hdds_do_not_wear_out() -> None:
+    d = get_drive("hdd-15k-sas-300gb")
+    wear = endurance.service_life_wear(d, make_layout("raid10", 8), 8, Workload(read_fraction=0.5, daily_write_bytes=1e12),
+                                       years=5, data_bytes_year1=1e12, usable_capacity_bytes=1.2e12)
+    assert wear.life_used_fraction == 0 and wear.wear_out_year is None and wear.wear_out_replacements == 0
