@@ -384,18 +384,14 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
         + cost.expected_failure_replacements(cand.drive_count, annual_failure_rate=afr, service_life_years=years)
     replacement_cost = replacements * price
 
-    groups = group_count(layout, cand.drive_count)
-    loss_p = 0.0
-    if afr > 0 and groups > 0:
-        rebuild_rate = (drive.seq_write_bytes_per_s or 50e6) * req.rebuild_rate_fraction_of_seq_write
-        mttr_h = drive.capacity_bytes / rebuild_rate / HOUR_S
-        tolerated = layout.failures_tolerated
-        if tolerated == 0:
-            mttdl = reliability.mttf_hours_from_afr(afr) / (groups * layout.group_width)
-        else:
-            mttdl = reliability.mttdl_hours(group_width=layout.group_width, failures_tolerated=tolerated, group_count=groups,
-                                            mttf_hours=reliability.mttf_hours_from_afr(afr), mttr_hours=mttr_h)
-        loss_p = reliability.loss_probability(mttdl, years * YEAR_HOURS)
+    loss_p, mttdl_h = 0.0, math.inf
+    rebuild_rate = (drive.seq_write_bytes_per_s or 50e6) * req.rebuild_rate_fraction_of_seq_write
+    repair_h = reliability.rebuild_hours(drive_capacity_bytes=drive.capacity_bytes, rebuild_rate_bytes_per_second=rebuild_rate)
+    if afr > 0:
+        durability = reliability.array_reliability(
+            layout, cand.drive_count, annual_failure_rate=afr, repair_hours=repair_h, service_life_years=years,
+            uber=drive.uber or 0.0, drive_capacity_bytes=drive.capacity_bytes)
+        loss_p, mttdl_h = durability.service_life_loss_probability, durability.mttdl_hours
 
     checks = [_check("usable_capacity", required_capacity_bytes(req), usable, "bytes", at_most=False)]
     if required_iops_final > 0:
