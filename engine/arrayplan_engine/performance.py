@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import ssd
 from .catalog import Drive
 from .layout import Layout, group_count
 from .workload import Workload
@@ -46,10 +47,23 @@ def _members(layout: Layout, drive_count: int) -> int:
     return group_count(layout, drive_count) * layout.group_width
 
 
-def _drive_write_iops(drive: Drive, *, fresh: bool) -> float:
-    if not fresh and drive.steady_random_write_iops:
-        return float(drive.steady_random_write_iops)
-    return float(drive.random_write_iops or drive.random_read_iops or 1.0)
+def _drive_write_iops(drive: Drive, *, fresh: bool, fill_fraction: float = 1.0, extra_spare_fraction: float = 0.0,
+                      hot_write_fraction: float = 1.0, hot_space_fraction: float = 1.0) -> float:
+    """4 KiB random write IOPS of one drive: the fresh-out-of-box figure (an upper bound), or the
+    steady state at a fill level. Steady state comes from the SSD model's write amplification at
+    the effective spare factor; where the spec gives a steady-state figure (measured on a full
+    drive, uniform random writes) it is scaled by the model's ratio between this fill/skew and a
+    full drive, so the spec anchors the level and the model supplies the trend (drives slow down
+    as they fill: the 003 seed's readers' "past ~80% full")."""
+    if fresh or drive.kind != "ssd":
+        return float(drive.random_write_iops or drive.random_read_iops or 1.0)
+    at_fill = ssd.steady_state_random_write_iops(drive, fill_fraction=max(fill_fraction, 1e-3),
+                                                 extra_spare_fraction=extra_spare_fraction,
+                                                 hot_write_fraction=hot_write_fraction, hot_space_fraction=hot_space_fraction)
+    if drive.steady_random_write_iops:
+        full = ssd.steady_state_random_write_iops(drive, fill_fraction=1.0)
+        return float(drive.steady_random_write_iops) * at_fill / full
+    return at_fill
 
 
 def _io_cost_s(iops: float, bytes_per_s: float | None, io_bytes: float) -> float:
@@ -59,7 +73,8 @@ def _io_cost_s(iops: float, bytes_per_s: float | None, io_bytes: float) -> float
     return 1.0 / iops + (extra / bytes_per_s if bytes_per_s else 0.0)
 
 
-def host_io_costs(drive: Drive, layout: Layout, workload: Workload, *, fresh: bool) -> tuple[float, float, float, float, float]:
+def host_io_costs(drive: Drive, layout: Layout, workload: Workload, *, fresh: bool, fill_fraction: float = 1.0,
+                  extra_spare_fraction: float = 0.0) -> tuple[float, float, float, float, float]:
     """(read cost, write cost) in drive-seconds per host IO, member IOs per host read and per host
     write, and member IOs a host write waits for (fork width).
 
@@ -67,7 +82,8 @@ def host_io_costs(drive: Drive, layout: Layout, workload: Workload, *, fresh: bo
     coalesce into full stripes (no reads, (k+m)/k bytes written per host byte).
     """
     r_iops = float(drive.random_read_iops or 1.0)
-    w_iops = _drive_write_iops(drive, fresh=fresh)
+    w_iops = _drive_write_iops(drive, fresh=fresh, fill_fraction=fill_fraction, extra_spare_fraction=extra_spare_fraction,
+                               hot_write_fraction=workload.hot_write_fraction, hot_space_fraction=workload.hot_space_fraction)
     size = workload.mean_io_bytes
     unit = layout.stripe_unit_bytes
     units_per_io = max(1.0, size / unit)
@@ -85,12 +101,15 @@ def host_io_costs(drive: Drive, layout: Layout, workload: Workload, *, fresh: bo
     return read_cost, write_cost, read_ios, write_ios, rf * (reads + writes) + (1 - rf) * seq_member_ios
 
 
-def spec_iops_bound(drive: Drive, layout: Layout, drive_count: int, workload: Workload, *, fresh: bool = False) -> float:
-    """Host IOPS if every member runs at its rated IOPS (fresh-out-of-box with ``fresh``)."""
+def spec_iops_bound(drive: Drive, layout: Layout, drive_count: int, workload: Workload, *, fresh: bool = False,
+                    fill_fraction: float = 1.0, extra_spare_fraction: float = 0.0) -> float:
+    """Host IOPS if every member runs at its rated IOPS (fresh-out-of-box with ``fresh``, else the
+    steady state at ``fill_fraction``)."""
     members = _members(layout, drive_count)
     if members == 0:
         return 0.0
-    read_cost, write_cost, *_ = host_io_costs(drive, layout, workload, fresh=fresh)
+    read_cost, write_cost, *_ = host_io_costs(drive, layout, workload, fresh=fresh, fill_fraction=fill_fraction,
+                                              extra_spare_fraction=extra_spare_fraction)
     r = workload.read_fraction
     return members / (r * read_cost + (1 - r) * write_cost)
 
@@ -114,15 +133,16 @@ def _percentile(p: float, parts: list[tuple[float, float, float]]) -> float:
 
 
 def predict(drive: Drive, layout: Layout, drive_count: int, workload: Workload, *, offered_iops: float,
-            latency_percentile: float, fill_fraction: float = 1.0,
+            latency_percentile: float, fill_fraction: float = 1.0, extra_spare_fraction: float = 0.0,
             seed: np.random.SeedSequence | None = None) -> Performance:
     """Sustainable IOPS and latency at ``offered_iops`` (closed loop at the workload's queue depth
-    when 0). ``fill_fraction`` and ``seed`` are for the simulation models; the analytic model
-    uses steady-state write IOPS throughout."""
-    del fill_fraction, seed
-    max_iops = spec_iops_bound(drive, layout, drive_count, workload, fresh=False)
+    when 0), with the drives in steady state at ``fill_fraction`` (and short-stroked by
+    ``extra_spare_fraction``). ``seed`` is for the simulation models."""
+    del seed
+    kw = {"fill_fraction": fill_fraction, "extra_spare_fraction": extra_spare_fraction}
+    max_iops = spec_iops_bound(drive, layout, drive_count, workload, fresh=False, **kw)
     members = _members(layout, drive_count)
-    read_cost, write_cost, read_ios, write_ios, write_fork = host_io_costs(drive, layout, workload, fresh=False)
+    read_cost, write_cost, read_ios, write_ios, write_fork = host_io_costs(drive, layout, workload, fresh=False, **kw)
     r = workload.read_fraction
     ios_per_host = r * read_ios + (1 - r) * write_ios
     if max_iops <= 0:
@@ -142,9 +162,10 @@ def predict(drive: Drive, layout: Layout, drive_count: int, workload: Workload, 
                            model=ANALYTIC_MODEL)
     # Member service time: the spec latency where given, else the time one IO occupies one of the
     # drive's parallel units (channels; the rated IOPS are reached with all of them busy).
-    units = float(drive.channels or 8) * float(drive.controllers or 1)
+    units = 1.0 if drive.kind == "hdd" else float(drive.channels or 8) * float(drive.controllers or 1)
     s_read = drive.read_latency_s or units * read_cost / max(read_ios, 1.0)
-    s_write = drive.write_latency_s or units / _drive_write_iops(drive, fresh=False)
+    s_write = drive.write_latency_s or units / _drive_write_iops(
+        drive, fresh=False, hot_write_fraction=workload.hot_write_fraction, hot_space_fraction=workload.hot_space_fraction, **kw)
     m_read = s_read / (1.0 - rho)
     reads, _ = layout.small_write_member_ios()
     phases = 2.0 if reads and workload.random_fraction > 0 else 1.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 import numpy as np
@@ -63,6 +63,8 @@ class CandidateSpace:
     group_widths: tuple[int, ...] = ()
     min_drive_count: int = 1
     max_drive_count: int = DEFAULT_MAX_DRIVE_COUNT
+    # Short-stroke over-provisioning fractions to try (share of each drive left unused).
+    over_provisioning_fractions: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,6 +79,8 @@ class PlanRequest:
     electricity_usd_per_kwh: float = 0.12
     # Time to replace a failed drive and rebuild it, for durability (hot spare: rebuild only).
     rebuild_rate_fraction_of_seq_write: float = 0.5
+    # The hard disk the winner is compared with (the 001 seed compares with 15K RPM disks).
+    hdd_model: str = "hdd-15k-sas-300gb"
 
     def required_iops(self) -> float:
         return self.constraints.min_iops or self.workload.target_iops
@@ -94,6 +98,21 @@ class Candidate:
     layout: str
     group_width: int
     drive_count: int
+    over_provisioning_fraction: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class YearPerformance:
+    """One year of a candidate's service life."""
+
+    year: int
+    fill_fraction: float
+    required_iops: float
+    write_amplification: float
+    life_used_fraction: float
+    cumulative_life_used_fraction: float
+    predicted_iops: float
+    latency_at_percentile_s: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,6 +150,20 @@ class Evaluation:
     binding_constraint: str
     headroom_fraction: float
     performance_model: str
+    years: tuple[YearPerformance, ...] = ()
+    wear_out_year: int | None = None
+    replacement_drive_count: float = 0.0
+    mttdl_hours: float = math.inf
+    rebuild_s: float = 0.0
+    cost_per_usable_tb_usd: float = 0.0
+    cost_per_iops_usd: float = 0.0
+    pareto_optimal: bool = False
+
+    def latency_headroom_fraction(self) -> float:
+        for k in self.checks:
+            if k.constraint == "latency":
+                return k.headroom_fraction
+        return math.inf
 
     def objective_value(self, objective: Objective) -> float:
         return {
@@ -149,6 +182,16 @@ class Recommendation:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HddEquivalence:
+    hdd_model: str
+    drive_count: int
+    layout: str
+    purchase_cost_usd: float
+    power_w: float
+    explanation: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PlanOutcome:
     recommendations: tuple[Recommendation, ...]
     constraints_met: bool
@@ -157,6 +200,8 @@ class PlanOutcome:
     candidates_pruned: int
     candidates_evaluated: int
     models: tuple[str, ...]
+    pareto_front: tuple[Recommendation, ...] = ()
+    hdd_equivalence: HddEquivalence | None = None
 
 
 # -- validation ---------------------------------------------------------------------------------
@@ -200,6 +245,9 @@ def validate_request(req: PlanRequest, catalog: Catalog | None = None) -> None:
             _layouts_for(name, s.group_widths, f"candidate_space.layouts[{i}]")
         except InvalidInputError as exc:
             v.extend(exc.violations)
+    for i, op in enumerate(s.over_provisioning_fractions):
+        if not (isinstance(op, (int, float)) and 0.0 <= op < 0.9):
+            v.append(Violation(field=f"candidate_space.over_provisioning_fractions[{i}]", reason=f"must be in [0, 0.9), got {op!r}"))
     for i, w in enumerate(s.group_widths):
         if not (1 <= w <= 64):
             v.append(Violation(field=f"candidate_space.group_widths[{i}]", reason=f"must be in [1, 64], got {w}"))
@@ -257,9 +305,13 @@ def _shapes(req: PlanRequest) -> list[tuple[str, int, int]]:
     return list(dict.fromkeys(out))
 
 
+def _ops(req: PlanRequest) -> tuple[float, ...]:
+    return tuple(dict.fromkeys(req.candidate_space.over_provisioning_fractions)) or (0.0,)
+
+
 def count_candidates(req: PlanRequest, catalog: Catalog | None = None) -> int:
     catalog = catalog or builtin_catalog()
-    return len(_drive_names(req, catalog)) * len(_shapes(req))
+    return len(_drive_names(req, catalog)) * len(_shapes(req)) * len(_ops(req))
 
 
 def enumerate_candidates(req: PlanRequest, catalog: Catalog | None = None, *,
@@ -271,13 +323,19 @@ def enumerate_candidates(req: PlanRequest, catalog: Catalog | None = None, *,
     catalog = catalog or builtin_catalog()
     names = _drive_names(req, catalog)
     shapes = _shapes(req)
-    total = len(names) * len(shapes)
+    ops = _ops(req)
+    total = len(names) * len(shapes) * len(ops)
     if total > limit:
         raise SearchSpaceTooLargeError(total, limit)
     out = []
     for drive_name in names:
-        for layout_name, width, count in shapes:
-            out.append(Candidate(index=len(out), drive_model=drive_name, layout=layout_name, group_width=width, drive_count=count))
+        is_ssd = catalog.get(drive_name).kind == "ssd"
+        for op in ops:
+            if op > 0 and not is_ssd:
+                continue  # short-stroking an HDD is not over-provisioning
+            for layout_name, width, count in shapes:
+                out.append(Candidate(index=len(out), drive_model=drive_name, layout=layout_name, group_width=width,
+                                     drive_count=count, over_provisioning_fraction=op))
     return out
 
 
@@ -312,7 +370,7 @@ def prune(req: PlanRequest, candidates: Iterable[Candidate], catalog: Catalog | 
     for cand in candidates:
         drive = catalog.get(cand.drive_model)
         layout = candidate_layout(cand)
-        if usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes) < need:
+        if usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes * (1.0 - cand.over_provisioning_fraction)) < need:
             pruned += 1
             continue
         if c.max_purchase_cost_usd and (drive.price_usd or 0.0) * cand.drive_count > c.max_purchase_cost_usd:
@@ -349,57 +407,69 @@ def _check(constraint: str, required: float, predicted: float, unit: str, *, at_
 
 def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, *,
              seed: np.random.SeedSequence | None = None) -> Evaluation:
-    """Predict one candidate's figures and check every constraint."""
+    """Predict one candidate's figures year by year and check every constraint in its worst year."""
     catalog = catalog or builtin_catalog()
     drive = catalog.get(cand.drive_model)
     layout = candidate_layout(cand)
     w = req.workload
     c = req.constraints
     years = req.service_life_years
-    growth = req.growth_factor_final_year()
-    usable = usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes)
-
-    required_iops_final = req.required_iops() * growth
-    perf = performance.predict(
-        drive, layout, cand.drive_count, w.grown(years - 1),
-        offered_iops=required_iops_final,
-        latency_percentile=c.latency_percentile,
-        fill_fraction=min(1.0, required_capacity_bytes(req) * w.working_set_fraction / max(usable, 1.0)),
-        seed=seed if seed is not None else candidate_seed(req, cand),
-    )
+    op = cand.over_provisioning_fraction
+    usable = usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes * (1.0 - op))
+    seed = seed if seed is not None else candidate_seed(req, cand)
 
     wear = endurance.service_life_wear(drive, layout, cand.drive_count, w, years=years,
                                        data_bytes_year1=c.usable_capacity_bytes * w.working_set_fraction,
-                                       usable_capacity_bytes=usable)
+                                       usable_capacity_bytes=usable, extra_spare_fraction=op)
+    year_figures: list[YearPerformance] = []
+    perfs: list[performance.Performance] = []
+    required: list[float] = []
+    for y, yw in zip(range(1, years + 1), wear.years, strict=True):
+        required_y = req.required_iops() * (1.0 + w.growth_per_year) ** (y - 1)
+        perf_y = performance.predict(drive, layout, cand.drive_count, w.grown(y - 1), offered_iops=required_y,
+                                     latency_percentile=c.latency_percentile, fill_fraction=yw.fill_fraction,
+                                     extra_spare_fraction=op, seed=seed)
+        perfs.append(perf_y)
+        required.append(required_y)
+        year_figures.append(YearPerformance(
+            year=y, fill_fraction=yw.fill_fraction, required_iops=required_y, write_amplification=yw.write_amplification,
+            life_used_fraction=yw.life_used_fraction, cumulative_life_used_fraction=yw.cumulative_life_used_fraction,
+            predicted_iops=perf_y.max_iops, latency_at_percentile_s=perf_y.latency_at_percentile_s))
+    # The year that binds: the least IOPS headroom, then the highest latency.
+    worst = min(range(years), key=lambda i: ((perfs[i].max_iops - required[i]) / required[i] if required[i] > 0 else math.inf,
+                                             -perfs[i].latency_at_percentile_s))
+    latency_worst = max(range(years), key=lambda i: perfs[i].latency_at_percentile_s)
+    perf = perfs[worst]
     life_used = wear.life_used_fraction
-    endurance_years = wear.endurance_years
 
     price = drive.price_usd or 0.0
     purchase = cost.purchase_cost_usd(price, cand.drive_count)
     power = cost.average_power_w(idle_power_w=drive.idle_power_w or 0.0, active_power_w=drive.active_power_w or 0.0,
-                                 drive_count=cand.drive_count, utilization=perf.utilization)
+                                 drive_count=cand.drive_count, utilization=perfs[-1].utilization)
     power_cost = cost.energy_cost_usd(power, years=years, usd_per_kwh=req.electricity_usd_per_kwh)
     afr = drive.annual_failure_rate or 0.0
     replacements = wear.wear_out_replacements \
         + cost.expected_failure_replacements(cand.drive_count, annual_failure_rate=afr, service_life_years=years)
     replacement_cost = replacements * price
+    total_cost = purchase + power_cost + replacement_cost
 
     loss_p, mttdl_h = 0.0, math.inf
     rebuild_rate = (drive.seq_write_bytes_per_s or 50e6) * req.rebuild_rate_fraction_of_seq_write
-    repair_h = reliability.rebuild_hours(drive_capacity_bytes=drive.capacity_bytes, rebuild_rate_bytes_per_second=rebuild_rate)
+    repair_h = reliability.rebuild_hours(drive_capacity_bytes=drive.capacity_bytes * (1.0 - op), rebuild_rate_bytes_per_second=rebuild_rate)
     if afr > 0:
         durability = reliability.array_reliability(
             layout, cand.drive_count, annual_failure_rate=afr, repair_hours=repair_h, service_life_years=years,
-            uber=drive.uber or 0.0, drive_capacity_bytes=drive.capacity_bytes)
+            uber=drive.uber or 0.0, drive_capacity_bytes=drive.capacity_bytes * (1.0 - op))
         loss_p, mttdl_h = durability.service_life_loss_probability, durability.mttdl_hours
 
     checks = [_check("usable_capacity", required_capacity_bytes(req), usable, "bytes", at_most=False)]
-    if required_iops_final > 0:
-        checks.append(_check("iops", required_iops_final, perf.max_iops, "iops", at_most=False))
+    if required[worst] > 0:
+        checks.append(_check("iops", required[worst], perf.max_iops, "iops", at_most=False))
     if c.latency_target_s > 0:
-        checks.append(_check("latency", c.latency_target_s, perf.latency_at_percentile_s, "s", at_most=True))
+        checks.append(_check("latency", c.latency_target_s, perfs[latency_worst].latency_at_percentile_s, "s", at_most=True))
     if c.worst_second_latency_target_s > 0:
-        checks.append(_check("worst_second_latency", c.worst_second_latency_target_s, perf.worst_second_latency_s, "s", at_most=True))
+        worst_second = max(p.worst_second_latency_s for p in perfs)
+        checks.append(_check("worst_second_latency", c.worst_second_latency_target_s, worst_second, "s", at_most=True))
     checks.append(_check("endurance", 1.0 - c.endurance_margin_fraction, life_used, "fraction", at_most=True))
     if c.max_purchase_cost_usd > 0:
         checks.append(_check("purchase_cost", c.max_purchase_cost_usd, purchase, "usd", at_most=True))
@@ -410,16 +480,20 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
     if c.max_data_loss_probability > 0:
         checks.append(_check("durability", c.max_data_loss_probability, loss_p, "fraction", at_most=True))
     binding = min(checks, key=lambda k: k.headroom_fraction)
+    sustained = min(p.max_iops for p in perfs)
     return Evaluation(
         candidate=cand, drive_display_name=drive.display_name, usable_capacity_bytes=usable,
-        predicted_iops=perf.max_iops, member_ios_per_host_io=perf.member_ios_per_host_io,
-        latency_p50_s=perf.latency_p50_s, latency_at_percentile_s=perf.latency_at_percentile_s,
-        worst_second_latency_s=perf.worst_second_latency_s, endurance_years=endurance_years,
+        predicted_iops=sustained, member_ios_per_host_io=perf.member_ios_per_host_io,
+        latency_p50_s=perfs[latency_worst].latency_p50_s, latency_at_percentile_s=perfs[latency_worst].latency_at_percentile_s,
+        worst_second_latency_s=max(p.worst_second_latency_s for p in perfs), endurance_years=wear.endurance_years,
         life_used_fraction=life_used, purchase_cost_usd=purchase, power_cost_usd=power_cost,
-        replacement_cost_usd=replacement_cost, total_cost_usd=purchase + power_cost + replacement_cost,
+        replacement_cost_usd=replacement_cost, total_cost_usd=total_cost,
         power_w=power, data_loss_probability=loss_p, checks=tuple(checks),
         meets_constraints=all(k.met for k in checks), binding_constraint=binding.constraint,
         headroom_fraction=binding.headroom_fraction, performance_model=perf.model,
+        years=tuple(year_figures), wear_out_year=wear.wear_out_year, replacement_drive_count=replacements,
+        mttdl_hours=mttdl_h, rebuild_s=repair_h * HOUR_S, cost_per_usable_tb_usd=total_cost / (usable / 1e12) if usable else math.inf,
+        cost_per_iops_usd=total_cost / sustained if sustained > 0 else math.inf,
     )
 
 
@@ -480,10 +554,104 @@ def explain(req: PlanRequest, e: Evaluation, rank_: int, objective: Objective) -
     return f"{what}: misses {_UNITS_TEXT[worst.constraint]} ({_fmt_check(worst)}); {len(failed)} constraint(s) unmet."
 
 
-def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_total: int, candidates_pruned: int) -> PlanOutcome:
+def pareto_front(evaluations: Sequence[Evaluation]) -> list[Evaluation]:
+    """Evaluations no other one dominates on (total cost: lower, latency headroom: higher,
+    data-loss probability: lower); ties on all three keep the first by candidate index."""
+    def key(e: Evaluation) -> tuple[float, float, float]:
+        return (e.total_cost_usd, -e.latency_headroom_fraction(), e.data_loss_probability)
+
+    ordered = sorted(evaluations, key=lambda e: (key(e), e.candidate.index))
+    front: list[Evaluation] = []
+    for e in ordered:
+        k = key(e)
+        if not any(all(a <= b for a, b in zip(key(f), k, strict=True)) for f in front):
+            front.append(e)
+    return front
+
+
+def hdd_equivalence(req: PlanRequest, best: Evaluation, catalog: Catalog | None = None, *, max_drives: int = 100_000) -> HddEquivalence | None:
+    """How many disks of ``req.hdd_model``, in the best candidate's layout family, carry the same
+    workload (its final-year IOPS at the latency target) with the same capacity: the smallest
+    count (whole groups) for which the same performance model says yes, found by bisection."""
+    catalog = catalog or builtin_catalog()
+    hdd = catalog.get(req.hdd_model, "hdd_model")
+    c = req.constraints
+    cand = best.candidate
+    base = candidate_layout(cand)
+    width = cand.group_width if base.kind not in (LayoutKind.RAID0, LayoutKind.RAID10) else None
+    w = req.workload.grown(req.service_life_years - 1)
+    iops = (req.required_iops() or best.predicted_iops) * req.growth_factor_final_year() if req.required_iops() else best.predicted_iops
+
+    def layout_for(n: int) -> Layout:
+        return candidate_layout(Candidate(index=0, drive_model=hdd.name, layout=cand.layout, group_width=width or n, drive_count=n))
+
+    step = width or (2 if base.kind is LayoutKind.RAID10 else 1)
+    first = max(step, 4 if base.kind is LayoutKind.RAID10 else step)
+
+    def ok(n: int, *, with_latency: bool) -> tuple[bool, str]:
+        layout = layout_for(n)
+        if usable_capacity_bytes(layout, n, hdd.capacity_bytes) < required_capacity_bytes(req):
+            return False, "capacity"
+        perf = performance.predict(hdd, layout, n, w, offered_iops=iops, latency_percentile=c.latency_percentile)
+        if perf.max_iops < iops:
+            return False, "IOPS"
+        if with_latency and c.latency_target_s > 0 and perf.latency_at_percentile_s > c.latency_target_s:
+            return False, f"p{c.latency_percentile:g} latency"
+        return True, ""
+
+    def smallest(with_latency: bool) -> int | None:
+        hi = first
+        while not ok(hi, with_latency=with_latency)[0]:
+            hi *= 2
+            if hi > max_drives:
+                return None
+        lo = first
+        while lo < hi:
+            mid = lo + ((hi - lo) // 2) // step * step
+            if ok(mid, with_latency=with_latency)[0]:
+                hi = mid
+            else:
+                lo = mid + step
+        return hi
+
+    n = smallest(True)
+    latency_note = ""
+    if n is None:
+        n = smallest(False)
+        if n is None:
+            return None
+        floor = performance.predict(hdd, layout_for(n), n, w, offered_iops=0.0 if not iops else iops / 1e3,
+                                    latency_percentile=c.latency_percentile).latency_at_percentile_s
+        latency_note = (f" No number of these disks holds p{c.latency_percentile:g} < {c.latency_target_s * 1e3:g} ms: "
+                        f"even unloaded a disk's p{c.latency_percentile:g} is {floor * 1e3:.1f} ms (seek + rotation).")
+    binding = ok(n - step, with_latency=not latency_note)[1] if n - step >= first else "the smallest array of this layout"
+    layout = layout_for(n)
+    perf = performance.predict(hdd, layout, n, w, offered_iops=iops, latency_percentile=c.latency_percentile)
+    power = cost.average_power_w(idle_power_w=hdd.idle_power_w or 0.0, active_power_w=hdd.active_power_w or 0.0, drive_count=n,
+                                 utilization=perf.utilization)
+    target = f" at p{c.latency_percentile:g} < {c.latency_target_s * 1e3:g} ms" if c.latency_target_s and not latency_note else ""
+    return HddEquivalence(
+        hdd_model=hdd.name, drive_count=n, layout=cand.layout, purchase_cost_usd=(hdd.price_usd or 0.0) * n, power_w=power,
+        explanation=(f"{n} x {hdd.display_name} in {cand.layout.upper()} carry {iops:,.0f} IOPS{target} with "
+                     f"{required_capacity_bytes(req) / 1e12:.1f} TB; {n - step} would miss on {binding}.{latency_note}"),
+    )
+
+
+def explain_pareto(e: Evaluation) -> str:
+    c = e.candidate
+    latency = e.latency_headroom_fraction()
+    lat = f", latency headroom {latency:+.0%}" if math.isfinite(latency) else ""
+    return (f"{c.layout.upper()} of {c.drive_count} x {e.drive_display_name}: ${e.total_cost_usd:,.0f}{lat}, "
+            f"P(data loss) {e.data_loss_probability:.2g}; no other candidate is better on all three.")
+
+
+def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_total: int, candidates_pruned: int,
+         catalog: Catalog | None = None) -> PlanOutcome:
     """Order by the objective: constraint-meeting candidates first, then the nearest misses."""
     evals = list(evaluations)
     objective = req.objective
+    front_ids = {e.candidate.index for e in pareto_front([e for e in evals if e.meets_constraints])}
+    evals = [replace(e, pareto_optimal=e.candidate.index in front_ids) for e in evals]
     meeting = sorted((e for e in evals if e.meets_constraints), key=lambda e: (e.objective_value(objective), e.candidate.index))
     missing = sorted((e for e in evals if not e.meets_constraints), key=lambda e: (-e.headroom_fraction, e.objective_value(objective), e.candidate.index))
     chosen = (meeting or missing)[: req.max_recommendations]
@@ -499,8 +667,13 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
     else:
         summary = (f"No candidate meets every constraint: all {candidates_total} candidates failed the cheap bounds "
                    "(capacity, budget, power or spec-sheet IOPS); widen candidate_space or relax constraints.")
+    ranks = {r.evaluation.candidate.index: r.rank for r in recs}
+    front = tuple(Recommendation(rank=ranks.get(e.candidate.index, 0), evaluation=e, explanation=explain_pareto(e))
+                  for e in sorted((e for e in meeting if e.pareto_optimal), key=lambda e: (e.total_cost_usd, e.candidate.index)))
+    hdd = hdd_equivalence(req, recs[0].evaluation, catalog) if meeting else None
     return PlanOutcome(recommendations=recs, constraints_met=bool(meeting), summary=summary, candidates_total=candidates_total,
-                       candidates_pruned=candidates_pruned, candidates_evaluated=len(evals), models=models)
+                       candidates_pruned=candidates_pruned, candidates_evaluated=len(evals), models=models,
+                       pareto_front=front, hdd_equivalence=hdd)
 
 
 def plan(req: PlanRequest, catalog: Catalog | None = None, *, limit: int = DEFAULT_CANDIDATE_LIMIT) -> PlanOutcome:
@@ -509,4 +682,4 @@ def plan(req: PlanRequest, catalog: Catalog | None = None, *, limit: int = DEFAU
     validate_request(req, catalog)
     candidates = enumerate_candidates(req, catalog, limit=limit)
     kept, pruned = prune(req, candidates, catalog)
-    return rank(req, evaluate_batch(req, kept, catalog), candidates_total=len(candidates), candidates_pruned=pruned)
+    return rank(req, evaluate_batch(req, kept, catalog), candidates_total=len(candidates), candidates_pruned=pruned, catalog=catalog)

@@ -186,7 +186,7 @@ class PlanRunner:
             self.executor.run(evaluate_candidates, (req, tuple(self.catalog)), calls, carrier, on_result=on_result, cancel=live.cancel)
         with tracer.start_as_current_span("arrayplan.rank"):
             results.sort(key=lambda e: e.candidate.index)
-            return recommend.rank(req, results, candidates_total=len(candidates), candidates_pruned=pruned)
+            return recommend.rank(req, results, candidates_total=len(candidates), candidates_pruned=pruned, catalog=self.catalog)
 
     # -- read -------------------------------------------------------------------------------
     def _to_proto(self, row: RunRow, *, with_result: bool = True) -> pb.Plan:

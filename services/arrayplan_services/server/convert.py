@@ -135,6 +135,7 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec") -> rec
         candidate_space=recommend.CandidateSpace(
             drive_models=tuple(cs.drive_models), layouts=tuple(cs.layouts), group_widths=tuple(cs.group_widths),
             min_drive_count=cs.min_drive_count or 1, max_drive_count=cs.max_drive_count or recommend.DEFAULT_MAX_DRIVE_COUNT,
+            over_provisioning_fractions=tuple(cs.over_provisioning_fractions),
         ),
         seed=spec.seed,
         max_recommendations=spec.max_recommendations or 10,
@@ -165,7 +166,21 @@ def recommendation_to_proto(r: recommend.Recommendation) -> pb.Recommendation:
         meets_constraints=e.meets_constraints, binding_constraint=e.binding_constraint,
         headroom_fraction=_finite(e.headroom_fraction), explanation=r.explanation,
         member_ios_per_host_io=e.member_ios_per_host_io, data_loss_probability=e.data_loss_probability,
+        over_provisioning_fraction=c.over_provisioning_fraction, wear_out_year=e.wear_out_year or 0,
+        replacement_drive_count=e.replacement_drive_count, cost_per_usable_tb_usd=_finite(e.cost_per_usable_tb_usd),
+        cost_per_iops_usd=_finite(e.cost_per_iops_usd), pareto_optimal=e.pareto_optimal,
+        mttdl_hours=e.mttdl_hours if math.isfinite(e.mttdl_hours) else 1e300,
     )
+    rebuild = to_duration(e.rebuild_s)
+    if rebuild is not None:
+        msg.rebuild_duration.CopyFrom(rebuild)
+    for y in e.years:
+        ym = msg.years.add(year=y.year, fill_fraction=y.fill_fraction, required_iops=y.required_iops,
+                           write_amplification=y.write_amplification, life_used_fraction=_finite(y.life_used_fraction),
+                           cumulative_life_used_fraction=_finite(y.cumulative_life_used_fraction), predicted_iops=_finite(y.predicted_iops))
+        lat = to_duration(y.latency_at_percentile_s)
+        if lat is not None:
+            ym.latency_at_percentile.CopyFrom(lat)
     for name, value in (("latency_p50", e.latency_p50_s), ("latency_at_percentile", e.latency_at_percentile_s),
                         ("worst_second_latency", e.worst_second_latency_s)):
         d = to_duration(value)
@@ -178,9 +193,19 @@ def recommendation_to_proto(r: recommend.Recommendation) -> pb.Recommendation:
     return msg
 
 
+MAX_PARETO = 50
+
+
 def outcome_to_proto(o: recommend.PlanOutcome) -> pb.PlanResult:
-    return pb.PlanResult(recommendations=[recommendation_to_proto(r) for r in o.recommendations],
-                         constraints_met=o.constraints_met, summary=o.summary, models=list(o.models))
+    result = pb.PlanResult(recommendations=[recommendation_to_proto(r) for r in o.recommendations],
+                           constraints_met=o.constraints_met, summary=o.summary, models=list(o.models),
+                           pareto_front=[recommendation_to_proto(r) for r in o.pareto_front[:MAX_PARETO]])
+    if o.hdd_equivalence is not None:
+        h = o.hdd_equivalence
+        result.hdd_equivalence.CopyFrom(pb.HddEquivalence(hdd_model=h.hdd_model, drive_count=h.drive_count, layout=h.layout,
+                                                          purchase_cost_usd=h.purchase_cost_usd, power_w=h.power_w,
+                                                          explanation=h.explanation))
+    return result
 
 
 def drive_to_proto(d: Drive) -> pb.Drive:

@@ -1,0 +1,153 @@
+"""The planner core: enumeration, pruning soundness, year-by-year checks, ranking, Pareto front,
+HDD equivalence, determinism."""
+
+from __future__ import annotations
+
+
+import pytest
+
+from arrayplan_engine import recommend as rc
+from arrayplan_engine.errors import InvalidInputError, SearchSpaceTooLargeError
+from arrayplan_engine.units import KiB, TB
+from arrayplan_engine.workload import Workload
+
+OLTP = Workload(read_fraction=0.7, target_iops=25_000, daily_write_bytes=1.5 * TB, io_size_mix=((8 * KiB, 1.0),),
+                growth_per_year=0.2)
+
+
+def _req(**kw) -> rc.PlanRequest:  # type: ignore[no-untyped-def]
+    base = dict(workload=OLTP, constraints=rc.Constraints(usable_capacity_bytes=8 * TB, latency_percentile=99.9,
+                                                          latency_target_s=0.005, endurance_margin_fraction=0.2),
+                candidate_space=rc.CandidateSpace(drive_models=("intel-dc-s3500-480gb", "intel-dc-s3500-800gb",
+                                                                "intel-dc-s3700-400gb", "intel-dc-s3700-800gb"),
+                                                  layouts=("raid10", "raid5", "raid6"), max_drive_count=48))
+    base.update(kw)
+    return rc.PlanRequest(**base)
+
+
+def test_enumeration_counts_and_order() -> None:
+    req = _req(candidate_space=rc.CandidateSpace(drive_models=("intel-dc-s3500-480gb",), layouts=("raid6",), group_widths=(6, 8),
+                                                 max_drive_count=24))
+    cands = rc.enumerate_candidates(req)
+    # RAID 6 of 6: 6, 12, 18, 24 drives; of 8: 8, 16, 24 -> 7 candidates, index = position.
+    assert [(c.group_width, c.drive_count) for c in cands] == [(6, 6), (6, 12), (6, 18), (6, 24), (8, 8), (8, 16), (8, 24)]
+    assert [c.index for c in cands] == list(range(7))
+    assert rc.count_candidates(req) == 7
+    ops = _req(candidate_space=rc.CandidateSpace(drive_models=("intel-dc-s3500-480gb", "hdd-15k-sas-300gb"), layouts=("raid6",),
+                                                 group_widths=(6,), max_drive_count=12, over_provisioning_fractions=(0.0, 0.25)))
+    # Short-stroking applies to SSDs only: 2 OP values x 2 counts for the SSD, 2 counts for the HDD.
+    got = rc.enumerate_candidates(ops)
+    assert sorted((c.drive_model, c.over_provisioning_fraction, c.drive_count) for c in got) == sorted(
+        [("intel-dc-s3500-480gb", 0.0, 6), ("intel-dc-s3500-480gb", 0.0, 12), ("intel-dc-s3500-480gb", 0.25, 6),
+         ("intel-dc-s3500-480gb", 0.25, 12), ("hdd-15k-sas-300gb", 0.0, 6), ("hdd-15k-sas-300gb", 0.0, 12)])
+
+
+def test_search_space_limit_before_building() -> None:
+    req = _req(candidate_space=rc.CandidateSpace(layouts=("raid0", "raid10", "raid5", "raid6"), group_widths=tuple(range(3, 65)),
+                                                 max_drive_count=1024))
+    with pytest.raises(SearchSpaceTooLargeError) as err:
+        rc.enumerate_candidates(req, limit=10_000)
+    assert err.value.candidate_count == rc.count_candidates(req) > 10_000
+
+
+def test_pruning_is_sound() -> None:
+    """Every candidate the cheap bounds drop fails a constraint when fully evaluated."""
+    req = _req()
+    cands = rc.enumerate_candidates(req)
+    kept, pruned = rc.prune(req, cands)
+    assert pruned > 0 and kept
+    kept_ids = {c.index for c in kept}
+    dropped = [c for c in cands if c.index not in kept_ids]
+    for c in dropped[:: max(1, len(dropped) // 60)]:
+        assert not rc.evaluate(req, c).meets_constraints, c
+
+
+def test_checks_hold_in_the_worst_year() -> None:
+    req = _req()
+    cand = rc.Candidate(index=0, drive_model="intel-dc-s3500-800gb", layout="raid6", group_width=12, drive_count=36)
+    e = rc.evaluate(req, cand)
+    assert len(e.years) == 5
+    # Capacity: 8 TB grown 20 %/year for 4 years = 16.5888 TB needed in year 5.
+    cap = next(k for k in e.checks if k.constraint == "usable_capacity")
+    assert cap.required == pytest.approx(8e12 * 1.2**4)
+    assert cap.predicted == pytest.approx(3 * 10 * 800e9)
+    # IOPS: 25,000 grown to 51,840 in year 5; the check is against the worst year's headroom.
+    iops = next(k for k in e.checks if k.constraint == "iops")
+    headrooms = [(y.predicted_iops - y.required_iops) / y.required_iops for y in e.years]
+    assert iops.headroom_fraction == pytest.approx(min(headrooms))
+    # A fuller array is slower: fill rises each year and predicted IOPS fall.
+    fills = [y.fill_fraction for y in e.years]
+    assert fills == sorted(fills)
+    assert e.years[-1].predicted_iops < e.years[0].predicted_iops
+    lat = next(k for k in e.checks if k.constraint == "latency")
+    assert lat.predicted == pytest.approx(max(y.latency_at_percentile_s for y in e.years))
+    assert e.binding_constraint == min(e.checks, key=lambda k: k.headroom_fraction).constraint
+    assert e.total_cost_usd == pytest.approx(e.purchase_cost_usd + e.power_cost_usd + e.replacement_cost_usd)
+    assert e.cost_per_usable_tb_usd == pytest.approx(e.total_cost_usd / (e.usable_capacity_bytes / 1e12))
+
+
+def test_plan_ranks_explains_and_is_deterministic() -> None:
+    req = _req()
+    a = rc.plan(req)
+    b = rc.plan(req)
+    assert a == b
+    assert a.constraints_met
+    costs = [r.evaluation.total_cost_usd for r in a.recommendations]
+    assert costs == sorted(costs)
+    best = a.recommendations[0]
+    assert best.explanation.startswith(f"{best.evaluation.candidate.layout.upper()} of {best.evaluation.candidate.drive_count} x")
+    assert "binds first" in best.explanation and "year 5" in best.explanation
+    purchase = rc.plan(_req(objective=rc.Objective.PURCHASE_COST))
+    assert [r.evaluation.purchase_cost_usd for r in purchase.recommendations] == sorted(
+        r.evaluation.purchase_cost_usd for r in purchase.recommendations)
+
+
+def test_pareto_front_is_undominated_and_complete() -> None:
+    out = rc.plan(_req(max_recommendations=100))
+    front = [r.evaluation for r in out.pareto_front]
+    assert front
+
+    def key(e: rc.Evaluation) -> tuple[float, float, float]:
+        return (e.total_cost_usd, -e.latency_headroom_fraction(), e.data_loss_probability)
+
+    def dominates(x: rc.Evaluation, y: rc.Evaluation) -> bool:
+        return all(a <= b for a, b in zip(key(x), key(y), strict=True)) and key(x) != key(y)
+
+    meeting = [r.evaluation for r in out.recommendations]
+    for e in front:
+        assert not any(dominates(o, e) for o in meeting)
+    # The cheapest feasible candidate is always on the front.
+    assert front[0].candidate == out.recommendations[0].evaluation.candidate
+
+
+def test_no_candidate_meets_gives_nearest_misses() -> None:
+    out = rc.plan(_req(constraints=rc.Constraints(usable_capacity_bytes=8 * TB, latency_percentile=99.9, latency_target_s=1e-6)))
+    assert not out.constraints_met
+    assert out.recommendations and not out.recommendations[0].evaluation.meets_constraints
+    assert "misses latency" in out.recommendations[0].explanation
+
+
+def test_hdd_equivalence_needs_many_disks() -> None:
+    out = rc.plan(_req(constraints=rc.Constraints(usable_capacity_bytes=8 * TB, endurance_margin_fraction=0.2)))
+    h = out.hdd_equivalence
+    assert h is not None and h.hdd_model == "hdd-15k-sas-300gb"
+    # 51,840 IOPS in year 5 at ~185 IOPS per 15K disk (001 seed: 1-2 MB/s of 4 KB random IO per
+    # disk) needs hundreds of disks in any layout; the SSD winner has a few dozen drives.
+    assert h.drive_count > 5 * out.recommendations[0].evaluation.candidate.drive_count
+    assert h.drive_count * 185 > 51_840 * 0.7
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (dict(service_life_years=0), "service_life_years"),
+        (dict(constraints=rc.Constraints(usable_capacity_bytes=-1)), "constraints.usable_capacity_bytes"),
+        (dict(candidate_space=rc.CandidateSpace(over_provisioning_fractions=(0.95,))), "candidate_space.over_provisioning_fractions[0]"),
+        (dict(candidate_space=rc.CandidateSpace(drive_models=("nope",))), "candidate_space.drive_models[0]"),
+        (dict(seed=-1), "seed"),
+    ],
+)
+def test_bad_requests_name_the_field(change, field: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(InvalidInputError) as err:
+        rc.validate_request(_req(**change))
+    assert field in [v.field for v in err.value.violations]
