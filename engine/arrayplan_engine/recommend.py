@@ -81,6 +81,9 @@ class PlanRequest:
     rebuild_rate_fraction_of_seq_write: float = 0.5
     # The hard disk the winner is compared with (the 001 seed compares with 15K RPM disks).
     hdd_model: str = "hdd-15k-sas-300gb"
+    # Latency figures from the array simulation (True) or the analytic queueing model (False).
+    simulate: bool = True
+    simulated_seconds: float = performance.DEFAULT_SIMULATED_S
 
     def required_iops(self) -> float:
         return self.constraints.min_iops or self.workload.target_iops
@@ -356,11 +359,11 @@ def required_capacity_bytes(req: PlanRequest) -> float:
 
 
 def prune(req: PlanRequest, candidates: Iterable[Candidate], catalog: Catalog | None = None) -> tuple[list[Candidate], int]:
-    """Drop candidates that fail a cheap bound (capacity, budget, power at idle, IOPS upper bound).
+    """Drop candidates that fail a cheap bound (capacity, budget, power at idle, IOPS).
 
-    Only bounds that cannot be rescued by a better simulation result are used: capacity and
-    purchase cost are exact, idle power is a lower bound on power, and the spec-sheet IOPS of
-    every member is an upper bound on what the array can carry.
+    Only bounds the full evaluation would fail the same way are used: capacity and purchase cost
+    are exact, idle power is a lower bound on power, and the steady-state IOPS bound at the final
+    year's fill is the figure the IOPS check compares against.
     """
     catalog = catalog or builtin_catalog()
     need = required_capacity_bytes(req)
@@ -380,7 +383,11 @@ def prune(req: PlanRequest, candidates: Iterable[Candidate], catalog: Catalog | 
             pruned += 1
             continue
         if iops_needed > 0:
-            bound = performance.spec_iops_bound(drive, layout, cand.drive_count, req.workload, fresh=True)
+            # The steady-state bound at the final year's fill is what the IOPS check uses.
+            usable = usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes * (1.0 - cand.over_provisioning_fraction))
+            fill = min(1.0, need * req.workload.working_set_fraction / usable)
+            bound = performance.spec_iops_bound(drive, layout, cand.drive_count, req.workload.grown(req.service_life_years - 1),
+                                                fresh=False, fill_fraction=fill, extra_spare_fraction=cand.over_provisioning_fraction)
             if bound < iops_needed:
                 pruned += 1
                 continue
@@ -428,7 +435,8 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
         required_y = req.required_iops() * (1.0 + w.growth_per_year) ** (y - 1)
         perf_y = performance.predict(drive, layout, cand.drive_count, w.grown(y - 1), offered_iops=required_y,
                                      latency_percentile=c.latency_percentile, fill_fraction=yw.fill_fraction,
-                                     extra_spare_fraction=op, seed=seed)
+                                     extra_spare_fraction=op, seed=np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, y)),
+                                     simulate=req.simulate, simulated_s=req.simulated_seconds)
         perfs.append(perf_y)
         required.append(required_y)
         year_figures.append(YearPerformance(
@@ -510,7 +518,7 @@ def evaluate_batch(req: PlanRequest, candidates: Sequence[Candidate], catalog: C
 
 def estimated_cost_s(req: PlanRequest, cand: Candidate) -> float:
     """Rough CPU seconds to evaluate a candidate (batch sizing), from the performance model."""
-    return performance.estimated_cost_s(cand.drive_count, req.workload)
+    return req.service_life_years * performance.estimated_cost_s(cand.drive_count, req.workload, simulate=req.simulate)
 
 
 # -- ranking ------------------------------------------------------------------------------------
@@ -569,7 +577,7 @@ def pareto_front(evaluations: Sequence[Evaluation]) -> list[Evaluation]:
     return front
 
 
-def hdd_equivalence(req: PlanRequest, best: Evaluation, catalog: Catalog | None = None, *, max_drives: int = 100_000) -> HddEquivalence | None:
+def hdd_equivalence(req: PlanRequest, best: Evaluation, catalog: Catalog | None = None, *, max_drives: int = 4_096) -> HddEquivalence | None:
     """How many disks of ``req.hdd_model``, in the best candidate's layout family, carry the same
     workload (its final-year IOPS at the latency target) with the same capacity: the smallest
     count (whole groups) for which the same performance model says yes, found by bisection."""
@@ -592,7 +600,8 @@ def hdd_equivalence(req: PlanRequest, best: Evaluation, catalog: Catalog | None 
         layout = layout_for(n)
         if usable_capacity_bytes(layout, n, hdd.capacity_bytes) < required_capacity_bytes(req):
             return False, "capacity"
-        perf = performance.predict(hdd, layout, n, w, offered_iops=iops, latency_percentile=c.latency_percentile)
+        perf = performance.predict(hdd, layout, n, w, offered_iops=iops, latency_percentile=c.latency_percentile,
+                                   simulate=req.simulate, simulated_s=req.simulated_seconds)
         if perf.max_iops < iops:
             return False, "IOPS"
         if with_latency and c.latency_target_s > 0 and perf.latency_at_percentile_s > c.latency_target_s:
@@ -620,13 +629,15 @@ def hdd_equivalence(req: PlanRequest, best: Evaluation, catalog: Catalog | None 
         n = smallest(False)
         if n is None:
             return None
-        floor = performance.predict(hdd, layout_for(n), n, w, offered_iops=0.0 if not iops else iops / 1e3,
-                                    latency_percentile=c.latency_percentile).latency_at_percentile_s
+        floor = performance.predict(hdd, layout_for(n), n, w, offered_iops=iops / 1e3 if iops else 1.0,
+                                    latency_percentile=c.latency_percentile, simulate=req.simulate,
+                                    simulated_s=max(req.simulated_seconds, 20.0)).latency_at_percentile_s
         latency_note = (f" No number of these disks holds p{c.latency_percentile:g} < {c.latency_target_s * 1e3:g} ms: "
                         f"even unloaded a disk's p{c.latency_percentile:g} is {floor * 1e3:.1f} ms (seek + rotation).")
     binding = ok(n - step, with_latency=not latency_note)[1] if n - step >= first else "the smallest array of this layout"
     layout = layout_for(n)
-    perf = performance.predict(hdd, layout, n, w, offered_iops=iops, latency_percentile=c.latency_percentile)
+    perf = performance.predict(hdd, layout, n, w, offered_iops=iops, latency_percentile=c.latency_percentile,
+                               simulate=req.simulate, simulated_s=req.simulated_seconds)
     power = cost.average_power_w(idle_power_w=hdd.idle_power_w or 0.0, active_power_w=hdd.active_power_w or 0.0, drive_count=n,
                                  utilization=perf.utilization)
     target = f" at p{c.latency_percentile:g} < {c.latency_target_s * 1e3:g} ms" if c.latency_target_s and not latency_note else ""

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 from arrayplan.v1 import planner_pb2 as pb
-from arrayplan_engine import cost, endurance, performance
+from arrayplan_engine import array, cost, endurance, performance
 from arrayplan_engine.catalog import Catalog
 from arrayplan_engine.errors import InvalidInputError, UnknownNameError, Violation
 from arrayplan_engine.layout import make_layout, usable_capacity_bytes
+from opentelemetry import trace
 
-from .fanout import Executor
+from . import telemetry
+from .fanout import Cancelled, Executor, TaskCall
+from .fanout.tasks import simulate_window
 from .server.convert import reprefix, to_duration, workload_from_proto
 
 MAX_ARRAY_DRIVES = 1_024
@@ -61,25 +65,86 @@ def _validate(request: pb.SimulateArrayRequest, catalog: Catalog):  # type: igno
 
 def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor: Executor, *,
                    is_active: Callable[[], bool] = lambda: True) -> pb.SimulateArrayResponse:
+    """The array simulation of one explicit array, split into time windows that run as tasks on
+    the executor (Ray) and merge exactly; a client that goes away cancels the tasks."""
     drive, layout, workload = _validate(request, catalog)
-    del executor, is_active
-    perf_p99 = performance.predict(drive, layout, request.drive_count, workload, offered_iops=workload.target_iops, latency_percentile=99.0)
-    summary = pb.LatencySummary()
-    for name, pct in (("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p999", 99.9), ("p9999", 99.99)):
-        p = performance.predict(drive, layout, request.drive_count, workload, offered_iops=workload.target_iops, latency_percentile=pct)
-        d = to_duration(p.latency_at_percentile_s)
-        if d is not None:
-            getattr(summary, name).CopyFrom(d)
+    fill = request.fill_fraction if request.HasField("fill_fraction") else 1.0
+    if not (0.0 < fill <= 1.0):
+        raise InvalidInputError.one("fill_fraction", f"must be in (0, 1], got {fill}")
+    if request.rebuild_rate_bytes_per_second < 0:
+        raise InvalidInputError.one("rebuild_rate_bytes_per_second", f"must be >= 0, got {request.rebuild_rate_bytes_per_second}")
+    duration_s = request.duration.seconds + request.duration.nanos / 1e9 if request.HasField("duration") else 10.0
+    tracer = telemetry.tracer()
+    with tracer.start_as_current_span("arrayplan.service_model", attributes={"arrayplan.drive_model": drive.name}):
+        model = performance.service_model_for(drive, workload, fill_fraction=fill)
+    spec = array.ArraySpec(
+        layout=layout, drive_count=request.drive_count, service_models=(model,), workload=workload, duration_s=duration_s,
+        seed=request.seed, failed_drives=request.failed_drive_count,
+        rebuild_rate_bytes_per_s=request.rebuild_rate_bytes_per_second, drive_capacity_bytes=float(drive.capacity_bytes),
+    )
+    parts = array.split_simulation(spec, max(1, min(executor.worker_count, int(duration_s))))
+    results: list[array.ArrayResult] = []
+    cancel = threading.Event()
+
+    def on_result(call: TaskCall, value: tuple[array.ArrayResult, list[dict]]) -> None:
+        del call
+        results.append(value[0])
+        if not is_active():
+            cancel.set()
+
+    with tracer.start_as_current_span("arrayplan.simulate_fanout", kind=trace.SpanKind.PRODUCER,
+                                      attributes={"arrayplan.task_count": len(parts), "arrayplan.array.drive_count": request.drive_count}) as span:
+        carrier = telemetry.inject_carrier()
+        watcher = threading.Thread(target=_watch_client, args=(is_active, cancel), daemon=True)
+        watcher.start()
+        try:
+            executor.run(simulate_window, None, [TaskCall(batch=p, weight=1) for p in parts], carrier, on_result=on_result,
+                         cancel=cancel)
+        except Cancelled:
+            span.set_attribute("arrayplan.cancelled", True)
+            raise
+        finally:
+            cancel.set()
+    r = array.merge_results(sorted(results, key=lambda x: x.window_start_s))
     per_day = endurance.drive_write_bytes_per_day(layout, request.drive_count, workload)
     years = endurance.endurance_years(float(drive.endurance_bytes_written or 0.0), per_day) if drive.endurance_bytes_written else 0.0
-    return pb.SimulateArrayResponse(
+    response = pb.SimulateArrayResponse(
         usable_capacity_bytes=int(usable_capacity_bytes(layout, request.drive_count, drive.capacity_bytes)),
-        achieved_iops=workload.target_iops if 0 < workload.target_iops <= perf_p99.max_iops else perf_p99.max_iops,
-        member_ios_per_host_io=perf_p99.member_ios_per_host_io, latency=summary,
-        endurance_years=years if years < 1e9 else 1e9,
+        achieved_iops=float(r.achieved_iops), member_ios_per_host_io=float(r.member_ios_per_host_io),
+        latency=_summary(r, "all"), read_latency=_summary(r, "read"), write_latency=_summary(r, "write"),
+        iops_per_second=[float(x) for x in r.iops_per_second],
+        drive_utilization_fractions=[float(x) for x in r.drive_utilisation],
+        endurance_years=years if 0 < years < 1e9 else (1e9 if years else 0.0),
         purchase_cost_usd=cost.purchase_cost_usd(drive.price_usd or 0.0, request.drive_count),
-        models=[perf_p99.model],
+        models=[performance.SIMULATION_MODEL, f"service-model:{'hdd' if drive.kind == 'hdd' else 'ssd-ftl-gc-profile'}"],
     )
+    if r.rebuild_simulated and r.rebuild_done:
+        d = to_duration(r.rebuild_duration_s)
+        if d is not None:
+            response.rebuild_duration.CopyFrom(d)
+    return response
+
+
+def _watch_client(is_active: Callable[[], bool], cancel: threading.Event) -> None:
+    """Cancel the simulation's tasks when the client's deadline passes or it goes away."""
+    while not cancel.wait(0.2):
+        if not is_active():
+            cancel.set()
+
+
+def _summary(r: array.ArrayResult, kind: str) -> pb.LatencySummary:
+    out = pb.LatencySummary()
+    if not r.latency_count(kind):
+        return out
+    for name, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999), ("p9999", 0.9999), ("max", 1.0)):
+        d = to_duration(float(r.latency_percentile_s(q, kind)))
+        if d is not None:
+            getattr(out, name).CopyFrom(d)
+    if kind == "all":
+        d = to_duration(float(r.worst_second_p99_latency_s))
+        if d is not None:
+            out.worst_second_p99.CopyFrom(d)
+    return out
 
 
 def consistency_test(request: pb.RunConsistencyTestRequest, catalog: Catalog) -> pb.RunConsistencyTestResponse:

@@ -24,7 +24,9 @@ OLTP = pb.PlanSpec(
                          io_size_mix=[pb.IoSizeShare(io_bytes=8192, weight=1)]),
     constraints=pb.Constraints(usable_capacity_bytes=4_000_000_000_000, latency_percentile=99.9,
                                latency_target=duration_pb2.Duration(nanos=5_000_000)),
-    candidate_space=pb.CandidateSpace(layouts=["raid10", "raid6"], max_drive_count=24),
+    candidate_space=pb.CandidateSpace(drive_models=["intel-dc-s3500-480gb", "intel-dc-s3500-800gb", "intel-dc-s3700-400gb"],
+                                      layouts=["raid10", "raid6"], max_drive_count=16),
+    service_life_years=3,
     seed=3,
 )
 
@@ -99,11 +101,18 @@ def test_simulate_array(stub) -> None:  # type: ignore[no-untyped-def]
     assert resp.usable_capacity_bytes == 10 * 480_000_000_000
     # 70/30 4 KiB random on RAID 6: 0.7 x 1 + 0.3 x 6 = 2.5 member IOs per host IO (RMW).
     assert resp.member_ios_per_host_io == pytest.approx(2.5, rel=0.02)
-    assert resp.achieved_iops == pytest.approx(20_000, rel=0.05)
-    p50 = resp.latency.p50.ToNanoseconds()
-    p99 = resp.latency.p99.ToNanoseconds()
-    assert 0 < p50 < p99
-    assert resp.purchase_cost_usd > 0 and resp.trace_id
+    # Open loop at 20,000 IOPS: the simulation carries the offered rate (Poisson, 10 s: 0.5 % sd).
+    assert resp.achieved_iops == pytest.approx(20_000, rel=0.03)
+    assert len(resp.iops_per_second) == 10 and len(resp.drive_utilization_fractions) == 12
+    p50, p99, p999 = (resp.latency.p50.ToNanoseconds(), resp.latency.p99.ToNanoseconds(), resp.latency.p999.ToNanoseconds())
+    assert 0 < p50 < p99 < p999 <= resp.latency.max.ToNanoseconds()
+    # Writes wait for read-modify-write: slower than reads at the median.
+    assert resp.write_latency.p50.ToNanoseconds() > resp.read_latency.p50.ToNanoseconds()
+    assert resp.purchase_cost_usd > 0 and resp.trace_id and "array-des" in resp.models
+    again = stub.SimulateArray(pb.SimulateArrayRequest(
+        drive_model="intel-dc-s3500-480gb", drive_count=12, layout="raid6",
+        workload=pb.Workload(read_fraction=0.7, target_iops=20_000, queue_depth=32)), timeout=120)
+    assert list(again.iops_per_second) == list(resp.iops_per_second), "same seed, same simulation across Ray tasks"
 
 
 def test_get_drive_and_list(stub) -> None:  # type: ignore[no-untyped-def]
@@ -309,3 +318,26 @@ def test_run_consistency_test(stub) -> None:  # type: ignore[no-untyped-def]
         bad = error_details_pb2.BadRequest()
         [d for d in rpc_status.from_call(err.value).details if d.Is(error_details_pb2.BadRequest.DESCRIPTOR)][0].Unpack(bad)
         assert [v.field for v in bad.field_violations] == [field]
+
+
+def test_simulate_array_deadline_cancels_its_tasks(stub, server: ServerProcess) -> None:  # type: ignore[no-untyped-def]
+    """A client deadline stops the simulation's Ray tasks (an hour of simulated time would take minutes)."""
+    long = pb.SimulateArrayRequest(drive_model="intel-dc-s3500-480gb", drive_count=24, layout="raid6", group_width=12,
+                                   workload=pb.Workload(read_fraction=0.7, target_iops=50_000),
+                                   duration=duration_pb2.Duration(seconds=3600), seed=9)
+    with pytest.raises(grpc.RpcError) as err:
+        stub.SimulateArray(long, timeout=4)
+    assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    deadline = time.monotonic() + 30
+    cancelled = []
+    while not cancelled and time.monotonic() < deadline:
+        time.sleep(0.5)
+        with sqlite3.connect(server.data_dir / "runs.sqlite3") as db:
+            cancelled = db.execute("SELECT attributes_json FROM spans WHERE name='arrayplan.simulate_fanout' "
+                                   "AND attributes_json LIKE '%arrayplan.cancelled%'").fetchall()
+    assert cancelled, "the fan-out saw the client go away and cancelled its tasks"
+    # The server is still healthy and answers the next simulation.
+    ok = stub.SimulateArray(pb.SimulateArrayRequest(drive_model="intel-dc-s3500-480gb", drive_count=12, layout="raid6",
+                                                    workload=pb.Workload(read_fraction=0.7, target_iops=10_000),
+                                                    duration=duration_pb2.Duration(seconds=1)), timeout=120)
+    assert ok.achieved_iops == pytest.approx(10_000, rel=0.1)

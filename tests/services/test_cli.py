@@ -130,3 +130,23 @@ def test_buf_lint_passes() -> None:
     buf = Path(sys.executable).parent / "buf"
     out = subprocess.run([str(buf), "lint"], cwd=ROOT / "proto", capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_simulate_cli_calls_the_service(server: ServerProcess, tmp_path: Path) -> None:
+    args = ("simulate", "--drive", "intel-dc-s3500-480gb", "--drives", "12", "--layout", "raid6", "--read-fraction", "0.7",
+            "--target-iops", "10000", "--duration-s", "2", "--format", "json")
+    out = run_cli(*args, "--server", server.address)
+    assert out.returncode == 0, out.stderr
+    body = json.loads(out.stdout)
+    assert body["achieved_iops"] == pytest.approx(10_000, rel=0.05)
+    assert body["member_ios_per_host_io"] == pytest.approx(2.5, rel=0.03)
+    assert body["usable_capacity_bytes"] == str(10 * 480_000_000_000)
+    bad = run_cli("simulate", "--drive", "intel-dc-s3500-480gb", "--drives", "12", "--layout", "raid7", "--read-fraction", "0.7",
+                  "--server", server.address)
+    assert bad.returncode == 2 and "layout" in bad.stderr
+    # In-process, with the latency CDF / IOPS-vs-time picture.
+    png = tmp_path / "sim.png"
+    local = run_cli(*args, "--local", "--plot", str(png))
+    assert local.returncode == 0, local.stderr
+    assert json.loads(local.stdout)["member_ios_per_host_io"] == pytest.approx(2.5, rel=0.03)
+    assert png.stat().st_size > 10_000

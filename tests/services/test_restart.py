@@ -15,11 +15,14 @@ from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 
 SMALL = pb.PlanSpec(workload=pb.Workload(read_fraction=0.7, target_iops=5_000),
                     constraints=pb.Constraints(usable_capacity_bytes=2_000_000_000_000),
-                    candidate_space=pb.CandidateSpace(layouts=["raid10", "raid6"], max_drive_count=16))
-LONG = pb.PlanSpec(workload=pb.Workload(read_fraction=0.7),
+                    candidate_space=pb.CandidateSpace(drive_models=["intel-dc-s3500-480gb", "intel-dc-s3700-400gb"],
+                                                      layouts=["raid10", "raid6"], max_drive_count=16),
+                    service_life_years=2)
+# About 120 candidates x 5 simulated years: ~10 s on 2 Ray CPUs, long enough to stop mid-plan.
+LONG = pb.PlanSpec(workload=pb.Workload(read_fraction=0.7, target_iops=10_000),
                    constraints=pb.Constraints(usable_capacity_bytes=1_000_000_000),
-                   candidate_space=pb.CandidateSpace(layouts=["raid0", "raid10", "raid5", "raid6", "ec:4+2", "ec:8+3"],
-                                                     group_widths=[4, 5, 6, 8, 10, 12], max_drive_count=160))
+                   candidate_space=pb.CandidateSpace(drive_models=["intel-dc-s3500-480gb", "intel-dc-s3700-400gb"],
+                                                     layouts=["raid0", "raid10", "raid5", "raid6"], max_drive_count=24))
 
 
 def _wait_running(stub, name: str) -> None:  # type: ignore[no-untyped-def]

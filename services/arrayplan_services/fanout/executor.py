@@ -9,7 +9,7 @@ reference; tasks are batches sized to about ``target_batch_s`` seconds of work; 
 drained with ``ray.wait`` as they finish (progress comes from that, and memory stays bounded);
 ``max_retries`` re-runs a task whose worker or node died, and ``retry_exceptions=False`` means an
 exception raised by our code (a validation error) is never retried; cancelling a plan cancels every
-outstanding task.
+outstanding task (force-stopping the workers of running ones).
 """
 
 from __future__ import annotations
@@ -107,8 +107,10 @@ class RayExecutor:
                     call = pending.pop(ref)
                     on_result(call, ray.get(ref))
         except BaseException:
+            # force=True: a task inside a numba kernel cannot see a KeyboardInterrupt, so its
+            # worker process is stopped (Ray starts a fresh one); cancelled tasks are not retried.
             for ref in pending:
-                ray.cancel(ref, force=False, recursive=True)
+                ray.cancel(ref, force=True)
             raise
 
     def shutdown(self) -> None:

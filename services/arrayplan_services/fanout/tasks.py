@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from arrayplan_engine import recommend
+from arrayplan_engine import array, recommend
 from arrayplan_engine.catalog import Catalog, Drive
 
 from .. import telemetry
@@ -36,3 +36,15 @@ def evaluate_candidates(shared: tuple[recommend.PlanRequest, tuple[Drive, ...]],
                 out.append(recommend.evaluate(request, cand, catalog, seed=recommend.candidate_seed(request, cand)))
     spans = collector.drain(trace_id) if collector is not None else []
     return out, spans
+
+
+def simulate_window(shared: None, spec: array.ArraySpec, carrier: dict[str, str]) -> tuple[array.ArrayResult, list[dict[str, Any]]]:
+    """One time window of an array simulation (SimulateArray's fan-out)."""
+    del shared
+    collector = telemetry.configure_worker()
+    with telemetry.consumer_span("arrayplan.simulate_window", carrier, **{
+        "arrayplan.window_start_s": spec.window_start_s, "arrayplan.duration_s": spec.duration_s,
+        "arrayplan.array.drive_count": spec.drive_count, "process.pid": os.getpid()}) as span:
+        trace_id = format(span.get_span_context().trace_id, "032x")
+        result = array.simulate(spec)
+    return result, (collector.drain(trace_id) if collector is not None else [])

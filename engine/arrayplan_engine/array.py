@@ -1,0 +1,1676 @@
+"""Discrete-event simulation of a drive array: host IOs -> member IOs -> per-drive FCFS queues.
+
+The model (docs/array-model.md has the full statement and its sources):
+
+* **Host arrivals.** Open loop: Poisson at ``workload.target_iops``. Closed loop
+  (``target_iops == 0``): ``workload.queue_depth`` host IOs always outstanding, each re-issued the
+  instant its predecessor completes (zero think time, as fio/Iometer at a queue depth).
+* **Host IO -> member IOs** per ``layout.Layout``. Reads touch the stripe units they span. Writes
+  of a whole stripe are full-stripe writes (k data + m parity, no reads); smaller writes are
+  read-modify-write (read old data + surviving parity, then write) or reconstruct-write (read the
+  data units not overwritten, then write), whichever needs fewer member reads, ties going to
+  reconstruct-write as in Linux md (``raid5.c: handle_stripe_dirtying``: rmw only if
+  ``rmw < rcw``). The writes of a small write are issued when its reads have completed (two
+  phases). Mirrors write every surviving copy and read one: the copy whose drive can start the IO
+  earliest (join-the-shortest-queue; ties rotate with the stripe row), like md's read balancing.
+  Sequential writes coalesce into full stripes: each data unit is written as the stream fills it
+  and the m parity units are written, without reads, by the IO that completes the stripe (a
+  stripe cache holds the partial parity; the host IO is acknowledged when its own member writes
+  complete). Parity rotates per row (md's left-symmetric layout: first parity at
+  ``w - 1 - row % w``, data follows the parity units).
+* **Drives** are FCFS queues with ``parallel_units`` servers. Because every member IO is submitted
+  in global time order, its completion is known at submission (Lindley recursion):
+  ``start = max(arrival, earliest unit free)``, ``completion = start + service(start)``. Service
+  times come from ``service.ServiceModel``; the garbage-collection multiplier profile is read at
+  the start time with a per-drive random phase, so drives collect garbage independently.
+  Mechanical drives add seek (from the head's last position) + rotational delay; an optional
+  SATF-like reordering approximation picks the shortest of several positioning draws when IOs
+  are queued (``reorder_window``).
+* **Fork-join.** A host IO completes when its last member IO completes.
+* **Degraded mode and rebuild.** ``failed_drives`` members of the first group are missing. Reads
+  of a missing unit read k surviving units of the stripe; writes skip missing members and
+  reconstruct what they need. Rebuild reads k survivors (1 copy for mirrors) and writes the
+  replacement(s) in ``rebuild_io_bytes`` chunks, at most ``rebuild_window`` chunks in flight and
+  no faster than ``rebuild_rate_bytes_per_s``; its member IOs share the drives' FCFS queues with
+  host IO. The drive returns to service when its last chunk is written.
+* **Statistics** live in log-bucketed histograms (HDR-style: 128 sub-buckets per power of two of
+  nanoseconds, < 0.4 % quantile error), so memory does not grow with the number of IOs, and
+  replicas merge exactly by adding counts (``merge_results``).
+
+Public API: ``ArraySpec`` -> ``simulate(spec) -> ArrayResult``; ``split_simulation(spec, parts)``
+and ``merge_results(results)`` for fan-out; ``array_service_models`` to build drive models from
+the catalog.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from .errors import InvalidInputError, Violation, check
+from .layout import Layout, LayoutKind, group_count
+from .service import ServiceModel
+from .units import TB, MiB
+from .workload import Workload
+
+__all__ = [
+    "LATENCY_BUCKET_COUNT",
+    "ArrayResult",
+    "ArraySpec",
+    "array_service_models",
+    "latency_bucket_edges_s",
+    "merge_results",
+    "simulate",
+    "split_simulation",
+]
+
+# -- histogram geometry (HDR-style, integer nanoseconds) ---------------------------------------
+_SUB_BITS = 7  # 128 sub-buckets per power of two: bucket width <= 1/128 of its value
+_SUB = 1 << _SUB_BITS
+LATENCY_BUCKET_COUNT = _SUB * (64 - _SUB_BITS)  # covers 1 ns .. 2^63 ns
+_COARSE_SHIFT = 4  # per-second histograms: 8 sub-buckets per power of two (<= 12.5 % wide)
+_COARSE_COUNT = LATENCY_BUCKET_COUNT >> _COARSE_SHIFT
+
+# histogram classes
+_H_ALL, _H_READ, _H_WRITE, _H_REBUILD = 0, 1, 2, 3
+# counters
+_C_HOST_READS, _C_HOST_WRITES, _C_HOST_READ_BYTES, _C_HOST_WRITE_BYTES = 0, 1, 2, 3
+_C_MEMBER_READS, _C_MEMBER_WRITES, _C_MEMBER_READ_BYTES, _C_MEMBER_WRITE_BYTES = 4, 5, 6, 7
+_C_COMPLETIONS, _C_REBUILD_READS, _C_REBUILD_WRITES, _C_REBUILD_CHUNKS = 8, 9, 10, 11
+_C_SATURATED, _C_READS_IN_REBUILD, _C_WRITES_IN_REBUILD, _C_MEMBER_IOS_READS = 12, 13, 14, 15
+_C_COUNT = 16
+# per-drive float parameters
+_D_RFIX, _D_RPB, _D_WFIX, _D_WPB, _D_SEEK_A, _D_SEEK_B, _D_ROT, _D_SLOT, _D_PHASE, _D_CAP = range(10)
+_D_COUNT = 10
+# per-drive integer parameters
+_I_UNITS, _I_WOFF, _I_WLEN, _I_ROFF, _I_RLEN, _I_MECH = range(6)
+_I_COUNT = 6
+# layout integer parameters
+_L_KIND, _L_W, _L_K, _L_M, _L_COPIES, _L_G, _L_U, _L_ROWS, _L_FAILED = range(9)
+_L_COUNT = 9
+_KIND_RAID0, _KIND_MIRROR, _KIND_PARITY = 0, 1, 2
+# slot states
+_S_ARRIVE, _S_PHASE2, _S_RB_ISSUE, _S_RB_WRITE, _S_IDLE = 0, 1, 2, 3, 4
+
+_PHASE_TAG = 0x5EED_9A5E  # entropy tag: drive GC phases come from SeedSequence([seed, tag])
+_NOMINAL_CAPACITY_BYTES = 1 * TB
+MAX_DURATION_S = 86_400.0
+MAX_DRIVES = 4_096
+MAX_PARALLEL_UNITS = 256
+MAX_REORDER_WINDOW = 256
+_OPEN_LOOP_POOL = 1 << 16
+_RING_EVENTS = 128  # event queues up to this size are sorted rings, larger ones binary heaps
+
+
+# ==============================================================================================
+# numba kernel
+# ==============================================================================================
+# One kernel with inner closures. numba inlines closures at the IR level and they use the
+# enclosing function's arrays directly; helper functions taking arrays as arguments would pay
+# reference-count traffic (atomic increments) on every call, which costs more than the model.
+
+
+@njit(cache=True)
+def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_align, simf, simi, rng,
+                     unit_free, unit_head, mcache, head, recent, recent_i,
+                     hist, lat_sum, lat_max, counters, sec_count, sec_max, sec_hist, busy, rebuild_out):
+    """Event loop. All inputs and outputs are preallocated by ``simulate``; see there."""
+    read_fraction = wl[0]
+    random_fraction = wl[1]
+    target_iops = wl[2]
+    qd = int(wl[3])
+    ws_frac = wl[4]
+    t_begin = simf[0]
+    w_start = simf[1]
+    w_end = simf[2]
+    rb_rate = simf[3]
+    rb_start = simf[4]
+    rb_io = simi[0]
+    rb_window = simi[1]
+    rb_cap = simi[2]
+    reorder_window = simi[3]
+    mmh = simi[4]
+    pool = simi[5]
+    kind = lay[_L_KIND]
+    w = lay[_L_W]
+    k = lay[_L_K]
+    m = lay[_L_M]
+    copies = lay[_L_COPIES]
+    G = lay[_L_G]
+    u = lay[_L_U]
+    rows = lay[_L_ROWS]
+    n_failed = lay[_L_FAILED]
+    sb = k * u
+    space = G * rows * sb  # host-visible bytes of the working set
+    n_sizes = sizes.shape[0]
+    open_loop = target_iops > 0.0
+    rw_len = recent.shape[1]
+    n_sec = sec_count.shape[0]
+
+    # member IO scratch: reads at [0, mmh), writes at [mmh, 2 mmh)
+    S_d = np.empty(2 * mmh, np.int64)
+    S_b = np.empty(2 * mmh, np.int64)
+    S_o = np.empty(2 * mmh, np.int64)
+
+    n_host_slots = pool if open_loop else qd
+    rebuilding = rb_rate > 0.0 and n_failed > 0
+    n_rb_slots = rb_window if rebuilding else 0
+    n_slots = n_host_slots + n_rb_slots
+    state = np.full(n_slots, _S_IDLE, np.int8)
+    s_arr = np.zeros(n_slots)
+    s_cls = np.zeros(n_slots, np.int64)
+    s_inrb = np.zeros(n_slots, np.bool_)
+    s_n2 = np.zeros(n_slots, np.int64)
+    p_d = np.empty((n_host_slots, mmh), np.int64)
+    p_b = np.empty((n_host_slots, mmh), np.int64)
+    p_o = np.empty((n_host_slots, mmh), np.int64)
+    free_stack = np.empty(n_host_slots, np.int64)
+    n_free = 0
+    # event queue: a sorted ring for few slots (insertion from the tail is short and
+    # predictable), a binary heap for many
+    use_ring = n_slots <= _RING_EVENTS
+    ev_cap = 1
+    while ev_cap < n_slots + 1:
+        ev_cap *= 2
+    ev_mask = ev_cap - 1
+    ev_t = np.empty(ev_cap)
+    ev_id = np.empty(ev_cap, np.int64)
+    nev = np.zeros(2, np.int64)  # [count, ring head]
+    fbits = np.zeros(1)
+    ibits = fbits.view(np.int64)
+    inv_sb = 1.0 / sb
+    inv_u = 1.0 / u
+    inv_g = 1.0 / G
+    inv_w = 1.0 / w
+
+    def rnd():
+        # xoshiro256+ (Blackman & Vigna 2018): a uniform double in [0, 1)
+        s0 = rng[0]
+        s1 = rng[1]
+        s2 = rng[2]
+        s3 = rng[3]
+        result = s0 + s3
+        tt = s1 << np.uint64(17)
+        s2 ^= s0
+        s3 ^= s1
+        s1 ^= s2
+        s0 ^= s3
+        s2 ^= tt
+        s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
+        rng[0] = s0
+        rng[1] = s1
+        rng[2] = s2
+        rng[3] = s3
+        return float(result >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+    def idiv(x, dv, inv):
+        # x // dv for 0 <= x via a float reciprocal, corrected to the exact integer quotient
+        q = np.int64(x * inv)
+        while q * dv > x:
+            q -= 1
+        while (q + 1) * dv <= x:
+            q += 1
+        return q
+
+    def modw(x):
+        # x % w for 0 <= x < 3 w without a division
+        if x >= w:
+            x -= w
+            if x >= w:
+                x -= w
+        return x
+
+    def map_io(is_write, is_seq, o, b):
+        """Member IOs of a host IO at array byte offset o of b bytes: reads into S[0:nr],
+        writes into S[mmh:mmh+nw] as (drive, bytes, drive byte offset). Returns (nr, nw)."""
+        any_failed = lay[_L_FAILED] > 0
+        nr = 0
+        nw = mmh
+        pos = o
+        rem = b
+        while rem > 0:
+            t_idx = idiv(pos, sb, inv_sb)
+            if G == 1:
+                g = 0
+                s = t_idx
+            else:
+                s = idiv(t_idx, G, inv_g)
+                g = t_idx - s * G
+            within = pos - t_idx * sb
+            chunk = sb - within
+            chunk = min(chunk, rem)
+            j0 = idiv(within, u, inv_u)
+            j1 = idiv(within + chunk - 1, u, inv_u)
+            base = g * w
+            row_off = s * u
+            if j0 == j1:
+                col_lo = within - j0 * u
+                col_b = chunk
+            else:
+                col_lo = 0
+                col_b = u
+            if kind == _KIND_RAID0:
+                for j in range(j0, j1 + 1):
+                    lo = max(within - j * u, 0)
+                    hi = min(within + chunk - j * u, u)
+                    if is_write:
+                        S_d[nw] = base + j
+                        S_b[nw] = hi - lo
+                        S_o[nw] = row_off + lo
+                        nw += 1
+                    else:
+                        S_d[nr] = base + j
+                        S_b[nr] = hi - lo
+                        S_o[nr] = row_off + lo
+                        nr += 1
+            elif kind == _KIND_MIRROR:
+                for j in range(j0, j1 + 1):
+                    lo = max(within - j * u, 0)
+                    hi = min(within + chunk - j * u, u)
+                    if is_write:
+                        for c in range(copies):
+                            d = base + j * copies + c
+                            if any_failed and failed[d] != 0:
+                                continue
+                            S_d[nw] = d
+                            S_b[nw] = hi - lo
+                            S_o[nw] = row_off + lo
+                            nw += 1
+                    else:
+                        # the copy that can start earliest; ties rotate with the row
+                        best = -1
+                        best_t = np.inf
+                        start = s % copies
+                        for cc in range(copies):
+                            c = start + cc
+                            if c >= copies:
+                                c -= copies
+                            d = base + j * copies + c
+                            if any_failed and failed[d] != 0:
+                                continue
+                            fd = unit_free[d, unit_head[d]]
+                            if fd < best_t:
+                                best_t = fd
+                                best = d
+                        S_d[nr] = best
+                        S_b[nr] = hi - lo
+                        S_o[nr] = row_off + lo
+                        nr += 1
+            else:  # parity: RAID 5, RAID 6, k+m erasure coding (left-symmetric rotation)
+                p0 = w - 1 - (s - idiv(s, w, inv_w) * w)
+                if not is_write:
+                    n_failed_touched = 0
+                    if any_failed:
+                        for j in range(j0, j1 + 1):
+                            if failed[base + modw(p0 + m + j)] != 0:
+                                n_failed_touched += 1
+                    if n_failed_touched == 0:
+                        for j in range(j0, j1 + 1):
+                            lo = max(within - j * u, 0)
+                            hi = min(within + chunk - j * u, u)
+                            S_d[nr] = base + modw(p0 + m + j)
+                            S_b[nr] = hi - lo
+                            S_o[nr] = row_off + lo
+                            nr += 1
+                    else:
+                        # reconstruct from k surviving units of the stripe (the column spanned):
+                        # touched data first, then other data, then parity
+                        got = 0
+                        for j in range(j0, j1 + 1):
+                            d = base + modw(p0 + m + j)
+                            if failed[d] == 0:
+                                S_d[nr] = d
+                                S_b[nr] = col_b
+                                S_o[nr] = row_off + col_lo
+                                nr += 1
+                                got += 1
+                        for j in range(k):
+                            if got >= k:
+                                break
+                            if j >= j0 and j <= j1:
+                                continue
+                            d = base + modw(p0 + m + j)
+                            if failed[d] == 0:
+                                S_d[nr] = d
+                                S_b[nr] = col_b
+                                S_o[nr] = row_off + col_lo
+                                nr += 1
+                                got += 1
+                        for i in range(m):
+                            if got >= k:
+                                break
+                            d = base + modw(p0 + i)
+                            if failed[d] == 0:
+                                S_d[nr] = d
+                                S_b[nr] = col_b
+                                S_o[nr] = row_off + col_lo
+                                nr += 1
+                                got += 1
+                else:
+                    touched = j1 - j0 + 1
+                    if chunk == sb or is_seq:
+                        # full-stripe write, or a sequential stream filling the stripe unit by
+                        # unit: parity goes out (no reads) with the IO that completes the stripe
+                        for j in range(j0, j1 + 1):
+                            d = base + modw(p0 + m + j)
+                            if any_failed and failed[d] != 0:
+                                continue
+                            lo = max(within - j * u, 0)
+                            hi = min(within + chunk - j * u, u)
+                            S_d[nw] = d
+                            S_b[nw] = hi - lo
+                            S_o[nw] = row_off + lo
+                            nw += 1
+                        if within + chunk == sb:
+                            for i in range(m):
+                                d = base + modw(p0 + i)
+                                if any_failed and failed[d] != 0:
+                                    continue
+                                S_d[nw] = d
+                                S_b[nw] = u
+                                S_o[nw] = row_off
+                                nw += 1
+                    else:
+                        parity_surv = m
+                        touched_failed = False
+                        need_failed = False
+                        # data units whose column is not fully overwritten (md works column
+                        # by column: a write inside one unit overwrites its own column)
+                        n_need = k - touched
+                        if j0 != j1:
+                            for j in range(j0, j1 + 1):
+                                lo = max(within - j * u, 0)
+                                hi = min(within + chunk - j * u, u)
+                                if hi - lo != u:
+                                    n_need += 1
+                        if any_failed:
+                            for j in range(k):
+                                d = base + modw(p0 + m + j)
+                                if failed[d] == 0:
+                                    continue
+                                is_touched = j >= j0 and j <= j1
+                                full = False
+                                if is_touched:
+                                    touched_failed = True
+                                    lo = max(within - j * u, 0)
+                                    hi = min(within + chunk - j * u, u)
+                                    full = j0 == j1 or (hi - lo) == u
+                                if not full:
+                                    need_failed = True
+                            for i in range(m):
+                                if failed[base + modw(p0 + i)] != 0:
+                                    parity_surv -= 1
+                        rmw_reads = touched + parity_surv
+                        rmw_ok = not touched_failed
+                        rcw_ok = not need_failed
+                        if rmw_ok and ((not rcw_ok) or rmw_reads < n_need):
+                            # read-modify-write: old data of the touched units + surviving parity
+                            for j in range(j0, j1 + 1):
+                                lo = max(within - j * u, 0)
+                                hi = min(within + chunk - j * u, u)
+                                S_d[nr] = base + modw(p0 + m + j)
+                                S_b[nr] = hi - lo
+                                S_o[nr] = row_off + lo
+                                nr += 1
+                            for i in range(m):
+                                d = base + modw(p0 + i)
+                                if any_failed and failed[d] != 0:
+                                    continue
+                                S_d[nr] = d
+                                S_b[nr] = col_b
+                                S_o[nr] = row_off + col_lo
+                                nr += 1
+                        elif rcw_ok:
+                            # reconstruct-write: read the data units not fully overwritten
+                            for j in range(k):
+                                if j >= j0 and j <= j1:
+                                    lo = max(within - j * u, 0)
+                                    hi = min(within + chunk - j * u, u)
+                                    if j0 == j1 or hi - lo == u:
+                                        continue
+                                S_d[nr] = base + modw(p0 + m + j)
+                                S_b[nr] = col_b
+                                S_o[nr] = row_off + col_lo
+                                nr += 1
+                        else:
+                            # neither path has its inputs: rebuild the stripe from k survivors
+                            got = 0
+                            for i in range(w):
+                                if got >= k:
+                                    break
+                                d = base + modw(p0 + m + i)
+                                if failed[d] == 0:
+                                    S_d[nr] = d
+                                    S_b[nr] = col_b
+                                    S_o[nr] = row_off + col_lo
+                                    nr += 1
+                                    got += 1
+                        for j in range(j0, j1 + 1):
+                            d = base + modw(p0 + m + j)
+                            if any_failed and failed[d] != 0:
+                                continue
+                            lo = max(within - j * u, 0)
+                            hi = min(within + chunk - j * u, u)
+                            S_d[nw] = d
+                            S_b[nw] = hi - lo
+                            S_o[nw] = row_off + lo
+                            nw += 1
+                        for i in range(m):
+                            d = base + modw(p0 + i)
+                            if any_failed and failed[d] != 0:
+                                continue
+                            S_d[nw] = d
+                            S_b[nw] = col_b
+                            S_o[nw] = row_off + col_lo
+                            nw += 1
+            pos += chunk
+            rem -= chunk
+        return nr, nw - mmh
+
+    def record(a, c, cls, in_rb):
+        lat = c - a
+        # bucket: integer ns below 128 ns, then 128 per power of two, read off the float's
+        # exponent and top 7 mantissa bits (latency_bucket_edges_s() gives the edges)
+        idx = 0
+        vns = lat * 1e9
+        if vns < 128.0:
+            if vns > 0.0:
+                idx = int(vns)
+        else:
+            fbits[0] = vns
+            ib = ibits[0]
+            idx = ((ib >> 52) - 1029) * 128 + ((ib >> 45) & 127)
+            if idx >= LATENCY_BUCKET_COUNT:
+                idx = LATENCY_BUCKET_COUNT - 1
+        if a >= w_start:
+            hist[_H_ALL, idx] += 1
+            hist[cls, idx] += 1
+            lat_sum[_H_ALL] += lat
+            lat_sum[cls] += lat
+            lat_max[_H_ALL] = max(lat_max[_H_ALL], lat)
+            lat_max[cls] = max(lat_max[cls], lat)
+            if in_rb:
+                hist[_H_REBUILD, idx] += 1
+                lat_sum[_H_REBUILD] += lat
+                lat_max[_H_REBUILD] = max(lat_max[_H_REBUILD], lat)
+        if c >= w_start and c < w_end:
+            sec = int(c - w_start)
+            if sec >= n_sec:
+                sec = n_sec - 1
+            sec_count[sec] += 1
+            sec_max[sec] = max(sec_max[sec], lat)
+            sec_hist[sec, idx >> _COARSE_SHIFT] += 1
+
+    if open_loop:
+        for i in range(n_host_slots):
+            free_stack[n_free] = n_host_slots - 1 - i
+            n_free += 1
+    else:
+        # all slots arrive at t_begin; appended in id order the queue is sorted (a valid heap)
+        for i in range(qd):
+            state[i] = _S_ARRIVE
+            ev_t[nev[0]] = t_begin
+            ev_id[nev[0]] = i
+            nev[0] += 1
+
+    # rebuild bookkeeping: group 0's failed members and survivors (local indices)
+    rb_chunks = (rb_cap + rb_io - 1) // rb_io if rebuilding else 0
+    rb_issued = 0
+    rb_done = 0
+    rb_last = -np.inf
+    rb_active = rebuilding
+    rb_chunk_of = np.zeros(max(n_rb_slots, 1), np.int64)
+    surv = np.empty(w, np.int64)
+    n_surv = 0
+    fail_local = np.empty(w, np.int64)
+    n_fail_local = 0
+    for dl in range(w):
+        if failed[dl] != 0:
+            fail_local[n_fail_local] = dl
+            n_fail_local += 1
+        else:
+            surv[n_surv] = dl
+            n_surv += 1
+    rb_dt = rb_io / rb_rate if rebuilding else 0.0
+    if rebuilding:
+        # rb_start >= t_begin: appending keeps the queue sorted
+        for r in range(n_rb_slots):
+            state[n_host_slots + r] = _S_RB_ISSUE
+            ev_t[nev[0]] = rb_start + r * rb_dt
+            ev_id[nev[0]] = n_host_slots + r
+            nev[0] += 1
+
+    seq_r = 0
+    seq_w = 0
+    next_arr = t_begin
+    if open_loop:
+        next_arr = t_begin - math.log(1.0 - rnd()) / target_iops
+    while True:
+        # ---- the next event: an open-loop arrival or the heap top -----------------------------
+        from_arrival = False
+        top_t = ev_t[nev[1]] if use_ring else ev_t[0]
+        if open_loop and next_arr < w_end and (nev[0] == 0 or next_arr <= top_t):
+            from_arrival = True
+            t = next_arr
+            ident = -1
+            next_arr = t - math.log(1.0 - rnd()) / target_iops
+            st = _S_ARRIVE
+        else:
+            if nev[0] == 0:
+                break
+            # the event stays queued until the queue action at the end of this iteration
+            # re-queues it (replace) or drops it
+            t = top_t
+            ident = ev_id[nev[1]] if use_ring else ev_id[0]
+            st = state[ident]
+
+        # ---- stage A: the batch of member IOs this event submits ------------------------------
+        lo_i = 0
+        hi_i = 0
+        is_w = False
+        post = 0  # 1 defer writes to phase 2, 2 host IO done, 3 rebuild reads done, 4 rebuild writes done
+        cur_arr = t
+        cur_cls = _H_READ
+        cur_inrb = False
+        cur_nw = 0
+        qact = 0  # queue action at the end: 1 drop the top, 2 replace it by (rq_t, ident), 3 push
+        rq_t = t
+        skip = False
+        if st == _S_ARRIVE:
+            if t >= w_end:
+                if not from_arrival:
+                    state[ident] = _S_IDLE
+                    qact = 1
+                skip = True
+        if st == _S_ARRIVE and not skip:
+            is_read = rnd() < read_fraction
+            is_seq = False
+            if random_fraction < 1.0:
+                is_seq = rnd() >= random_fraction
+            si = 0
+            if n_sizes > 1:
+                x = rnd()
+                while si < n_sizes - 1 and x >= size_cum[si]:
+                    si += 1
+            b = sizes[si]
+            if is_seq:
+                if is_read:
+                    if seq_r + b > space:
+                        seq_r = 0
+                    o = seq_r
+                    seq_r += b
+                else:
+                    if seq_w + b > space:
+                        seq_w = 0
+                    o = seq_w
+                    seq_w += b
+            else:
+                al = size_align[si]
+                n_pos = (space - b) // al + 1
+                o = np.int64(rnd() * n_pos) * al
+            nr, nw = map_io(not is_read, is_seq, o, b)
+            if t >= w_start:
+                if is_read:
+                    counters[_C_HOST_READS] += 1
+                    counters[_C_HOST_READ_BYTES] += b
+                    counters[_C_MEMBER_IOS_READS] += nr
+                else:
+                    counters[_C_HOST_WRITES] += 1
+                    counters[_C_HOST_WRITE_BYTES] += b
+                counters[_C_MEMBER_READS] += nr
+                counters[_C_MEMBER_WRITES] += nw
+                for i in range(nr):
+                    counters[_C_MEMBER_READ_BYTES] += S_b[i]
+                for i in range(nw):
+                    counters[_C_MEMBER_WRITE_BYTES] += S_b[mmh + i]
+                if rb_active:
+                    if is_read:
+                        counters[_C_READS_IN_REBUILD] += 1
+                    else:
+                        counters[_C_WRITES_IN_REBUILD] += 1
+            cur_cls = _H_READ if is_read else _H_WRITE
+            cur_inrb = rb_active
+            cur_nw = nw
+            if nr > 0:
+                hi_i = nr
+                post = 1 if nw > 0 else 2
+            else:
+                lo_i = mmh
+                hi_i = mmh + nw
+                is_w = True
+                post = 2
+        if st == _S_PHASE2:
+            n2 = s_n2[ident]
+            for i in range(n2):
+                S_d[mmh + i] = p_d[ident, i]
+                S_b[mmh + i] = p_b[ident, i]
+                S_o[mmh + i] = p_o[ident, i]
+            lo_i = mmh
+            hi_i = mmh + n2
+            is_w = True
+            post = 2
+            cur_arr = s_arr[ident]
+            cur_cls = s_cls[ident]
+            cur_inrb = s_inrb[ident]
+        elif st == _S_RB_ISSUE:
+            due = rb_start + rb_issued * rb_dt
+            if t >= w_end or rb_issued >= rb_chunks:
+                state[ident] = _S_IDLE
+                qact = 1
+                skip = True
+            elif t < due:
+                qact = 2
+                rq_t = due
+                skip = True
+        if st == _S_RB_ISSUE and not skip:
+            ch = rb_issued
+            rb_issued += 1
+            rb_chunk_of[ident - n_host_slots] = ch
+            off = ch * rb_io
+            nb = min(rb_cap - off, rb_io)
+            if kind == _KIND_MIRROR:
+                # one surviving copy of the failed member's mirror set, rotating chunk by chunk
+                pair = fail_local[0] // copies
+                cnt = 0
+                for c in range(copies):
+                    if failed[pair * copies + c] == 0:
+                        cnt += 1
+                pick = ch % cnt
+                for c in range(copies):
+                    dl = pair * copies + c
+                    if failed[dl] == 0:
+                        if pick == 0:
+                            S_d[hi_i] = dl
+                            S_b[hi_i] = nb
+                            S_o[hi_i] = off
+                            hi_i += 1
+                            break
+                        pick -= 1
+            else:
+                # k survivors, rotating which survivors are read chunk by chunk
+                st0 = ch % n_surv
+                for i in range(k):
+                    S_d[hi_i] = surv[(st0 + i) % n_surv]
+                    S_b[hi_i] = nb
+                    S_o[hi_i] = off
+                    hi_i += 1
+            counters[_C_REBUILD_READS] += hi_i
+            post = 3
+        elif st == _S_RB_WRITE:
+            ch = rb_chunk_of[ident - n_host_slots]
+            off = ch * rb_io
+            nb = min(rb_cap - off, rb_io)
+            lo_i = mmh
+            hi_i = mmh
+            for i in range(n_fail_local):
+                S_d[hi_i] = fail_local[i]
+                S_b[hi_i] = nb
+                S_o[hi_i] = off
+                hi_i += 1
+            counters[_C_REBUILD_WRITES] += n_fail_local
+            is_w = True
+            post = 4
+        elif st == _S_IDLE:
+            qact = 1
+            skip = True
+
+        # ---- stage B: queue the batch on the drives (Lindley recursion per FCFS drive) --------
+        c_max = t
+        if skip:
+            hi_i = lo_i
+        for i in range(lo_i, hi_i):
+            d = S_d[i]
+            nbytes = S_b[i]
+            off = S_o[i]
+            # the units' free times are kept sorted in a ring: the earliest-free unit is at the
+            # head; the unit taking this IO moves to its place from the tail (usually the tail)
+            nu = ipar[d, _I_UNITS]
+            uh = unit_head[d]
+            free0 = unit_free[d, uh]
+            s = max(free0, t)
+            # garbage-collection multiplier at the start time, cached per profile slot
+            cb = 0 if is_w else 3
+            if s >= mcache[d, cb] and s < mcache[d, cb + 1]:
+                mul = mcache[d, cb + 2]
+            else:
+                poff = ipar[d, _I_WOFF] if is_w else ipar[d, _I_ROFF]
+                plen = ipar[d, _I_WLEN] if is_w else ipar[d, _I_RLEN]
+                if plen == 1:
+                    mul = prof[poff]
+                    mcache[d, cb] = -np.inf
+                    mcache[d, cb + 1] = np.inf
+                else:
+                    slot = dpar[d, _D_SLOT]
+                    ph = dpar[d, _D_PHASE]
+                    kf = math.floor((s + ph) / slot)
+                    pidx = np.int64(kf) % plen
+                    if pidx < 0:
+                        pidx += plen
+                    mul = prof[poff + pidx]
+                    lo_t = kf * slot - ph
+                    mcache[d, cb] = lo_t
+                    mcache[d, cb + 1] = lo_t + slot
+                mcache[d, cb + 2] = mul
+            if is_w:
+                svc = (dpar[d, _D_WFIX] + nbytes * dpar[d, _D_WPB]) * mul
+            else:
+                svc = (dpar[d, _D_RFIX] + nbytes * dpar[d, _D_RPB]) * mul
+            mech = ipar[d, _I_MECH] != 0
+            if mech:
+                h = head[d]
+                if off != h:  # a sequential IO finds its sector under the head: no positioning
+                    dist = abs(off - h) / dpar[d, _D_CAP]
+                    dist = min(dist, 1.0)
+                    sa = dpar[d, _D_SEEK_A]
+                    sbb = dpar[d, _D_SEEK_B]
+                    rot = dpar[d, _D_ROT]
+                    pos_t = sa + sbb * math.sqrt(dist) + rot * rnd()
+                    if reorder_window > 1:
+                        # SATF approximation: the shortest of the positioning draws of the IOs
+                        # queued when this one arrives, treated as independent (optimistic)
+                        n_out = 0
+                        for j in range(rw_len):
+                            if recent[d, j] > t:
+                                n_out += 1
+                        nq = min(n_out + 1, reorder_window)
+                        for _ in range(nq - 1):
+                            dd = abs(rnd() - rnd()) * ws_frac
+                            q = sa + sbb * math.sqrt(dd) + rot * rnd()
+                            pos_t = min(pos_t, q)
+                    svc += pos_t
+                head[d] = off + nbytes
+            c = s + svc
+            if mech and reorder_window > 1:
+                ri = recent_i[d]
+                recent[d, ri] = c
+                ri += 1
+                if ri >= rw_len:
+                    ri = 0
+                recent_i[d] = ri
+            # the unit that started it is the heap top: replace its free time, sift down
+            if nu == 1:
+                unit_free[d, 0] = c
+            else:
+                umask = unit_free.shape[1] - 1
+                uh = (uh + 1) & umask
+                unit_head[d] = uh
+                jx = uh + nu - 1
+                while jx > uh:
+                    pv = unit_free[d, (jx - 1) & umask]
+                    if pv <= c:
+                        break
+                    unit_free[d, jx & umask] = pv
+                    jx -= 1
+                unit_free[d, jx & umask] = c
+            if s >= w_start and s < w_end:
+                busy[d] += svc
+            c_max = max(c_max, c)
+
+        # ---- stage C: what follows ------------------------------------------------------------
+        if skip:
+            pass
+        elif post == 1:
+            # two-phase small write: the writes go out when the reads are done
+            if from_arrival:
+                if n_free == 0:
+                    counters[_C_SATURATED] = 1
+                    break
+                n_free -= 1
+                ident = free_stack[n_free]
+            for i in range(cur_nw):
+                p_d[ident, i] = S_d[mmh + i]
+                p_b[ident, i] = S_b[mmh + i]
+                p_o[ident, i] = S_o[mmh + i]
+            s_n2[ident] = cur_nw
+            s_arr[ident] = t
+            s_cls[ident] = cur_cls
+            s_inrb[ident] = cur_inrb
+            state[ident] = _S_PHASE2
+            qact = 3 if from_arrival else 2
+            rq_t = c_max
+        elif post == 2:
+            record(cur_arr, c_max, cur_cls, cur_inrb)
+            if st == _S_PHASE2:
+                if open_loop:
+                    state[ident] = _S_IDLE
+                    free_stack[n_free] = ident
+                    n_free += 1
+                    qact = 1
+                else:
+                    state[ident] = _S_ARRIVE
+                    qact = 2
+                    rq_t = c_max
+            elif not from_arrival:
+                qact = 2
+                rq_t = c_max
+        elif post == 3:
+            state[ident] = _S_RB_WRITE
+            qact = 2
+            rq_t = c_max
+        elif post == 4:
+            rb_done += 1
+            counters[_C_REBUILD_CHUNKS] = rb_done
+            rb_last = max(rb_last, c_max)
+            if rb_done == rb_chunks:
+                rebuild_out[0] = rb_last
+                rb_active = False
+                for i in range(n_fail_local):
+                    failed[fail_local[i]] = 0
+                lay[_L_FAILED] = 0
+            if rb_issued < rb_chunks and t < w_end:
+                due = rb_start + rb_issued * rb_dt
+                state[ident] = _S_RB_ISSUE
+                qact = 2
+                rq_t = max(c_max, due)
+            else:
+                state[ident] = _S_IDLE
+                qact = 1
+
+        # ---- the queue action (one site, so the queue code is inlined once) -------------------
+        if qact == 1 or qact == 2:
+            # remove the top
+            if use_ring:
+                nev[1] = (nev[1] + 1) & ev_mask
+                nev[0] -= 1
+            elif qact == 1:
+                n = nev[0] - 1
+                nev[0] = n
+                if n > 0:
+                    tp = ev_t[n]
+                    ident = ev_id[n]
+                    i = 0
+                    while True:
+                        child = 2 * i + 1
+                        if child >= n:
+                            break
+                        r = child + 1
+                        if r < n and (ev_t[r] < ev_t[child] or (ev_t[r] == ev_t[child] and ev_id[r] < ev_id[child])):
+                            child = r
+                        ct = ev_t[child]
+                        if ct < tp or (ct == tp and ev_id[child] < ident):
+                            ev_t[i] = ct
+                            ev_id[i] = ev_id[child]
+                            i = child
+                        else:
+                            break
+                    ev_t[i] = tp
+                    ev_id[i] = ident
+        if qact == 2 and not use_ring:
+            # heap: the replacement enters at the root and sifts down (a pop and a push at once)
+            n = nev[0]
+            tp = rq_t
+            i = 0
+            while True:
+                child = 2 * i + 1
+                if child >= n:
+                    break
+                r = child + 1
+                if r < n and (ev_t[r] < ev_t[child] or (ev_t[r] == ev_t[child] and ev_id[r] < ev_id[child])):
+                    child = r
+                ct = ev_t[child]
+                if ct < tp or (ct == tp and ev_id[child] < ident):
+                    ev_t[i] = ct
+                    ev_id[i] = ev_id[child]
+                    i = child
+                else:
+                    break
+            ev_t[i] = tp
+            ev_id[i] = ident
+        elif qact == 2 or qact == 3:
+            tp = rq_t
+            if use_ring:
+                # sorted ring: insert from whichever end is nearer (equal times go after queued
+                # ones from the tail, before them from the head; both deterministic)
+                eh = nev[1]
+                n = nev[0]
+                if n > 0 and tp < ev_t[(eh + (n >> 1)) & ev_mask]:
+                    end_i = (eh + n) & ev_mask
+                    eh = (eh - 1) & ev_mask
+                    nev[1] = eh
+                    jj = eh
+                    while True:
+                        nj = (jj + 1) & ev_mask
+                        if nj == end_i:
+                            break
+                        nt = ev_t[nj]
+                        if nt >= tp:
+                            break
+                        ev_t[jj] = nt
+                        ev_id[jj] = ev_id[nj]
+                        jj = nj
+                    ev_t[jj] = tp
+                    ev_id[jj] = ident
+                else:
+                    j = eh + n
+                    while j > eh:
+                        pj = (j - 1) & ev_mask
+                        pt = ev_t[pj]
+                        if pt <= tp:
+                            break
+                        ev_t[j & ev_mask] = pt
+                        ev_id[j & ev_mask] = ev_id[pj]
+                        j -= 1
+                    ev_t[j & ev_mask] = tp
+                    ev_id[j & ev_mask] = ident
+                nev[0] = n + 1
+            else:
+                # binary heap ordered by (time, id)
+                i = nev[0]
+                while i > 0:
+                    parent = (i - 1) >> 1
+                    pt = ev_t[parent]
+                    if pt < tp or (pt == tp and ev_id[parent] < ident):
+                        break
+                    ev_t[i] = pt
+                    ev_id[i] = ev_id[parent]
+                    i = parent
+                ev_t[i] = tp
+                ev_id[i] = ident
+                nev[0] += 1
+    rebuild_out[1] = rb_last
+
+# ==============================================================================================
+# spec, result, public functions
+# ==============================================================================================
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class ArraySpec:
+    """One array simulation: drives, layout, workload, time window, failures, rebuild, seed.
+
+    ``service_models`` holds one model shared by every member, or one per simulated member
+    (``group_count * group_width`` of them). Drives beyond whole groups are hot spares and are not
+    simulated. The simulated window is ``[window_start_s, window_start_s + duration_s)``, preceded
+    by ``warmup_s`` of unrecorded simulation from empty queues. Latency statistics cover host IOs
+    arriving in the window (the run drains them); IOPS per second counts completions per second.
+    """
+
+    layout: Layout
+    drive_count: int
+    service_models: tuple[ServiceModel, ...]
+    workload: Workload
+    duration_s: float = 10.0
+    warmup_s: float = 0.25
+    window_start_s: float = 0.0
+    seed: int = 0
+    # Children of np.random.SeedSequence(seed): split_simulation sets (i,) for replica i.
+    spawn_key: tuple[int, ...] = ()
+    failed_drives: int = 0
+    # 0 = no rebuild (degraded for the whole run); > 0 = rebuild the failed members from t = 0.
+    rebuild_rate_bytes_per_s: float = 0.0
+    rebuild_io_bytes: int = 1 * MiB
+    rebuild_window: int = 4
+    # Capacity of one member: the rebuild's size and the span mechanical seeks are scaled to.
+    # 0 = not given (1 TB nominal for seek geometry; a rebuild then needs it).
+    drive_capacity_bytes: float = 0.0
+    # Mechanical drives: SATF approximation over up to this many queued IOs (1 = plain FCFS).
+    reorder_window: int = 1
+
+    def __post_init__(self) -> None:
+        check(validate_spec(self))
+
+    @property
+    def simulated_drive_count(self) -> int:
+        return group_count(self.layout, self.drive_count) * self.layout.group_width
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def validate_spec(spec: ArraySpec, prefix: str = "spec") -> list[Violation]:
+    """Every violation in ``spec``, each naming its field and the allowed range."""
+    v: list[Violation] = []
+    lay = spec.layout
+    if not isinstance(lay, Layout):
+        return [Violation(field=f"{prefix}.layout", reason=f"must be a layout.Layout (make_layout), got {type(lay).__name__}")]
+    if not isinstance(spec.drive_count, int) or not (lay.group_width <= spec.drive_count <= MAX_DRIVES):
+        v.append(Violation(field=f"{prefix}.drive_count",
+                           reason=f"must be an integer in [{lay.group_width} (group width of {lay.name}), {MAX_DRIVES}], got {spec.drive_count!r}"))
+        n_sim = 0
+    else:
+        n_sim = group_count(lay, spec.drive_count) * lay.group_width
+    models = spec.service_models
+    if not isinstance(models, tuple) or not models or not all(isinstance(mo, ServiceModel) for mo in models):
+        v.append(Violation(field=f"{prefix}.service_models", reason="must be a non-empty tuple of service.ServiceModel"))
+    elif n_sim and len(models) not in (1, n_sim):
+        v.append(Violation(field=f"{prefix}.service_models",
+                           reason=f"must hold 1 model (shared) or one per simulated drive ({n_sim}), got {len(models)}"))
+    else:
+        for i, mo in enumerate(models):
+            v.extend(_validate_model(mo, f"{prefix}.service_models[{i}]"))
+    if not isinstance(spec.workload, Workload):
+        v.append(Violation(field=f"{prefix}.workload", reason="must be a workload.Workload"))
+    if not _finite(spec.duration_s) or not (0.001 <= spec.duration_s <= MAX_DURATION_S):
+        v.append(Violation(field=f"{prefix}.duration_s", reason=f"must be in [0.001, {MAX_DURATION_S:g}] s, got {spec.duration_s!r}"))
+    if not _finite(spec.warmup_s) or not (0.0 <= spec.warmup_s <= 3_600.0):
+        v.append(Violation(field=f"{prefix}.warmup_s", reason=f"must be in [0, 3600] s, got {spec.warmup_s!r}"))
+    if not _finite(spec.window_start_s) or not (0.0 <= spec.window_start_s <= 1e9):
+        v.append(Violation(field=f"{prefix}.window_start_s", reason=f"must be in [0, 1e9] s, got {spec.window_start_s!r}"))
+    if not isinstance(spec.seed, int) or isinstance(spec.seed, bool) or spec.seed < 0:
+        v.append(Violation(field=f"{prefix}.seed", reason=f"must be an integer >= 0, got {spec.seed!r}"))
+    if not isinstance(spec.spawn_key, tuple) or not all(isinstance(x, int) and x >= 0 for x in spec.spawn_key):
+        v.append(Violation(field=f"{prefix}.spawn_key", reason=f"must be a tuple of integers >= 0, got {spec.spawn_key!r}"))
+    tol = lay.failures_tolerated
+    if not isinstance(spec.failed_drives, int) or not (0 <= spec.failed_drives <= tol):
+        v.append(Violation(field=f"{prefix}.failed_drives",
+                           reason=f"must be an integer in [0, {tol}] ({lay.name} tolerates {tol} failures per group), got {spec.failed_drives!r}"))
+    r = spec.rebuild_rate_bytes_per_s
+    if not _finite(r) or r < 0 or r > 1e12:
+        v.append(Violation(field=f"{prefix}.rebuild_rate_bytes_per_s", reason=f"must be in [0, 1e12] bytes/s (0 = no rebuild), got {r!r}"))
+    elif r > 0:
+        if spec.failed_drives == 0:
+            v.append(Violation(field=f"{prefix}.rebuild_rate_bytes_per_s",
+                               reason="a rebuild needs failed_drives >= 1 (set the rate to 0 for a healthy array)"))
+        if not _finite(spec.drive_capacity_bytes) or spec.drive_capacity_bytes <= 0:
+            v.append(Violation(field=f"{prefix}.drive_capacity_bytes", reason="must be > 0 bytes when a rebuild is simulated"))
+    if not isinstance(spec.rebuild_io_bytes, int) or not (4096 <= spec.rebuild_io_bytes <= 64 * MiB) or spec.rebuild_io_bytes % 512:
+        v.append(Violation(field=f"{prefix}.rebuild_io_bytes",
+                           reason=f"must be a multiple of 512 in [4096, {64 * MiB}], got {spec.rebuild_io_bytes!r}"))
+    if not isinstance(spec.rebuild_window, int) or not (1 <= spec.rebuild_window <= 1024):
+        v.append(Violation(field=f"{prefix}.rebuild_window", reason=f"must be an integer in [1, 1024], got {spec.rebuild_window!r}"))
+    cap = spec.drive_capacity_bytes
+    if not _finite(cap) or cap < 0 or cap > 1e15:
+        v.append(Violation(field=f"{prefix}.drive_capacity_bytes", reason=f"must be in [0, 1e15] bytes (0 = not given), got {cap!r}"))
+    elif cap and cap < lay.stripe_unit_bytes:
+        v.append(Violation(field=f"{prefix}.drive_capacity_bytes",
+                           reason=f"must be at least one stripe unit ({lay.stripe_unit_bytes} bytes), got {cap!r}"))
+    if not isinstance(spec.reorder_window, int) or not (1 <= spec.reorder_window <= MAX_REORDER_WINDOW):
+        v.append(Violation(field=f"{prefix}.reorder_window", reason=f"must be an integer in [1, {MAX_REORDER_WINDOW}], got {spec.reorder_window!r}"))
+    if isinstance(spec.workload, Workload):
+        wl = spec.workload
+        for i, (size, _) in enumerate(wl.io_size_mix):
+            if size > 256 * lay.stripe_data_bytes:
+                v.append(Violation(field=f"{prefix}.workload.io_size_mix[{i}].io_bytes",
+                                   reason=f"must be <= 256 stripes ({256 * lay.stripe_data_bytes} bytes for {lay.name}), got {size}"))
+        if wl.target_iops > 1e9:
+            v.append(Violation(field=f"{prefix}.workload.target_iops", reason=f"must be <= 1e9 for simulation, got {wl.target_iops}"))
+        if wl.target_iops == 0 and wl.queue_depth > _OPEN_LOOP_POOL:
+            v.append(Violation(field=f"{prefix}.workload.queue_depth", reason=f"must be <= {_OPEN_LOOP_POOL}, got {wl.queue_depth}"))
+    return v
+
+
+def _validate_model(mo: ServiceModel, path: str) -> list[Violation]:
+    v: list[Violation] = []
+    if not isinstance(mo.parallel_units, int) or not (1 <= mo.parallel_units <= MAX_PARALLEL_UNITS):
+        v.append(Violation(field=f"{path}.parallel_units", reason=f"must be an integer in [1, {MAX_PARALLEL_UNITS}], got {mo.parallel_units!r}"))
+    for name in ("read_fixed_s", "read_per_byte_s", "write_fixed_s", "write_per_byte_s", "full_rotation_s",
+                 "average_seek_s", "full_stroke_seek_s"):
+        x = getattr(mo, name)
+        if not _finite(x) or x < 0 or x > 10.0:
+            v.append(Violation(field=f"{path}.{name}", reason=f"must be in [0, 10] s, got {x!r}"))
+    # a sequential IO on a mechanical drive has no positioning time: fixed + transfer must be > 0
+    if not v and mo.read_fixed_s + 4096 * mo.read_per_byte_s <= 0:
+        v.append(Violation(field=f"{path}.read_fixed_s", reason="a 4 KiB read must take > 0 s (read_fixed_s + 4096 read_per_byte_s)"))
+    if not v and mo.write_fixed_s + 4096 * mo.write_per_byte_s <= 0:
+        v.append(Violation(field=f"{path}.write_fixed_s", reason="a 4 KiB write must take > 0 s (write_fixed_s + 4096 write_per_byte_s)"))
+    if not _finite(mo.profile_slot_s) or not (1e-6 <= mo.profile_slot_s <= 1e6):
+        v.append(Violation(field=f"{path}.profile_slot_s", reason=f"must be in [1e-6, 1e6] s, got {mo.profile_slot_s!r}"))
+    for name in ("write_multiplier_profile", "read_multiplier_profile"):
+        p = np.asarray(getattr(mo, name), dtype=float)
+        if p.ndim != 1 or p.size < 1 or p.size > 10_000_000 or not np.all(np.isfinite(p)) or np.any(p <= 0) or np.any(p > 1e4):
+            v.append(Violation(field=f"{path}.{name}", reason="must be a 1-d array of 1 to 1e7 multipliers in (0, 1e4]"))
+    return v
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class ArrayResult:
+    """What one simulation (or a merge of replicas) measured. Times in seconds.
+
+    Histograms: ``latency_histograms[c]`` for c = 0 all, 1 reads, 2 writes, 3 host IOs arriving
+    while a rebuild ran; bucket i covers ``latency_bucket_edges_s()[i:i+2]``.
+    ``second_histograms`` are the per-second coarse histograms (8 buckets per octave) behind the
+    per-second p99.
+    """
+
+    layout_name: str
+    drive_name: str
+    drive_count: int
+    simulated_drive_count: int
+    failed_drives: int
+    seed: int
+    spawn_keys: tuple[tuple[int, ...], ...]
+    window_start_s: float
+    duration_s: float
+    closed_loop: bool
+    queue_depth: int
+    offered_iops: float
+    counters: np.ndarray
+    latency_histograms: np.ndarray
+    latency_sum_s: np.ndarray
+    latency_max_s: np.ndarray
+    iops_per_second: np.ndarray
+    second_max_latency_s: np.ndarray
+    second_histograms: np.ndarray
+    drive_busy_s: np.ndarray
+    drive_parallel_units: np.ndarray
+    rebuild_simulated: bool
+    rebuild_bytes: float
+    rebuild_chunks: int
+    rebuild_chunks_done: int
+    rebuild_end_s: float
+    saturated: bool
+    replicas: int = 1
+
+    # ---- counts -------------------------------------------------------------------------------
+    @property
+    def host_reads(self) -> int:
+        return int(self.counters[_C_HOST_READS])
+
+    @property
+    def host_writes(self) -> int:
+        return int(self.counters[_C_HOST_WRITES])
+
+    @property
+    def host_ios(self) -> int:
+        return self.host_reads + self.host_writes
+
+    @property
+    def completions_in_window(self) -> int:
+        return int(self.iops_per_second.sum())
+
+    @property
+    def achieved_iops(self) -> float:
+        """Host IOs completed per second of window."""
+        return self.completions_in_window / self.duration_s
+
+    @property
+    def member_ios_per_host_io(self) -> float:
+        n = self.host_ios
+        return float(self.counters[_C_MEMBER_READS] + self.counters[_C_MEMBER_WRITES]) / n if n else math.nan
+
+    @property
+    def member_ios_per_host_read(self) -> float:
+        n = self.host_reads
+        return float(self.counters[_C_MEMBER_IOS_READS]) / n if n else math.nan
+
+    @property
+    def member_ios_per_host_write(self) -> float:
+        n = self.host_writes
+        if not n:
+            return math.nan
+        total = self.counters[_C_MEMBER_READS] + self.counters[_C_MEMBER_WRITES] - self.counters[_C_MEMBER_IOS_READS]
+        return float(total) / n
+
+    @property
+    def member_write_bytes_per_host_write_byte(self) -> float:
+        hb = self.counters[_C_HOST_WRITE_BYTES]
+        return float(self.counters[_C_MEMBER_WRITE_BYTES]) / hb if hb else math.nan
+
+    @property
+    def member_reads(self) -> int:
+        return int(self.counters[_C_MEMBER_READS])
+
+    @property
+    def member_writes(self) -> int:
+        return int(self.counters[_C_MEMBER_WRITES])
+
+    # ---- latency ------------------------------------------------------------------------------
+    def latency_count(self, kind: str = "all") -> int:
+        return int(self.latency_histograms[_kind_index(kind)].sum())
+
+    def latency_percentile_s(self, q: float, kind: str = "all") -> float:
+        """Latency at quantile ``q`` in [0, 1] (bucket midpoint; the maximum for q = 1)."""
+        i = _kind_index(kind)
+        if q >= 1.0:
+            return float(self.latency_max_s[i]) if self.latency_count(kind) else math.nan
+        return _hist_quantile(self.latency_histograms[i], q, float(self.latency_max_s[i]))
+
+    def latency_fraction_above(self, t_s: float, kind: str = "all") -> float:
+        """Fraction of host IOs slower than ``t_s`` (exact at bucket edges, interpolated inside)."""
+        h = self.latency_histograms[_kind_index(kind)]
+        n = h.sum()
+        if not n:
+            return math.nan
+        edges = latency_bucket_edges_s()
+        i = int(np.searchsorted(edges, t_s, side="right")) - 1
+        i = min(max(i, 0), h.size - 1)
+        frac_in = (edges[i + 1] - t_s) / (edges[i + 1] - edges[i])
+        return float(h[i + 1:].sum() + h[i] * min(max(frac_in, 0.0), 1.0)) / float(n)
+
+    def latency_mean_s(self, kind: str = "all") -> float:
+        n = self.latency_count(kind)
+        return float(self.latency_sum_s[_kind_index(kind)]) / n if n else math.nan
+
+    def latency_cdf(self, kind: str = "all") -> tuple[np.ndarray, np.ndarray]:
+        """(latency_s upper bucket edges, cumulative fraction) over occupied buckets, for plots."""
+        h = self.latency_histograms[_kind_index(kind)]
+        n = h.sum()
+        nz = np.nonzero(h)[0]
+        if not n:
+            return np.empty(0), np.empty(0)
+        lo, hi = nz[0], nz[-1] + 1
+        edges = latency_bucket_edges_s()
+        return edges[lo + 1:hi + 1], np.cumsum(h[lo:hi]) / n
+
+    # ---- per second ---------------------------------------------------------------------------
+    @property
+    def _full_seconds(self) -> int:
+        return max(1, int(math.floor(self.duration_s + 1e-9))) if self.duration_s >= 1.0 else 0
+
+    @property
+    def second_p99_latency_s(self) -> np.ndarray:
+        """p99 latency of the IOs completing in each second (from 8-per-octave buckets)."""
+        edges = latency_bucket_edges_s()[::1 << _COARSE_SHIFT]
+        out = np.full(self.second_histograms.shape[0], np.nan)
+        for s in range(self.second_histograms.shape[0]):
+            h = self.second_histograms[s]
+            n = int(h.sum())
+            if n:
+                c = np.cumsum(h)
+                i = int(np.searchsorted(c, math.ceil(0.99 * n)))
+                out[s] = min(0.5 * (edges[i] + edges[i + 1]), float(self.second_max_latency_s[s]))
+        return out
+
+    @property
+    def worst_second_p99_latency_s(self) -> float:
+        n = self._full_seconds
+        if n == 0:
+            return math.nan
+        vals = self.second_p99_latency_s[:n]
+        return float(np.nanmax(vals)) if np.any(np.isfinite(vals)) else math.nan
+
+    @property
+    def worst_second_max_latency_s(self) -> float:
+        n = self._full_seconds
+        return float(self.second_max_latency_s[:n].max()) if n else math.nan
+
+    @property
+    def min_second_iops(self) -> float:
+        n = self._full_seconds
+        return float(self.iops_per_second[:n].min()) if n else math.nan
+
+    # ---- drives, rebuild ----------------------------------------------------------------------
+    @property
+    def drive_utilisation(self) -> np.ndarray:
+        """Busy unit-seconds per drive / (window seconds x parallel units), in [0, 1]."""
+        return self.drive_busy_s / (self.duration_s * self.drive_parallel_units)
+
+    @property
+    def rebuild_done(self) -> bool:
+        return self.rebuild_simulated and self.rebuild_chunks_done >= self.rebuild_chunks
+
+    @property
+    def rebuild_duration_s(self) -> float:
+        """Rebuild time from its start (the window start): measured if it finished in the run,
+        otherwise extrapolated from the progress made (``rebuild_done`` says which)."""
+        if not self.rebuild_simulated:
+            return math.nan
+        if self.rebuild_done:
+            return self.rebuild_end_s - self.window_start_s
+        if self.rebuild_chunks_done == 0:
+            return math.inf
+        return self.duration_s * self.rebuild_chunks / self.rebuild_chunks_done
+
+    def summary(self) -> dict[str, Any]:
+        """Flat record of the headline figures (JSON-ready; latencies in seconds)."""
+        out: dict[str, Any] = {
+            "layout": self.layout_name,
+            "drive_name": self.drive_name,
+            "drive_count": self.drive_count,
+            "simulated_drive_count": self.simulated_drive_count,
+            "failed_drives": self.failed_drives,
+            "seed": self.seed,
+            "replicas": self.replicas,
+            "window_start_s": self.window_start_s,
+            "duration_s": self.duration_s,
+            "closed_loop": self.closed_loop,
+            "queue_depth": self.queue_depth,
+            "offered_iops": self.offered_iops,
+            "achieved_iops": self.achieved_iops,
+            "saturated": self.saturated,
+            "host_reads": self.host_reads,
+            "host_writes": self.host_writes,
+            "member_ios_per_host_io": self.member_ios_per_host_io,
+            "member_ios_per_host_read": self.member_ios_per_host_read,
+            "member_ios_per_host_write": self.member_ios_per_host_write,
+            "member_write_bytes_per_host_write_byte": self.member_write_bytes_per_host_write_byte,
+        }
+        for kind in ("all", "read", "write"):
+            pre = "latency" if kind == "all" else f"{kind}_latency"
+            for name, q in _PERCENTILES:
+                out[f"{pre}_{name}_s"] = _nan_none(self.latency_percentile_s(q, kind))
+            out[f"{pre}_max_s"] = _nan_none(self.latency_percentile_s(1.0, kind))
+            out[f"{pre}_mean_s"] = _nan_none(self.latency_mean_s(kind))
+        out["worst_second_p99_latency_s"] = _nan_none(self.worst_second_p99_latency_s)
+        out["worst_second_max_latency_s"] = _nan_none(self.worst_second_max_latency_s)
+        out["min_second_iops"] = _nan_none(self.min_second_iops)
+        util = self.drive_utilisation
+        out["drive_utilisation_mean"] = float(util.mean()) if util.size else None
+        out["drive_utilisation_max"] = float(util.max()) if util.size else None
+        if self.rebuild_simulated:
+            out["rebuild_done"] = self.rebuild_done
+            out["rebuild_duration_s"] = _nan_none(self.rebuild_duration_s)
+            out["rebuild_bytes"] = self.rebuild_bytes
+            for name, q in _PERCENTILES:
+                out[f"rebuild_latency_{name}_s"] = _nan_none(self.latency_percentile_s(q, "rebuild"))
+            out["rebuild_latency_max_s"] = _nan_none(self.latency_percentile_s(1.0, "rebuild"))
+        return out
+
+
+_PERCENTILES = (("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p999", 0.999), ("p9999", 0.9999))
+
+
+def _nan_none(x: float) -> float | None:
+    return None if (x is None or not math.isfinite(x)) else float(x)
+
+
+def _kind_index(kind: str) -> int:
+    try:
+        return {"all": _H_ALL, "read": _H_READ, "write": _H_WRITE, "rebuild": _H_REBUILD}[kind]
+    except KeyError:
+        raise InvalidInputError.one("kind", f"must be one of all, read, write, rebuild; got {kind!r}") from None
+
+
+_EDGES_CACHE: list[np.ndarray] = []
+
+
+def latency_bucket_edges_s() -> np.ndarray:
+    """Lower edges of the latency buckets (plus the final upper edge), in seconds."""
+    if not _EDGES_CACHE:
+        idx = np.arange(LATENCY_BUCKET_COUNT + 1, dtype=np.float64)
+        q = np.floor(idx / _SUB)
+        r = idx - q * _SUB
+        low_ns = np.where(idx < _SUB, idx, (_SUB + r) * np.exp2(q - 1))
+        _EDGES_CACHE.append(low_ns * 1e-9)
+    return _EDGES_CACHE[0]
+
+
+def _hist_quantile(h: np.ndarray, q: float, vmax: float) -> float:
+    n = int(h.sum())
+    if n == 0:
+        return math.nan
+    target = max(1, math.ceil(q * n))
+    c = np.cumsum(h)
+    i = int(np.searchsorted(c, target))
+    edges = latency_bucket_edges_s()
+    return min(0.5 * (edges[i] + edges[i + 1]), vmax)
+
+
+# ---- building the kernel's inputs ------------------------------------------------------------
+
+
+def _layout_arrays(spec: ArraySpec) -> tuple[np.ndarray, np.ndarray, int]:
+    lay = spec.layout
+    n_sim = spec.simulated_drive_count
+    w = lay.group_width
+    if lay.kind is LayoutKind.RAID0:
+        kind, k, m, copies = _KIND_RAID0, w, 0, 1
+    elif lay.is_mirror:
+        kind, k, m, copies = _KIND_MIRROR, lay.data_drives, 0, lay.mirror_copies
+    else:
+        kind, k, m, copies = _KIND_PARITY, lay.data_drives, lay.parity_units, 1
+    u = lay.stripe_unit_bytes
+    cap = spec.drive_capacity_bytes or _NOMINAL_CAPACITY_BYTES
+    rows_total = max(1, int(cap // u))
+    rows = max(1, int(rows_total * spec.workload.working_set_fraction))
+    failed = np.zeros(n_sim, np.int8)
+    failed[: spec.failed_drives] = 1  # the first members of group 0
+    arr = np.zeros(_L_COUNT, np.int64)
+    arr[_L_KIND], arr[_L_W], arr[_L_K], arr[_L_M], arr[_L_COPIES] = kind, w, k, m, copies
+    arr[_L_G], arr[_L_U], arr[_L_ROWS], arr[_L_FAILED] = n_sim // w, u, rows, spec.failed_drives
+    return arr, failed, k
+
+
+def _seek_curve(average_s: float, full_stroke_s: float) -> tuple[float, float]:
+    """seek(d) = a + b sqrt(d) for a seek over fraction d of the stroke (Ruemmler & Wilkes 1994,
+    'An introduction to disk drive modeling', short seeks ~ sqrt(distance)). Random positions on
+    the whole surface give a seek distance with density 2(1-d), E[sqrt(d)] = 8/15; a and b are
+    chosen so the mean is ``average_s`` and seek(1) is ``full_stroke_s`` (a >= 0)."""
+    if average_s <= 0:
+        return 0.0, 0.0
+    if full_stroke_s > average_s:
+        b = (full_stroke_s - average_s) * 15.0 / 7.0
+        a = full_stroke_s - b
+        if a >= 0:
+            return a, b
+    return 0.0, average_s * 15.0 / 8.0
+
+
+def _drive_arrays(spec: ArraySpec, rng_phase: np.random.Generator) -> tuple[np.ndarray, ...]:
+    n_sim = spec.simulated_drive_count
+    models = spec.service_models if len(spec.service_models) == n_sim else spec.service_models * n_sim
+    cap = spec.drive_capacity_bytes or _NOMINAL_CAPACITY_BYTES
+    dpar = np.zeros((n_sim, _D_COUNT))
+    ipar = np.zeros((n_sim, _I_COUNT), np.int64)
+    profiles: list[np.ndarray] = []
+    offsets: dict[int, tuple[int, int, int, int]] = {}
+    total = 0
+    for mo in spec.service_models:
+        if id(mo) in offsets:
+            continue
+        wp = np.ascontiguousarray(mo.write_multiplier_profile, dtype=np.float64)
+        rp = np.ascontiguousarray(mo.read_multiplier_profile, dtype=np.float64)
+        offsets[id(mo)] = (total, wp.size, total + wp.size, rp.size)
+        profiles += [wp, rp]
+        total += wp.size + rp.size
+    prof = np.concatenate(profiles)
+    for d, mo in enumerate(models):
+        a, b = _seek_curve(mo.average_seek_s, mo.full_stroke_seek_s) if mo.mechanical else (0.0, 0.0)
+        woff, wlen, roff, rlen = offsets[id(mo)]
+        cycle = mo.profile_slot_s * max(wlen, rlen)
+        dpar[d] = (mo.read_fixed_s, mo.read_per_byte_s, mo.write_fixed_s, mo.write_per_byte_s, a, b,
+                   mo.full_rotation_s if mo.mechanical else 0.0, mo.profile_slot_s,
+                   rng_phase.random() * cycle, cap)
+        ipar[d] = (mo.parallel_units, woff, wlen, roff, rlen, 1 if mo.mechanical else 0)
+    return dpar, ipar, prof
+
+
+def _seed_state(seed: int, spawn_key: tuple[int, ...]) -> np.ndarray:
+    st = np.random.SeedSequence(seed, spawn_key=spawn_key).generate_state(4, dtype=np.uint64)
+    if not st.any():
+        st[0] = 1
+    return st
+
+
+def simulate(spec: ArraySpec) -> ArrayResult:
+    """Run one array simulation. Same spec (and seed) -> identical result."""
+    check(validate_spec(spec))
+    wl = spec.workload
+    lay = spec.layout
+    n_sim = spec.simulated_drive_count
+    lay_arr, failed, k = _layout_arrays(spec)
+    # Drive GC phases depend on the seed only (not the replica), so every time window of a split
+    # run sees the same drives; IO randomness comes from the replica's own SeedSequence child.
+    rng_phase = np.random.default_rng(np.random.SeedSequence([spec.seed, _PHASE_TAG]))
+    dpar, ipar, prof = _drive_arrays(spec, rng_phase)
+    rng = _seed_state(spec.seed, spec.spawn_key)
+
+    sizes = np.array([s for s, _ in wl.io_size_mix], np.int64)
+    weights = np.array([w for _, w in wl.io_size_mix], np.float64)
+    size_cum = np.cumsum(weights) / weights.sum()
+    # random IOs are aligned as file systems place them: to the stripe for IOs of a stripe or
+    # more, else to the largest common divisor of the IO size and the stripe unit
+    size_align = np.array([math.gcd(int(s), lay.stripe_data_bytes) if s >= lay.stripe_data_bytes
+                           else math.gcd(int(s), lay.stripe_unit_bytes) for s in sizes], np.int64)
+    max_size = int(sizes.max())
+    stripes = max_size // lay.stripe_data_bytes + 2
+    mmh = stripes * 2 * lay.group_width + 2 * lay.group_width
+    wl_arr = np.array([wl.read_fraction, wl.random_fraction, wl.target_iops, float(wl.queue_depth),
+                       wl.working_set_fraction])
+    t_begin = spec.window_start_s - spec.warmup_s
+    w_end = spec.window_start_s + spec.duration_s
+    # a rebuild starts when the recorded window starts (the array runs degraded in the warm-up)
+    simf = np.array([t_begin, spec.window_start_s, w_end, spec.rebuild_rate_bytes_per_s, spec.window_start_s])
+    rebuild = spec.rebuild_rate_bytes_per_s > 0 and spec.failed_drives > 0
+    rb_cap = int(spec.drive_capacity_bytes) if rebuild else 0
+    pool = min(_OPEN_LOOP_POOL, max(1024, (1 << 22) // mmh))
+    simi = np.array([spec.rebuild_io_bytes, spec.rebuild_window, rb_cap, spec.reorder_window, mmh, pool], np.int64)
+
+    max_units = int(ipar[:, _I_UNITS].max())
+    unit_free = np.full((n_sim, 1 << (max_units - 1).bit_length()), t_begin)  # sorted rings
+    unit_head = np.zeros(n_sim, np.int64)
+    mcache = np.zeros((n_sim, 6))
+    mcache[:, 0::3] = np.inf  # empty cache: lo = +inf forces a lookup
+    mcache[:, 1::3] = -np.inf
+    head = np.zeros(n_sim, np.int64)
+    rw = max(1, spec.reorder_window)
+    recent = np.full((n_sim, rw), -np.inf)
+    recent_i = np.zeros(n_sim, np.int64)
+
+    n_sec = max(1, math.ceil(spec.duration_s - 1e-9))
+    hist = np.zeros((4, LATENCY_BUCKET_COUNT), np.int64)
+    lat_sum = np.zeros(4)
+    lat_max = np.zeros(4)
+    counters = np.zeros(_C_COUNT, np.int64)
+    sec_count = np.zeros(n_sec, np.int64)
+    sec_max = np.zeros(n_sec)
+    sec_hist = np.zeros((n_sec, _COARSE_COUNT), np.int32)
+    busy = np.zeros(n_sim)
+    rebuild_out = np.full(2, -1.0)
+
+    _simulate_kernel(dpar, ipar, prof, lay_arr, failed, wl_arr, sizes, size_cum, size_align, simf, simi, rng,
+                     unit_free, unit_head, mcache, head, recent, recent_i,
+                     hist, lat_sum, lat_max, counters, sec_count, sec_max, sec_hist, busy, rebuild_out)
+
+    rb_chunks = (rb_cap + spec.rebuild_io_bytes - 1) // spec.rebuild_io_bytes if rebuild else 0
+    return ArrayResult(
+        layout_name=lay.name,
+        drive_name=spec.service_models[0].drive_name,
+        drive_count=spec.drive_count,
+        simulated_drive_count=n_sim,
+        failed_drives=spec.failed_drives,
+        seed=spec.seed,
+        spawn_keys=(spec.spawn_key,),
+        window_start_s=spec.window_start_s,
+        duration_s=spec.duration_s,
+        closed_loop=wl.target_iops == 0,
+        queue_depth=wl.queue_depth,
+        offered_iops=wl.target_iops,
+        counters=counters,
+        latency_histograms=hist,
+        latency_sum_s=lat_sum,
+        latency_max_s=lat_max,
+        iops_per_second=sec_count,
+        second_max_latency_s=sec_max,
+        second_histograms=sec_hist,
+        drive_busy_s=busy,
+        drive_parallel_units=ipar[:, _I_UNITS].astype(np.float64),
+        rebuild_simulated=rebuild,
+        rebuild_bytes=float(rb_cap),
+        rebuild_chunks=int(rb_chunks),
+        rebuild_chunks_done=int(counters[_C_REBUILD_CHUNKS]),
+        rebuild_end_s=float(rebuild_out[0]) if rebuild_out[0] >= 0 else math.nan,
+        saturated=bool(counters[_C_SATURATED]),
+    )
+
+
+def split_simulation(spec: ArraySpec, parts: int) -> list[ArraySpec]:
+    """Split a long run into independent replicas over consecutive time windows.
+
+    Replica i simulates its own window (whole seconds, each with the spec's warm-up before it)
+    with IO randomness from ``np.random.SeedSequence(seed).spawn(parts)[i]`` (spawn key
+    ``spec.spawn_key + (i,)``); drive GC phases depend on the seed only, so the windows line up
+    on one time axis. ``merge_results`` of the replicas' results is exact for histograms and
+    per-second series. A rebuild is one sequential process and is not split: a spec with a
+    rebuild comes back as ``[spec]``. ``parts`` is capped at the number of whole seconds.
+    """
+    if not isinstance(parts, int) or isinstance(parts, bool) or not (1 <= parts <= 100_000):
+        raise InvalidInputError.one("parts", f"must be an integer in [1, 100000], got {parts!r}")
+    check(validate_spec(spec))
+    if parts == 1 or spec.rebuild_rate_bytes_per_s > 0:
+        return [spec]
+    whole = int(math.floor(spec.duration_s))
+    parts = min(parts, whole)
+    if parts <= 1:
+        return [spec]
+    bounds = [spec.window_start_s + (i * whole) // parts for i in range(parts)]
+    end = spec.window_start_s + spec.duration_s
+    out = []
+    for i, start in enumerate(bounds):
+        stop = bounds[i + 1] if i + 1 < parts else end
+        out.append(replace(spec, window_start_s=float(start), duration_s=float(stop - start),
+                           spawn_key=spec.spawn_key + (i,)))
+    return out
+
+
+def merge_results(results: Sequence[ArrayResult]) -> ArrayResult:
+    """Merge replicas of one array over disjoint time windows (``split_simulation``): histograms
+    and counters add, per-second series are placed on one time axis, busy time adds."""
+    if not results:
+        raise InvalidInputError.one("results", "must hold at least one ArrayResult")
+    rs = sorted(results, key=lambda r: r.window_start_s)
+    if len(rs) == 1:
+        return rs[0]
+    first = rs[0]
+    for i, r in enumerate(rs):
+        if (r.layout_name, r.simulated_drive_count, r.seed, r.closed_loop, r.queue_depth, r.offered_iops,
+                r.failed_drives) != (first.layout_name, first.simulated_drive_count, first.seed, first.closed_loop,
+                                     first.queue_depth, first.offered_iops, first.failed_drives):
+            raise InvalidInputError.one(f"results[{i}]", "must be a replica of the same array, workload and seed")
+        if r.rebuild_simulated:
+            raise InvalidInputError.one(f"results[{i}]", "rebuild runs are not split and cannot be merged")
+    for a, b in zip(rs, rs[1:]):
+        if b.window_start_s < a.window_start_s + a.duration_s - 1e-9:
+            raise InvalidInputError.one("results", f"windows overlap at {b.window_start_s} s; replicas must cover disjoint windows")
+        if abs(b.window_start_s - round(b.window_start_s)) > 1e-9:
+            raise InvalidInputError.one("results", "replica windows must start on whole seconds")
+    start = first.window_start_s
+    end = max(r.window_start_s + r.duration_s for r in rs)
+    n_sec = max(1, math.ceil(end - start - 1e-9))
+    iops = np.zeros(n_sec, np.int64)
+    smax = np.zeros(n_sec)
+    shist = np.zeros((n_sec, _COARSE_COUNT), np.int32)
+    for r in rs:
+        o = int(round(r.window_start_s - start))
+        n = r.iops_per_second.size
+        iops[o:o + n] += r.iops_per_second
+        smax[o:o + n] = np.maximum(smax[o:o + n], r.second_max_latency_s)
+        shist[o:o + n] += r.second_histograms
+    return replace(
+        first,
+        spawn_keys=tuple(k for r in rs for k in r.spawn_keys),
+        window_start_s=start,
+        duration_s=float(sum(r.duration_s for r in rs)),
+        counters=np.sum([r.counters for r in rs], axis=0),
+        latency_histograms=np.sum([r.latency_histograms for r in rs], axis=0),
+        latency_sum_s=np.sum([r.latency_sum_s for r in rs], axis=0),
+        latency_max_s=np.max([r.latency_max_s for r in rs], axis=0),
+        iops_per_second=iops,
+        second_max_latency_s=smax,
+        second_histograms=shist,
+        drive_busy_s=np.sum([r.drive_busy_s for r in rs], axis=0),
+        saturated=any(r.saturated for r in rs),
+        replicas=sum(r.replicas for r in rs),
+    )
+
+
+# ---- drive models from the catalog -----------------------------------------------------------
+
+
+def array_service_models(drive: Any, count: int = 1, *, workload: Workload | None = None,
+                         fill_fraction: float = 1.0, extra_spare_fraction: float = 0.0, seed: int = 0,
+                         distinct: bool = False) -> tuple[ServiceModel, ...]:
+    """Service models for ``count`` members of a catalog drive (a ``catalog.Drive`` or its name).
+
+    SSDs come from ``ssd.service_model`` (steady-state GC profile for the workload's write share
+    and skew); HDDs from ``hdd.service_model``. By default one model is shared (each member still
+    gets its own GC phase in the simulation); ``distinct=True`` builds one per member with seeds
+    from ``SeedSequence(seed).spawn(count)``.
+    """
+    if isinstance(drive, str):
+        from . import catalog
+
+        drive = catalog.get_drive(drive)
+    if not isinstance(count, int) or count < 1:
+        raise InvalidInputError.one("count", f"must be an integer >= 1, got {count!r}")
+    if not getattr(drive, "is_ssd", True) or getattr(drive, "rpm", None):
+        from . import hdd
+
+        return (hdd.service_model(drive),)
+    from . import ssd
+
+    kwargs: dict[str, Any] = {"fill_fraction": fill_fraction, "extra_spare_fraction": extra_spare_fraction}
+    if workload is not None:
+        kwargs.update(write_fraction=workload.write_fraction, hot_write_fraction=workload.hot_write_fraction,
+                      hot_space_fraction=workload.hot_space_fraction)
+    if not distinct:
+        return (ssd.service_model(drive, seed=seed, **kwargs),)
+    seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(count)]
+    return tuple(ssd.service_model(drive, seed=s, **kwargs) for s in seeds)
+

@@ -1,0 +1,226 @@
+"""Hard disk service model and HDD equivalence.
+
+Service time of one IO on a disk (the classic decomposition, e.g. Ruemmler & Wilkes, "An
+introduction to disk drive modeling", IEEE Computer 1994):
+
+    command overhead + seek + rotational delay + transfer
+
+* **seek** from the head's last position: ``a + b sqrt(d)`` over a fraction ``d`` of the stroke
+  (short seeks are dominated by acceleration, hence the square root). ``a`` and ``b`` are fitted in
+  ``array._seek_curve`` so that random positions over the whole surface give the datasheet's
+  average seek and, where the shape allows, its full-stroke seek. Short-stroking (a workload that
+  touches a fraction of the disk) shortens every seek.
+* **rotational delay**: uniform over one revolution, half a revolution on average (60/rpm/2).
+* **transfer** at the sustained media rate; **command overhead** 0.1 ms (``assumed``: controller
+  and protocol time of a modern SAS/SATA drive; it moves a 15K disk's QD1 IOPS by 2 %).
+* A sequential IO that starts where the previous one ended has no seek and no rotational delay.
+* Optional **queue reordering** (``array.ArraySpec.reorder_window``): with n IOs queued, a
+  shortest-access-time-first drive serves the one with the shortest positioning time. The
+  simulation approximates it as the minimum of n independent positioning draws (Worthington,
+  Ganger & Patt, "Scheduling algorithms for modern disk drives", SIGMETRICS 1994, for SATF
+  itself). Treating the queued IOs' positions as independent overstates the gain at large n; it
+  is off by default (plain FCFS) and docs/array-model.md states where it matters.
+
+QD1 4 KB random reads then land at 1 / (overhead + seek + rotation/2 + transfer): ~180 IOPS for a
+15K disk (3.4 ms seek), ~137 for 10K (4.2 ms), ~78 for 7.2K (8.5 ms).
+
+``equivalent_drive_count`` answers "how many disks of this model, in the same layout, carry the same
+workload at the same latency percentile target", by simulating arrays of growing size.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .array import ArrayResult, ArraySpec, simulate
+from .errors import InvalidInputError, Violation, check
+from .layout import Layout, make_layout
+from .service import ServiceModel
+from .units import MB, KiB
+from .workload import Workload
+
+__all__ = [
+    "COMMAND_OVERHEAD_S",
+    "Equivalence",
+    "equivalent_drive_count",
+    "random_iops",
+    "service_model",
+]
+
+#: Controller/protocol time per command (assumed, see the module docstring).
+COMMAND_OVERHEAD_S = 0.1e-3
+
+
+def service_model(drive: Any = None, *, rpm: float | None = None, average_seek_s: float | None = None,
+                  full_stroke_seek_s: float | None = None, media_bytes_per_s: float | None = None,
+                  command_overhead_s: float = COMMAND_OVERHEAD_S, write_extra_s: float = 0.0,
+                  name: str | None = None) -> ServiceModel:
+    """A mechanical ``ServiceModel`` from a catalog HDD (``catalog.Drive`` or its name) or from
+    explicit figures; explicit figures override the drive's.
+
+    ``write_extra_s`` adds to every write (datasheets give average write seeks ~0.5 ms longer
+    than read seeks for the head to settle more precisely).
+    """
+    if isinstance(drive, str):
+        from . import catalog
+
+        drive = catalog.get_drive(drive)
+    if drive is not None:
+        if getattr(drive, "is_ssd", False):
+            raise InvalidInputError.one("drive", f"{drive.name} is an SSD; hdd.service_model needs a hard disk")
+        rpm = rpm if rpm is not None else drive.rpm
+        average_seek_s = average_seek_s if average_seek_s is not None else drive.average_seek_s
+        full_stroke_seek_s = full_stroke_seek_s if full_stroke_seek_s is not None else drive.full_stroke_seek_s
+        media_bytes_per_s = media_bytes_per_s if media_bytes_per_s is not None else drive.seq_read_bytes_per_s
+        name = name or drive.name
+    v: list[Violation] = []
+    if not isinstance(rpm, (int, float)) or not (3_000 <= rpm <= 20_000):
+        v.append(Violation(field="rpm", reason=f"must be in [3000, 20000], got {rpm!r}"))
+    if not isinstance(average_seek_s, (int, float)) or not (0.0 <= average_seek_s <= 0.05):
+        v.append(Violation(field="average_seek_s", reason=f"must be in [0, 0.05] s, got {average_seek_s!r}"))
+    if full_stroke_seek_s is None:
+        full_stroke_seek_s = 0.0
+    if not isinstance(full_stroke_seek_s, (int, float)) or not (0.0 <= full_stroke_seek_s <= 0.1):
+        v.append(Violation(field="full_stroke_seek_s", reason=f"must be in [0, 0.1] s (0 = unknown), got {full_stroke_seek_s!r}"))
+    if not isinstance(media_bytes_per_s, (int, float)) or not (1 * MB <= media_bytes_per_s <= 10_000 * MB):
+        v.append(Violation(field="media_bytes_per_s", reason=f"must be in [1e6, 1e10] bytes/s, got {media_bytes_per_s!r}"))
+    if not isinstance(command_overhead_s, (int, float)) or not (0.0 <= command_overhead_s <= 0.01):
+        v.append(Violation(field="command_overhead_s", reason=f"must be in [0, 0.01] s, got {command_overhead_s!r}"))
+    if not isinstance(write_extra_s, (int, float)) or not (0.0 <= write_extra_s <= 0.01):
+        v.append(Violation(field="write_extra_s", reason=f"must be in [0, 0.01] s, got {write_extra_s!r}"))
+    check(v)
+    assert rpm is not None and average_seek_s is not None and media_bytes_per_s is not None
+    per_byte = 1.0 / float(media_bytes_per_s)
+    return ServiceModel(
+        drive_name=name or f"hdd-{int(rpm)}rpm",
+        mechanical=True,
+        parallel_units=1,
+        read_fixed_s=float(command_overhead_s),
+        read_per_byte_s=per_byte,
+        write_fixed_s=float(command_overhead_s + write_extra_s),
+        write_per_byte_s=per_byte,
+        full_rotation_s=60.0 / float(rpm),
+        average_seek_s=float(average_seek_s),
+        full_stroke_seek_s=float(full_stroke_seek_s),
+    )
+
+
+def random_iops(model: ServiceModel, io_bytes: int = 4 * KiB, *, write: bool = False) -> float:
+    """Analytic QD1 random IOPS of a mechanical model: 1 / (overhead + seek + rotation/2 + transfer)."""
+    if not model.mechanical:
+        raise InvalidInputError.one("model.mechanical", "must be True (a hard disk model)")
+    fixed = model.write_fixed_s if write else model.read_fixed_s
+    per_byte = model.write_per_byte_s if write else model.read_per_byte_s
+    return 1.0 / (fixed + model.average_seek_s + 0.5 * model.full_rotation_s + io_bytes * per_byte)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Equivalence:
+    """How many disks match a target: the smallest array found and the runs that bracket it."""
+
+    drive_name: str
+    layout_name: str
+    target_iops: float
+    latency_quantile: float
+    latency_target_s: float
+    drive_count: int  # 0 when no array up to max_drive_count meets the target
+    result: ArrayResult | None  # the run of the smallest passing array
+    tried: tuple[tuple[int, float, float, bool], ...]  # (drives, achieved IOPS, latency at q, passed)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "drive_name": self.drive_name,
+            "layout": self.layout_name,
+            "target_iops": self.target_iops,
+            "latency_quantile": self.latency_quantile,
+            "latency_target_s": self.latency_target_s,
+            "drive_count": self.drive_count,
+            "tried": [{"drive_count": int(n), "achieved_iops": float(a), "latency_s": float(lat), "passed": bool(ok)}
+                      for n, a, lat, ok in self.tried],
+        }
+
+
+def _passes(r: ArrayResult, target_iops: float, q: float, latency_target_s: float, iops_tolerance: float) -> tuple[bool, float]:
+    lat = r.latency_percentile_s(q)
+    ok = (not r.saturated and r.achieved_iops >= (1.0 - iops_tolerance) * target_iops
+          and math.isfinite(lat) and lat <= latency_target_s)
+    return ok, lat
+
+
+def equivalent_drive_count(model: ServiceModel, layout: Layout | str, workload: Workload, *, target_iops: float,
+                           latency_quantile: float, latency_target_s: float, group_width: int | None = None,
+                           drive_capacity_bytes: float = 0.0, duration_s: float = 5.0, warmup_s: float = 1.0,
+                           seed: int = 0, reorder_window: int = 1, max_drive_count: int = 4096,
+                           iops_tolerance: float = 0.02) -> Equivalence:
+    """Smallest number of ``model`` disks, in whole groups of ``layout``, that carry ``workload``
+    offered open loop at ``target_iops`` with the ``latency_quantile`` latency at or under
+    ``latency_target_s`` (and the array keeping up: achieved IOPS within ``iops_tolerance``).
+
+    Exponential search over the group count, then bisection; each step is one simulation.
+    Latency and throughput grow monotonically with the drive count in expectation; with a fixed
+    seed the answer is reproducible.
+    """
+    v: list[Violation] = []
+    if not isinstance(target_iops, (int, float)) or not (0 < target_iops <= 1e8):
+        v.append(Violation(field="target_iops", reason=f"must be in (0, 1e8], got {target_iops!r}"))
+    if not isinstance(latency_quantile, (int, float)) or not (0.0 < latency_quantile <= 1.0):
+        v.append(Violation(field="latency_quantile", reason=f"must be in (0, 1], got {latency_quantile!r}"))
+    if not isinstance(latency_target_s, (int, float)) or not (0.0 < latency_target_s <= 3600.0):
+        v.append(Violation(field="latency_target_s", reason=f"must be in (0, 3600] s, got {latency_target_s!r}"))
+    if not isinstance(max_drive_count, int) or not (1 <= max_drive_count <= 4096):
+        v.append(Violation(field="max_drive_count", reason=f"must be an integer in [1, 4096], got {max_drive_count!r}"))
+    check(v)
+    lay = make_layout(layout, group_width) if isinstance(layout, str) else layout
+    width = lay.group_width
+    wl = replace(workload, target_iops=float(target_iops))
+    tried: list[tuple[int, float, float, bool]] = []
+    results: dict[int, ArrayResult] = {}
+
+    def run(groups: int) -> bool:
+        n = groups * width
+        spec = ArraySpec(layout=lay, drive_count=n, service_models=(model,), workload=wl, duration_s=duration_s,
+                         warmup_s=warmup_s, seed=seed, drive_capacity_bytes=drive_capacity_bytes,
+                         reorder_window=reorder_window)
+        r = simulate(spec)
+        ok, lat = _passes(r, target_iops, latency_quantile, latency_target_s, iops_tolerance)
+        tried.append((n, float(r.achieved_iops), float(lat), bool(ok)))
+        if ok:
+            results[groups] = r
+        return ok
+
+    max_groups = max_drive_count // width
+    if max_groups < 1:
+        raise InvalidInputError.one("max_drive_count", f"must hold at least one group of {width} drives, got {max_drive_count}")
+    # start the doubling at half the utilisation bound (every member busy 100 % with FCFS service),
+    # so the search does not walk up from one group
+    per_drive = random_iops(model, int(wl.mean_io_bytes))
+    member_ios = wl.read_fraction + wl.write_fraction * lay.small_write_penalty()
+    g = max(1, min(max_groups, int(0.5 * target_iops * member_ios / per_drive / width)))
+    lo, hi = 0, 0
+    while True:
+        if run(g):
+            hi = g
+            break
+        lo = g
+        if g >= max_groups:
+            break
+        g = min(2 * g, max_groups)
+    if hi == 0:
+        return Equivalence(drive_name=model.drive_name, layout_name=lay.name, target_iops=float(target_iops),
+                           latency_quantile=float(latency_quantile), latency_target_s=float(latency_target_s),
+                           drive_count=0, result=None, tried=tuple(tried))
+    if lo == 0 and hi > 1:
+        # the first try passed: bisect down from it
+        lo = 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if run(mid):
+            hi = mid
+        else:
+            lo = mid
+    return Equivalence(drive_name=model.drive_name, layout_name=lay.name, target_iops=float(target_iops),
+                       latency_quantile=float(latency_quantile), latency_target_s=float(latency_target_s),
+                       drive_count=hi * width, result=results[hi], tried=tuple(tried))
+

@@ -1,0 +1,270 @@
+"""``arrayplan simulate``: simulate one array under a workload and print its figures.
+
+    arrayplan simulate --drive intel-dc-s3500-480gb --drives 24 --layout raid6 \\
+        --workload oltp-8k-70-30 --format json [--failed 1 --rebuild-rate-mb-s 100] [--plot out.png]
+
+The drive comes from the catalog; ``--layout`` is raid0|raid1|raid5|raid6|raid10|ec:K+M with
+``--group-width`` (default: all drives in one group, at most 64; K+M for ec). ``--workload`` is a
+preset name or a workload file (fio job ``.fio``, block trace, or YAML/JSON with Workload fields);
+``--read-fraction``, ``--io-bytes``, ``--queue-depth``, ``--target-iops`` and ``--random-fraction``
+build one or override the preset's values. The run happens in-process (``--local``; the server
+path is added by the SimulateArray RPC); ``--parts`` splits it into time-window replicas merged
+exactly, as the planner's fan-out does. ``--compare-hdd NAME`` adds the HDD equivalence: how many
+disks of that model, same layout, carry the array's achieved IOPS at ``--latency-quantile`` under
+``--latency-target-ms``. Exit 0 ok, 2 bad input, 1 anything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from arrayplan_engine import array as arr
+from arrayplan_engine.errors import ArrayplanError, InvalidInputError, Violation
+from arrayplan_engine.layout import MAX_GROUP_WIDTH, make_layout
+from arrayplan_engine.units import MB, KiB
+from arrayplan_engine.workload import Workload
+
+EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT = 0, 1, 2
+_LAYOUTS = "raid0|raid1|raid5|raid6|raid10|ec:K+M"
+
+
+def _err(msg: str) -> None:
+    print(f"arrayplan simulate: {msg}", file=sys.stderr)
+
+
+def _workload(args: argparse.Namespace) -> Workload:
+    overrides: dict[str, Any] = {}
+    if args.read_fraction is not None:
+        overrides["read_fraction"] = args.read_fraction
+    if args.random_fraction is not None:
+        overrides["random_fraction"] = args.random_fraction
+    if args.io_bytes is not None:
+        overrides["io_size_mix"] = ((args.io_bytes, 1.0),)
+    if args.queue_depth is not None:
+        overrides["queue_depth"] = args.queue_depth
+    if args.target_iops is not None:
+        overrides["target_iops"] = args.target_iops
+    if args.workload is None:
+        if "read_fraction" not in overrides:
+            raise InvalidInputError.one("workload", "give --workload PRESET|FILE or at least --read-fraction")
+        overrides.setdefault("io_size_mix", ((4 * KiB, 1.0),))
+        return Workload(name="cli", **overrides)
+    path = Path(args.workload)
+    if path.exists():
+        spec: dict[str, Any]
+        suffix = path.suffix.lower()
+        if suffix == ".fio":
+            spec = {"fio": str(path)}
+        elif suffix in (".yaml", ".yml", ".json"):
+            text = path.read_text()
+            if suffix == ".json":
+                loaded = json.loads(text)
+            else:
+                import yaml
+
+                loaded = yaml.safe_load(text)
+            if not isinstance(loaded, dict):
+                raise InvalidInputError.one("workload", f"{path}: must hold a mapping of workload fields")
+            spec = dict(loaded.get("workload", loaded))
+        else:
+            spec = {"trace": str(path)}
+        from ..workloads import load_workload
+
+        wl, warnings = load_workload(spec, path.parent if not path.is_absolute() else Path("/"))
+        for w in warnings:
+            print(f"arrayplan simulate: workload: {w}", file=sys.stderr)
+    else:
+        try:
+            from arrayplan_engine.presets import get_preset
+        except ImportError:  # presets not available: only the flags describe the workload
+            raise InvalidInputError.one("workload", f"{args.workload!r} is not a file and presets are not available") from None
+        wl = get_preset(args.workload, "workload")
+    if overrides:
+        wl = replace(wl, **overrides)
+    return wl
+
+
+def _layout(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    name = args.layout.strip().lower()
+    if name.startswith("ec:"):
+        return make_layout(name, args.group_width, stripe_unit_bytes=args.stripe_unit_kib * KiB)
+    width = args.group_width or min(args.drives, MAX_GROUP_WIDTH)
+    if name == "raid10" and width % 2:
+        width -= 1
+    return make_layout(name, width, stripe_unit_bytes=args.stripe_unit_kib * KiB)
+
+
+def _build(args: argparse.Namespace) -> tuple[arr.ArraySpec, Any]:
+    from arrayplan_engine.catalog import get_drive
+
+    v: list[Violation] = []
+    if args.drives < 1:
+        v.append(Violation(field="drives", reason=f"must be >= 1, got {args.drives}"))
+    if not (0.001 <= args.duration_s <= arr.MAX_DURATION_S):
+        v.append(Violation(field="duration_s", reason=f"must be in [0.001, {arr.MAX_DURATION_S:g}] s, got {args.duration_s}"))
+    if not (1 <= args.parts <= 1024):
+        v.append(Violation(field="parts", reason=f"must be in [1, 1024], got {args.parts}"))
+    if v:
+        raise InvalidInputError(v)
+    drive = get_drive(args.drive)
+    layout = _layout(args)
+    workload = _workload(args)
+    models = arr.array_service_models(drive, 1, workload=workload, seed=args.seed)
+    rebuild_rate = (args.rebuild_rate_mb_s or 0.0) * MB
+    spec = arr.ArraySpec(layout=layout, drive_count=args.drives, service_models=models, workload=workload,
+                         duration_s=args.duration_s, warmup_s=args.warmup_s, seed=args.seed,
+                         failed_drives=args.failed, rebuild_rate_bytes_per_s=rebuild_rate,
+                         drive_capacity_bytes=float(drive.capacity_bytes), reorder_window=args.reorder_window)
+    return spec, drive
+
+
+def _run(spec: arr.ArraySpec, parts: int) -> arr.ArrayResult:
+    specs = arr.split_simulation(spec, parts)
+    return arr.merge_results([arr.simulate(s) for s in specs])
+
+
+def _text(summary: dict[str, Any]) -> str:
+    lines = []
+    for k, val in summary.items():
+        if isinstance(val, float):
+            if k.endswith("_s") and math.isfinite(val):
+                shown = f"{val * 1e3:.4g} ms"
+            else:
+                shown = f"{val:.6g}"
+        elif isinstance(val, list):
+            continue
+        else:
+            shown = str(val)
+        lines.append(f"{k:42s} {shown}")
+    return "\n".join(lines)
+
+
+def _remote(args: argparse.Namespace) -> int:
+    """Call SimulateArray on a server and print its figures."""
+    import os
+
+    import grpc
+    from google.protobuf import duration_pb2, json_format
+
+    from arrayplan.v1 import planner_pb2 as pb
+    from arrayplan.v1 import planner_pb2_grpc as pb_grpc
+
+    from .main import DEFAULT_SERVER, grpc_error_exit
+
+    try:
+        workload = _workload(args)
+    except ArrayplanError as exc:
+        _err(str(exc))
+        return EXIT_BAD_INPUT
+    wl = pb.Workload(read_fraction=workload.read_fraction, random_fraction=workload.random_fraction,
+                     queue_depth=workload.queue_depth, target_iops=workload.target_iops,
+                     hot_write_fraction=workload.hot_write_fraction, hot_space_fraction=workload.hot_space_fraction,
+                     io_size_mix=[pb.IoSizeShare(io_bytes=int(b), weight=float(w)) for b, w in workload.io_size_mix],
+                     display_name=workload.name)
+    duration = duration_pb2.Duration()
+    duration.FromNanoseconds(round(args.duration_s * 1e9))
+    request = pb.SimulateArrayRequest(
+        drive_model=args.drive, drive_count=args.drives, layout=args.layout, group_width=args.group_width or 0,
+        workload=wl, failed_drive_count=args.failed, duration=duration, seed=args.seed,
+        stripe_unit_bytes=args.stripe_unit_kib * KiB, rebuild_rate_bytes_per_second=(args.rebuild_rate_mb_s or 0.0) * MB)
+    address = args.server or os.environ.get("ARRAYPLAN_SERVER", DEFAULT_SERVER)
+    try:
+        with grpc.insecure_channel(address) as channel:
+            response = pb_grpc.PlannerServiceStub(channel).SimulateArray(request, timeout=args.timeout)
+    except grpc.RpcError as exc:
+        return grpc_error_exit(exc)
+    body = json_format.MessageToDict(response, preserving_proto_field_name=True)
+    if args.format == "json":
+        print(json.dumps(body, indent=2))
+    else:
+        for key, value in body.items():
+            if isinstance(value, dict):
+                print(f"{key:30s} " + "  ".join(f"{k}={v}" for k, v in value.items()))
+            elif not isinstance(value, list):
+                print(f"{key:30s} {value}")
+    return EXIT_OK
+
+
+def handler(args: argparse.Namespace) -> int:
+    if not args.local:
+        if args.plot or args.compare_hdd or args.parts != 1 or args.reorder_window != 1:
+            _err("--plot, --compare-hdd, --parts and --reorder-window need --local (in-process simulation)")
+            return EXIT_BAD_INPUT
+        return _remote(args)
+    try:
+        spec, drive = _build(args)
+        result = _run(spec, args.parts)
+        summary: dict[str, Any] = result.summary()
+        summary["drive_utilisation"] = [round(float(x), 6) for x in result.drive_utilisation]
+        summary["iops_per_second"] = [int(x) for x in result.iops_per_second]
+        summary["second_p99_latency_s"] = [None if not math.isfinite(x) else float(x) for x in result.second_p99_latency_s]
+        results = {f"{drive.name} x{args.drives} {spec.layout.name}": result}
+        if args.compare_hdd:
+            from arrayplan_engine import hdd
+            from arrayplan_engine.catalog import get_drive
+
+            hdd_drive = get_drive(args.compare_hdd)
+            model = hdd.service_model(hdd_drive)
+            eq = hdd.equivalent_drive_count(
+                model, spec.layout, spec.workload, target_iops=result.achieved_iops,
+                latency_quantile=args.latency_quantile, latency_target_s=args.latency_target_ms * 1e-3,
+                drive_capacity_bytes=float(hdd_drive.capacity_bytes), duration_s=min(args.duration_s, 10.0),
+                seed=args.seed, reorder_window=args.reorder_window, max_drive_count=args.max_hdd_count)
+            summary["hdd_equivalence"] = eq.summary()
+            if eq.result is not None:
+                results[f"{hdd_drive.name} x{eq.drive_count} {spec.layout.name}"] = eq.result
+    except ArrayplanError as exc:
+        _err(str(exc))
+        return EXIT_BAD_INPUT
+    if args.plot:
+        from ..plots_array import plot_array
+
+        plot_array(results, args.plot)
+    if args.format == "json":
+        print(json.dumps(summary, indent=2))
+    else:
+        print(_text(summary))
+        if "hdd_equivalence" in summary:
+            eq_s = summary["hdd_equivalence"]
+            print(f"{'hdd_equivalent_drive_count':42s} {eq_s['drive_count']} x {eq_s['drive_name']} "
+                  f"(p{eq_s['latency_quantile'] * 100:g} <= {eq_s['latency_target_s'] * 1e3:g} ms at {eq_s['target_iops']:.0f} IOPS)")
+    return EXIT_OK
+
+
+def register(subparsers: Any) -> None:
+    """Add ``simulate`` to the ``arrayplan`` command."""
+    p = subparsers.add_parser("simulate", help="simulate one array under a workload (latency tail, IOPS over time, rebuild)")
+    p.add_argument("--drive", required=True, help="catalog drive name (arrayplan drives)")
+    p.add_argument("--drives", type=int, required=True, help="number of drives (whole groups are simulated, the rest are spares)")
+    p.add_argument("--layout", required=True, help=_LAYOUTS)
+    p.add_argument("--group-width", type=int, help="drives per group (default: all, up to 64; K+M for ec)")
+    p.add_argument("--stripe-unit-kib", type=int, default=64, help="stripe unit in KiB (default 64)")
+    p.add_argument("--workload", help="preset name or workload file (.fio, trace, .yaml/.json)")
+    p.add_argument("--read-fraction", type=float, help="reads / all IOs, in [0, 1]")
+    p.add_argument("--random-fraction", type=float, help="random / all IOs, in [0, 1]")
+    p.add_argument("--io-bytes", type=int, help="IO size in bytes (one size)")
+    p.add_argument("--queue-depth", type=int, help="closed-loop queue depth")
+    p.add_argument("--target-iops", type=float, help="open-loop arrival rate (0 = closed loop at the queue depth)")
+    p.add_argument("--failed", type=int, default=0, help="failed members in the first group (degraded mode)")
+    p.add_argument("--rebuild-rate-mb-s", type=float, help="rebuild the failed members at this rate (MB/s) from the window start")
+    p.add_argument("--reorder-window", type=int, default=1, help="HDDs: SATF reordering over up to this many queued IOs (1 = FCFS)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--duration-s", type=float, default=10.0, help="simulated window (s)")
+    p.add_argument("--warmup-s", type=float, default=0.5, help="unrecorded warm-up before the window (s)")
+    p.add_argument("--parts", type=int, default=1, help="split into this many time-window replicas (merged exactly)")
+    p.add_argument("--compare-hdd", metavar="HDD", help="also find how many disks of this catalog HDD match the array")
+    p.add_argument("--latency-quantile", type=float, default=0.99, help="quantile for --compare-hdd (default 0.99)")
+    p.add_argument("--latency-target-ms", type=float, default=50.0, help="latency bound for --compare-hdd (default 50 ms)")
+    p.add_argument("--max-hdd-count", type=int, default=4096, help="largest HDD array --compare-hdd tries")
+    p.add_argument("--format", choices=("json", "text"), default="text")
+    p.add_argument("--plot", metavar="FILE.png", help="write latency CDF + IOPS-vs-time figure")
+    p.add_argument("--local", action="store_true", help="simulate in-process (plots, HDD comparison) instead of calling SimulateArray")
+    p.add_argument("--server", help="server address (default $ARRAYPLAN_SERVER or 127.0.0.1:50051)")
+    p.add_argument("--timeout", type=float, default=600.0, help="deadline of the SimulateArray call in seconds (its tasks stop)")
+    p.set_defaults(func=handler)

@@ -1,0 +1,164 @@
+"""The plan report: a real finished plan (engine planner in-process, converted to the API message)
+rendered to HTML + Markdown, then rendered by headless Chromium and checked for a non-blank page."""
+
+from __future__ import annotations
+
+import html as html_lib
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from arrayplan.v1 import planner_pb2 as pb
+from arrayplan_engine import recommend as rc
+from arrayplan_engine.workload import Workload
+from arrayplan_services import report
+from arrayplan_services.server.convert import outcome_to_proto
+from google.protobuf import duration_pb2
+
+CHROMIUM = "/usr/bin/chromium"
+DRIVES = ("intel-dc-s3500-480gb", "intel-dc-s3700-400gb")
+# Bounds the array simulation behind the latency CDFs: a warm numba cache answers in seconds,
+# a cold one would compile for about a minute, and the report then falls back (and says so).
+SIMULATION_TIMEOUT_S = 20.0
+
+
+def _spec() -> pb.PlanSpec:
+    """The API form of the request below (what a stored plan carries)."""
+    return pb.PlanSpec(
+        workload=pb.Workload(read_fraction=0.7, target_iops=20000, daily_write_bytes=1e12, display_name="oltp-test"),
+        constraints=pb.Constraints(usable_capacity_bytes=4 * 10**12, latency_percentile=99.9,
+                                   latency_target=duration_pb2.Duration(nanos=5_000_000)),
+        service_life_years=5,
+        candidate_space=pb.CandidateSpace(drive_models=DRIVES, layouts=("raid10", "raid6"), max_drive_count=24),
+    )
+
+
+def _plan(*, latency_target_s: float = 0.005, max_purchase_cost_usd: float = 0.0) -> pb.Plan:
+    req = rc.PlanRequest(
+        workload=Workload(read_fraction=0.7, target_iops=20000, daily_write_bytes=1e12),
+        constraints=rc.Constraints(usable_capacity_bytes=4e12, latency_percentile=99.9, latency_target_s=latency_target_s,
+                                   max_purchase_cost_usd=max_purchase_cost_usd),
+        candidate_space=rc.CandidateSpace(drive_models=DRIVES, layouts=("raid10", "raid6"), max_drive_count=24),
+    )
+    outcome = rc.plan(req)
+    spec = _spec()
+    spec.constraints.latency_target.FromNanoseconds(round(latency_target_s * 1e9))
+    spec.constraints.max_purchase_cost_usd = max_purchase_cost_usd
+    return pb.Plan(name="plans/test", spec=spec, state=pb.Plan.STATE_SUCCEEDED, trace_id="ab" * 16,
+                   result=outcome_to_proto(outcome))
+
+
+@pytest.fixture(scope="module")
+def plan() -> pb.Plan:
+    return _plan()
+
+
+@pytest.fixture(scope="module")
+def written(plan: pb.Plan, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, float]:
+    out = tmp_path_factory.mktemp("report")
+    t0 = time.monotonic()
+    path = report.write_report(plan, out, simulation_timeout_s=SIMULATION_TIMEOUT_S)
+    return path, time.monotonic() - t0
+
+
+def _rows(html: str) -> dict[int, str]:
+    return {int(m.group(1)): m.group(2) for m in re.finditer(r'<tr class="[^"]*" data-rank="(\d+)">(.*?)</tr>', html, re.DOTALL)}
+
+
+def test_report_files_and_content(plan: pb.Plan, written: tuple[Path, float]) -> None:
+    path, elapsed_s = written
+    out = path.parent
+    assert path == out / "index.html" and path.is_file()
+    md_path = out / "report.md"
+    assert md_path.is_file()
+    html = path.read_text(encoding="utf-8")
+    recs = plan.result.recommendations
+    assert plan.result.constraints_met and len(recs) >= 3
+
+    # Title: plan, stored run, trace id.
+    assert "Capacity plan test" in html and "plans/test" in html and "ab" * 16 in html
+    assert plan.result.summary in html
+    # One table row per recommendation with its drive, count, layout and cost; explanations.
+    rows = _rows(html)
+    assert sorted(rows) == [r.rank for r in recs]
+    for r in recs:
+        row = rows[r.rank]
+        assert r.drive_display_name in row and f">{r.drive_count}<" in row and f"${r.total_cost_usd:,.0f}" in row
+        assert r.layout.upper() in row and (">yes<" in row) == r.meets_constraints
+        assert html.count(r.explanation) >= 1
+    assert "p99.9 ms" in html
+    # Embedded images: Pareto, per-year, latency CDF, consistency (the winner is an SSD); no network.
+    images = re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
+    assert len(images) == 4
+    assert all(len(i) > 10_000 for i in images)
+    assert not re.search(r'(src|href)="(https?:)?//', html)
+    assert "Hard-disk equivalence" in html and html_lib.escape(plan.result.hdd_equivalence.explanation) in html
+    for m in plan.result.models:
+        assert m in html
+    # The CDF caption says where its curves come from.
+    assert ("discrete-event array simulation" in html) or ("drawn through the plan" in html)
+
+    md = md_path.read_text(encoding="utf-8")
+    assert "| # | drive | count | layout |" in md and "|---:|---|---:|---|" in md
+    assert sum(1 for line in md.splitlines() if re.match(r"\| \d+ \| ", line)) == len(recs)
+    assert "ab" * 16 in md and "plans/test" in md
+    pngs = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", md)
+    assert sorted(pngs) == ["consistency.png", "latency_cdf.png", "pareto.png", "years.png"]
+    for name in pngs:
+        assert (out / name).stat().st_size > 10_000
+    assert elapsed_s < SIMULATION_TIMEOUT_S + 15
+
+
+def test_report_renders_in_chromium(written: tuple[Path, float], tmp_path: Path) -> None:
+    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
+        pytest.skip("headless Chromium is not installed (Debian package `chromium`: apt-get install -y chromium)")
+    from matplotlib import image
+
+    path, _ = written
+    shot = tmp_path / "report.png"
+    cmd = [shutil.which("chromium") or CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", "--window-size=1400,4000",
+           path.resolve().as_uri()]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False, env={**os.environ, "HOME": str(tmp_path)})
+    assert shot.is_file(), f"no screenshot (exit {proc.returncode}):\n{proc.stderr[-2000:]}"
+    pixels = image.imread(str(shot))
+    assert pixels.shape[0] >= 3000 and pixels.shape[1] >= 1300
+    assert float(np.var(pixels[..., :3])) > 0.005  # a blank page has variance 0
+    # Keep a copy for a person to look at when KEEP_REPORT_SCREENSHOT names a directory.
+    keep = os.environ.get("KEEP_REPORT_SCREENSHOT")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / "report.png")
+        shutil.copytree(path.parent, Path(keep) / "report", dirs_exist_ok=True)
+
+
+def test_report_without_a_met_constraint(tmp_path: Path) -> None:
+    # A latency target nothing meets: the nearest misses are listed, in red, and the report says so.
+    plan = _plan(latency_target_s=0.0005)
+    assert not plan.result.constraints_met and plan.result.recommendations
+    path = report.write_report(plan, tmp_path, array_simulation_s=0)
+    html = path.read_text(encoding="utf-8")
+    assert "No array meets every constraint" in html
+    rows = _rows(html)
+    assert len(rows) == len(plan.result.recommendations)
+    assert all(re.search(r'<tr class="miss" data-rank="' + str(rank) + '"', html) for rank in rows)
+    assert "drawn through the plan" in html  # no simulation asked: the CDF is interpolated, and says so
+    assert "**NO**" in (tmp_path / "report.md").read_text(encoding="utf-8")
+
+
+def test_report_without_recommendations(tmp_path: Path) -> None:
+    # A budget below the price of any array: every candidate is pruned, nothing is recommended.
+    plan = _plan(max_purchase_cost_usd=1000.0)
+    assert not plan.result.constraints_met and not plan.result.recommendations
+    path = report.write_report(plan, tmp_path)
+    html = path.read_text(encoding="utf-8")
+    assert "there are no recommendations" in html.lower() and "ab" * 16 in html and plan.result.summary in html
+    assert "<table" not in html and "<img" not in html
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "no recommendations" in md and "plans/test" in md
