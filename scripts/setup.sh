@@ -59,4 +59,10 @@ fi
 if [ -x bin/grpcurl ] && [ ! -x "$CACHE/grpcurl-$GRPCURL_VERSION" ]; then
   mkdir -p "$CACHE" && cp bin/grpcurl "$CACHE/grpcurl-$GRPCURL_VERSION"
 fi
+# Debian packages the tests use for real: Chromium renders the HTML plan report headless.
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  log "installing chromium from Debian (headless report rendering)"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+    || log "could not install chromium: the report screenshot test will skip"
+fi
 log "ready"

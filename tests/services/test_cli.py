@@ -150,3 +150,14 @@ def test_simulate_cli_calls_the_service(server: ServerProcess, tmp_path: Path) -
     assert local.returncode == 0, local.stderr
     assert json.loads(local.stdout)["member_ios_per_host_io"] == pytest.approx(2.5, rel=0.03)
     assert png.stat().st_size > 10_000
+
+
+def test_plan_report_flag_writes_html_and_markdown(tmp_path: Path) -> None:
+    out = run_cli("plan", str(EXAMPLES / "oltp.yaml"), "--local", "--executor", "local", "--data-dir", str(tmp_path / "d"),
+                  "--format", "json", "--report", str(tmp_path / "report"))
+    assert out.returncode == 0, out.stderr
+    html = (tmp_path / "report" / "index.html").read_text()
+    md = (tmp_path / "report" / "report.md").read_text()
+    trace_id = json.loads(out.stdout)["trace_id"]
+    assert trace_id in html and trace_id in md
+    assert html.count("data:image/png;base64,") >= 3
