@@ -120,7 +120,8 @@ def validate_config(c: FtlConfig, prefix: str = "ftl") -> list[Violation]:
     if not isinstance(c.user_pages, (int, np.integer)) or not (MIN_USER_PAGES <= c.user_pages <= MAX_USER_PAGES):
         v.append(Violation(field=f"{prefix}.user_pages", reason=f"must be an integer in [{MIN_USER_PAGES}, {MAX_USER_PAGES}], got {c.user_pages!r}"))
     if not isinstance(c.pages_per_block, (int, np.integer)) or not (MIN_PAGES_PER_BLOCK <= c.pages_per_block <= MAX_PAGES_PER_BLOCK):
-        v.append(Violation(field=f"{prefix}.pages_per_block", reason=f"must be an integer in [{MIN_PAGES_PER_BLOCK}, {MAX_PAGES_PER_BLOCK}], got {c.pages_per_block!r}"))
+        v.append(Violation(field=f"{prefix}.pages_per_block",
+                           reason=f"must be an integer in [{MIN_PAGES_PER_BLOCK}, {MAX_PAGES_PER_BLOCK}], got {c.pages_per_block!r}"))
     sf = c.spare_factor
     if not isinstance(sf, (int, float)) or math.isnan(sf) or not (MIN_SPARE_FACTOR <= sf <= MAX_SPARE_FACTOR):
         v.append(Violation(field=f"{prefix}.spare_factor", reason=f"must be in [{MIN_SPARE_FACTOR}, {MAX_SPARE_FACTOR}], got {sf!r}"))

@@ -16,10 +16,10 @@ from enum import StrEnum
 import numpy as np
 
 from . import cost, endurance, performance, reliability
-from .catalog import Catalog, Drive, builtin_catalog
+from .catalog import Catalog, builtin_catalog
 from .errors import InvalidInputError, SearchSpaceTooLargeError, UnknownNameError, Violation, check
-from .layout import Layout, LayoutKind, group_count, make_layout, usable_capacity_bytes
-from .units import HOUR_S, YEAR_HOURS
+from .layout import Layout, LayoutKind, make_layout, usable_capacity_bytes
+from .units import HOUR_S
 from .workload import Workload
 
 DEFAULT_LAYOUTS = ("raid10", "raid5", "raid6")

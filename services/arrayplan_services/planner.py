@@ -19,13 +19,14 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from google.protobuf import json_format, timestamp_pb2
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import recommend
 from arrayplan_engine.catalog import Catalog, builtin_catalog
 from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError
-from google.protobuf import json_format, timestamp_pb2
-from opentelemetry import context as otel_context
-from opentelemetry import trace
 
 from . import telemetry
 from .fanout import Cancelled, Executor, TaskCall

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
+
 from arrayplan_engine.array import ArrayResult
 
 

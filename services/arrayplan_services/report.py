@@ -35,7 +35,6 @@ from typing import Any
 
 import matplotlib
 import numpy as np
-from arrayplan.v1 import planner_pb2 as pb
 from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.cm import ScalarMappable
@@ -43,6 +42,8 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+
+from arrayplan.v1 import planner_pb2 as pb
 
 HTML_NAME = "index.html"
 MARKDOWN_NAME = "report.md"
@@ -628,7 +629,7 @@ def _sim_vs_plan(frame: _Frame, sims: _CdfSet) -> str:
 
 
 def _perf_models(plan: pb.Plan) -> list[str]:
-    return [m for m in plan.result.models if not m.split(":", 1)[0] in ("endurance", "reliability", "cost")]
+    return [m for m in plan.result.models if m.split(":", 1)[0] not in ("endurance", "reliability", "cost")]
 
 
 # ---- consistency ---------------------------------------------------------------------------------

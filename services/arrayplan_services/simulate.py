@@ -5,12 +5,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from opentelemetry import trace
+
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import array, cost, endurance, performance
 from arrayplan_engine.catalog import Catalog
 from arrayplan_engine.errors import InvalidInputError, UnknownNameError, Violation
 from arrayplan_engine.layout import make_layout, usable_capacity_bytes
-from opentelemetry import trace
 
 from . import telemetry
 from .fanout import Cancelled, Executor, TaskCall

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+
 from arrayplan_engine import array as arr
 from arrayplan_engine.errors import InvalidInputError
 from arrayplan_engine.layout import make_layout

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
+
 from arrayplan_engine import catalog, units
 from arrayplan_engine.catalog import (
     PROVENANCED_FIELDS,

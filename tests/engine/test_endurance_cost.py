@@ -8,7 +8,7 @@ import pytest
 
 from arrayplan_engine import cost, endurance, reliability
 from arrayplan_engine.layout import make_layout
-from arrayplan_engine.units import KiB, TB, YEAR_HOURS
+from arrayplan_engine.units import TB, YEAR_HOURS, KiB
 from arrayplan_engine.workload import Workload
 
 

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
+
 from arrayplan_engine.errors import InvalidInputError
 from arrayplan_engine.fio import (
     parse_bssplit,

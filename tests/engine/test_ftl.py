@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from arrayplan_engine import ftl, wa
 from arrayplan_engine.errors import InvalidInputError, UnknownNameError
 

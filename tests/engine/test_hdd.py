@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from arrayplan_engine import hdd
 from arrayplan_engine.array import ArraySpec, simulate
 from arrayplan_engine.errors import InvalidInputError

@@ -12,7 +12,7 @@ import pytest
 
 from arrayplan_engine.errors import InvalidInputError
 from arrayplan_engine.layout import make_layout, random_iops_bound, usable_capacity_bytes
-from arrayplan_engine.units import KiB, TB
+from arrayplan_engine.units import TB, KiB
 
 
 def test_usable_capacity_worked_examples() -> None:

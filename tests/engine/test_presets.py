@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from arrayplan_engine.errors import InvalidInputError, UnknownNameError
 from arrayplan_engine.presets import (
     all_presets,

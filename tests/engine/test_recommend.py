@@ -3,12 +3,11 @@ HDD equivalence, determinism."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from arrayplan_engine import recommend as rc
 from arrayplan_engine.errors import InvalidInputError, SearchSpaceTooLargeError
-from arrayplan_engine.units import KiB, TB
+from arrayplan_engine.units import TB, KiB
 from arrayplan_engine.workload import Workload
 
 OLTP = Workload(read_fraction=0.7, target_iops=25_000, daily_write_bytes=1.5 * TB, io_size_mix=((8 * KiB, 1.0),),

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from arrayplan_engine import reliability as r
 from arrayplan_engine.errors import InvalidInputError
 from arrayplan_engine.layout import make_layout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from arrayplan_engine import catalog, ssd
 from arrayplan_engine.errors import InvalidInputError, UnknownNameError
 from arrayplan_engine.service import ServiceModel

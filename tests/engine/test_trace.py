@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from arrayplan_engine.errors import InvalidInputError
 from arrayplan_engine.trace import (
     Characteriser,
@@ -204,7 +205,8 @@ def test_blkparse_uses_one_action() -> None:
     assert detect_format(text) == "blkparse"
     reader = TraceReader("blkparse")  # D events by default
     recs = list(reader.records(text))
-    assert [(r.offset_bytes, r.size_bytes, r.is_write) for r in recs] == [(223490 * 512, 16 * 512, True), (1000 * 512, 32 * 512, False), (1032 * 512, 8 * 512, False)]
+    assert [(r.offset_bytes, r.size_bytes, r.is_write) for r in recs] == [
+        (223490 * 512, 16 * 512, True), (1000 * 512, 32 * 512, False), (1032 * 512, 8 * 512, False)]
     assert reader.skipped["flush without data"] == 1 and reader.skipped["RWBS D is not a data read or write"] == 1
     q = list(TraceReader("blkparse", blkparse_action="Q").records(text))
     assert [r.size_bytes for r in q] == [4096, 4096, 16384]

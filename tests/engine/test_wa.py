@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+
 from arrayplan_engine import wa
 from arrayplan_engine.errors import InvalidInputError, UnknownNameError
 

@@ -16,7 +16,6 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from arrayplan.v1 import planner_pb2 as pb
-
 from conftest import BIN, ServerProcess
 
 OLTP = pb.PlanSpec(

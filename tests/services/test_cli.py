@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, ServerProcess
 
 from arrayplan_services.cli.planfile import PlanFileError, parse_duration_s, parse_size, plan_spec_from_text
+from conftest import ROOT, ServerProcess
 
 EXAMPLES = ROOT / "examples"
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from arrayplan_engine import reliability
 from arrayplan_engine.layout import make_layout
 from arrayplan_services.cli import main as cli_main

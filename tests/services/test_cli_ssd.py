@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from arrayplan_services.cli import ssd_commands
 
 

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from google.protobuf import duration_pb2
+
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import recommend as rc
 from arrayplan_engine.workload import Workload
 from arrayplan_services import report
 from arrayplan_services.server.convert import outcome_to_proto
-from google.protobuf import duration_pb2
 
 CHROMIUM = "/usr/bin/chromium"
 DRIVES = ("intel-dc-s3500-480gb", "intel-dc-s3700-400gb")

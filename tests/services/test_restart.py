@@ -8,10 +8,10 @@ import sqlite3
 
 import grpc
 import pytest
-from conftest import start_server
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
+from conftest import start_server
 
 SMALL = pb.PlanSpec(workload=pb.Workload(read_fraction=0.7, target_iops=5_000),
                     constraints=pb.Constraints(usable_capacity_bytes=2_000_000_000_000),
@@ -70,8 +70,9 @@ def test_restart_mid_plan(tmp_path, sig: int) -> None:  # type: ignore[no-untype
 
 def test_run_interrupted_twice_is_marked_failed(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A run that keeps dying with its server (say it exhausts memory) is not retried forever."""
-    from arrayplan_services.store import RunStore
     from google.protobuf import json_format
+
+    from arrayplan_services.store import RunStore
 
     data = tmp_path / "data"
     store = RunStore(data / "runs.sqlite3")

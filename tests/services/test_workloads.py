@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from arrayplan_engine.errors import InvalidInputError, UnknownNameError
 from arrayplan_engine.presets import get_preset
 from arrayplan_services.workloads import load_workload

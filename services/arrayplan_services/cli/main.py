@@ -151,8 +151,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     from arrayplan.v1 import planner_pb2 as pb
 
-    from . import render
-    from .planfile import PlanFileError, load_plan_file, line_of
+    from .planfile import PlanFileError, load_plan_file
 
     try:
         spec, warnings = load_plan_file(args.plan_file)
@@ -244,9 +243,9 @@ def _emit(plan: object, args: argparse.Namespace) -> None:
 
 def cmd_drives(args: argparse.Namespace) -> int:
     import grpc
+    from google.protobuf import json_format
 
     from arrayplan.v1 import planner_pb2 as pb
-    from google.protobuf import json_format
 
     try:
         with connect(args) as stub:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from arrayplan.v1 import planner_pb2 as pb
 from google.protobuf import json_format
+
+from arrayplan.v1 import planner_pb2 as pb
 
 
 def _ms(d: Any) -> str:

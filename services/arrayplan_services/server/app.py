@@ -10,12 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
-from arrayplan.v1 import planner_pb2 as pb
-from arrayplan.v1 import planner_pb2_grpc as pb_grpc
-from arrayplan_engine.catalog import builtin_catalog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from opentelemetry.instrumentation.grpc import filters, server_interceptor
+
+from arrayplan.v1 import planner_pb2 as pb
+from arrayplan.v1 import planner_pb2_grpc as pb_grpc
+from arrayplan_engine.catalog import builtin_catalog
 
 from .. import telemetry
 from ..fanout import make_executor

@@ -10,12 +10,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from google.protobuf import duration_pb2
+
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import recommend
 from arrayplan_engine.catalog import Drive
 from arrayplan_engine.errors import InvalidInputError, Violation
 from arrayplan_engine.workload import Workload, workload_from_mapping
-from google.protobuf import duration_pb2
 
 _ENGINE_TO_API = {
     "workload.growth_per_year": "workload.growth_fraction_per_year",

@@ -12,12 +12,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import grpc
-from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode
+
+from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError
 
 log = logging.getLogger(__name__)
 DOMAIN = "arrayplan.dev"

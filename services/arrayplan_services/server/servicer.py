@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import grpc
+
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 from arrayplan_engine.catalog import Catalog
