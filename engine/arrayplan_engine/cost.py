@@ -11,6 +11,13 @@ def purchase_cost_usd(price_usd: float, drive_count: int) -> float:
     return price_usd * drive_count
 
 
+def hot_spare_count(drive_count: int, *, drives_per_spare: int) -> int:
+    """Hot spares kept powered in the enclosure: one per ``drives_per_spare`` drives, rounded up."""
+    if drives_per_spare <= 0:
+        return 0
+    return math.ceil(drive_count / drives_per_spare)
+
+
 def average_power_w(*, idle_power_w: float, active_power_w: float, drive_count: int, utilization: float) -> float:
     """Array power: each drive draws idle power plus (active - idle) for the busy share of time."""
     u = min(max(utilization, 0.0), 1.0)

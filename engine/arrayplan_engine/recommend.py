@@ -79,6 +79,9 @@ class PlanRequest:
     electricity_usd_per_kwh: float = 0.12
     # Time to replace a failed drive and rebuild it, for durability (hot spare: rebuild only).
     rebuild_rate_fraction_of_seq_write: float = 0.5
+    # Hot spares bought with the array: one per this many drives (rounded up); 0 = none. Assumed
+    # practice (a spare per shelf of 24), not from the seeds.
+    drives_per_hot_spare: int = 24
     # The hard disk the winner is compared with (the 001 seed compares with 15K RPM disks).
     hdd_model: str = "hdd-15k-sas-300gb"
     # Latency figures from the array simulation (True) or the analytic queueing model (False).
@@ -156,6 +159,7 @@ class Evaluation:
     years: tuple[YearPerformance, ...] = ()
     wear_out_year: int | None = None
     replacement_drive_count: float = 0.0
+    hot_spare_count: int = 0
     mttdl_hours: float = math.inf
     rebuild_s: float = 0.0
     cost_per_usable_tb_usd: float = 0.0
@@ -237,6 +241,8 @@ def validate_request(req: PlanRequest, catalog: Catalog | None = None) -> None:
         v.append(Violation(field="electricity_usd_per_kwh", reason=f"must be in [0, 10], got {req.electricity_usd_per_kwh}"))
     if req.seed < 0:
         v.append(Violation(field="seed", reason=f"must be >= 0, got {req.seed}"))
+    if not (0 <= req.drives_per_hot_spare <= MAX_DRIVE_COUNT):
+        v.append(Violation(field="drives_per_hot_spare", reason=f"must be in [0, {MAX_DRIVE_COUNT}], got {req.drives_per_hot_spare}"))
     s = req.candidate_space
     for i, name in enumerate(s.drive_models):
         try:
@@ -451,9 +457,11 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
     life_used = wear.life_used_fraction
 
     price = drive.price_usd or 0.0
-    purchase = cost.purchase_cost_usd(price, cand.drive_count)
+    spares = cost.hot_spare_count(cand.drive_count, drives_per_spare=req.drives_per_hot_spare)
+    purchase = cost.purchase_cost_usd(price, cand.drive_count + spares)
     power = cost.average_power_w(idle_power_w=drive.idle_power_w or 0.0, active_power_w=drive.active_power_w or 0.0,
-                                 drive_count=cand.drive_count, utilization=perfs[-1].utilization)
+                                 drive_count=cand.drive_count, utilization=perfs[-1].utilization) \
+        + spares * (drive.idle_power_w or 0.0)
     power_cost = cost.energy_cost_usd(power, years=years, usd_per_kwh=req.electricity_usd_per_kwh)
     afr = drive.annual_failure_rate or 0.0
     replacements = wear.wear_out_replacements \
@@ -499,7 +507,7 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
         power_w=power, data_loss_probability=loss_p, checks=tuple(checks),
         meets_constraints=all(k.met for k in checks), binding_constraint=binding.constraint,
         headroom_fraction=binding.headroom_fraction, performance_model=perf.model,
-        years=tuple(year_figures), wear_out_year=wear.wear_out_year, replacement_drive_count=replacements,
+        years=tuple(year_figures), wear_out_year=wear.wear_out_year, replacement_drive_count=replacements, hot_spare_count=spares,
         mttdl_hours=mttdl_h, rebuild_s=repair_h * HOUR_S, cost_per_usable_tb_usd=total_cost / (usable / 1e12) if usable else math.inf,
         cost_per_iops_usd=total_cost / sustained if sustained > 0 else math.inf,
     )

@@ -161,3 +161,25 @@ def test_plan_report_flag_writes_html_and_markdown(tmp_path: Path) -> None:
     trace_id = json.loads(out.stdout)["trace_id"]
     assert trace_id in html and trace_id in md
     assert html.count("data:image/png;base64,") >= 3
+
+
+def test_full_plan_from_a_trace_to_a_report(tmp_path: Path) -> None:
+    """A real block trace (SNIA MSR Cambridge excerpt, ../shared/data/traces) characterised into a
+    workload, planned and reported."""
+    from conftest import SHARED
+
+    trace = SHARED / "data" / "traces" / "msr-cambridge1-sample.csv"
+    plan = tmp_path / "trace-plan.yaml"
+    plan.write_text(
+        f"workload:\n  trace: {trace}\n  target_iops: 5000\n  daily_write_bytes: 500 GB\n"
+        "constraints:\n  usable_capacity_bytes: 2 TB\n  latency_percentile: 99\n  latency_target: 5ms\n"
+        "candidate_space:\n  drive_models: [intel-dc-s3500-480gb, intel-dc-s3700-400gb]\n  layouts: [raid10, raid6]\n"
+        "  max_drive_count: 16\nservice_life_years: 3\n")
+    out = run_cli("plan", str(plan), "--local", "--executor", "local", "--data-dir", str(tmp_path / "d"), "--format", "json",
+                  "--report", str(tmp_path / "report"))
+    assert out.returncode == 0, out.stderr
+    body = json.loads(out.stdout)
+    # The trace's read share (508 reads of 1,000 IOs, data README) became the plan's workload.
+    assert body["spec"]["workload"]["read_fraction"] == pytest.approx(0.508)
+    assert body["result"]["constraints_met"] is True
+    assert (tmp_path / "report" / "index.html").stat().st_size > 50_000

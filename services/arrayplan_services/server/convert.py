@@ -141,6 +141,7 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec") -> rec
         seed=spec.seed,
         max_recommendations=spec.max_recommendations or 10,
         electricity_usd_per_kwh=spec.electricity_usd_per_kwh if spec.electricity_usd_per_kwh else 0.12,
+        drives_per_hot_spare=spec.drives_per_hot_spare if spec.HasField("drives_per_hot_spare") else 24,
     )
     if spec.objective not in _OBJECTIVES:
         raise InvalidInputError.one(f"{prefix}.objective", f"unknown objective {spec.objective}; known: {', '.join(pb.Objective.keys())}")
@@ -168,7 +169,7 @@ def recommendation_to_proto(r: recommend.Recommendation) -> pb.Recommendation:
         headroom_fraction=_finite(e.headroom_fraction), explanation=r.explanation,
         member_ios_per_host_io=e.member_ios_per_host_io, data_loss_probability=e.data_loss_probability,
         over_provisioning_fraction=c.over_provisioning_fraction, wear_out_year=e.wear_out_year or 0,
-        replacement_drive_count=e.replacement_drive_count, cost_per_usable_tb_usd=_finite(e.cost_per_usable_tb_usd),
+        replacement_drive_count=e.replacement_drive_count, hot_spare_count=e.hot_spare_count, cost_per_usable_tb_usd=_finite(e.cost_per_usable_tb_usd),
         cost_per_iops_usd=_finite(e.cost_per_iops_usd), pareto_optimal=e.pareto_optimal,
         mttdl_hours=e.mttdl_hours if math.isfinite(e.mttdl_hours) else 1e300,
     )
