@@ -38,6 +38,14 @@ lint: setup ## buf lint of the API and ruff of the Python packages
 	cd proto && ../$(VENV)/bin/buf lint
 	$(VENV)/bin/ruff check engine services tests
 
+.PHONY: cluster-tools
+cluster-tools: ## Build helm, otelcol, kube-apiserver and link etcd into bin/ (setup runs it; cached in ~/.cache/arrayplan)
+	bash scripts/cluster_tools.sh
+
+.PHONY: helm-docs
+helm-docs: setup ## Regenerate helm/arrayplan/README.md from values.yaml
+	bash scripts/helm_docs.sh
+
 .PHONY: bench
 bench: setup ## Print one JSON object of speed and memory figures
 	$(PY) -m arrayplan_services.bench

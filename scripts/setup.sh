@@ -59,6 +59,9 @@ fi
 if [ -x bin/grpcurl ] && [ ! -x "$CACHE/grpcurl-$GRPCURL_VERSION" ]; then
   mkdir -p "$CACHE" && cp bin/grpcurl "$CACHE/grpcurl-$GRPCURL_VERSION"
 fi
+# Cluster tools (helm, otelcol, kube-apiserver, etcd, hadolint): built once, cached outside the clone.
+bash scripts/cluster_tools.sh
+
 # Debian packages the tests use for real: Chromium renders the HTML plan report headless.
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   log "installing chromium from Debian (headless report rendering)"

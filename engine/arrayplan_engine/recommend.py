@@ -18,7 +18,7 @@ import numpy as np
 from . import cost, endurance, performance, reliability
 from .catalog import Catalog, builtin_catalog
 from .errors import InvalidInputError, SearchSpaceTooLargeError, UnknownNameError, Violation, check
-from .layout import Layout, LayoutKind, make_layout, usable_capacity_bytes
+from .layout import MAX_STRIPE_WIDTH, Layout, LayoutKind, make_layout, usable_capacity_bytes
 from .units import HOUR_S
 from .workload import Workload
 
@@ -601,6 +601,8 @@ def hdd_equivalence(req: PlanRequest, best: Evaluation, catalog: Catalog | None 
     def layout_for(n: int) -> Layout:
         return candidate_layout(Candidate(index=0, drive_model=hdd.name, layout=cand.layout, group_width=width or n, drive_count=n))
 
+    if width is None:  # RAID 0/10 stripe across the whole array, up to the widest stripe a layout allows
+        max_drives = min(max_drives, MAX_STRIPE_WIDTH)
     step = width or (2 if base.kind is LayoutKind.RAID10 else 1)
     first = max(step, 4 if base.kind is LayoutKind.RAID10 else step)
 

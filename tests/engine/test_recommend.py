@@ -153,3 +153,14 @@ def test_bad_requests_name_the_field(change, field: str) -> None:  # type: ignor
     with pytest.raises(InvalidInputError) as err:
         rc.validate_request(_req(**change))
     assert field in [v.field for v in err.value.violations]
+
+
+def test_small_raid10_plan_has_an_hdd_equivalent() -> None:
+    """Regression: the HDD search for a RAID 10 winner stays within the widest stripe (1,024)."""
+    req = rc.PlanRequest(workload=Workload(read_fraction=0.7, target_iops=5_000), constraints=rc.Constraints(usable_capacity_bytes=1 * TB),
+                         candidate_space=rc.CandidateSpace(drive_models=("intel-dc-s3700-400gb", "intel-dc-s3500-480gb"),
+                                                           layouts=("raid10", "raid6"), max_drive_count=12))
+    out = rc.plan(req)
+    assert out.constraints_met and out.hdd_equivalence is not None
+    # 5,000 IOPS at ~185 per 15K disk with 70/30 and a write penalty of 2: at least 5000 x 1.3 / 185 = 35 disks.
+    assert out.hdd_equivalence.drive_count >= 35

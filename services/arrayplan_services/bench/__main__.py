@@ -13,7 +13,7 @@ import platform
 import sys
 import time
 
-MODULES = ("plan", "ftl", "array")
+MODULES = ("plan", "ftl", "array", "ray_scale")
 
 
 def main() -> int:

@@ -1,0 +1,1 @@
+"""Cluster tests: Helm chart, Dockerfile, CapacityPlan controller, OTLP, multi-node Ray."""
