@@ -90,6 +90,12 @@ _D_COUNT = 10
 # per-drive integer parameters
 _I_UNITS, _I_WOFF, _I_WLEN, _I_ROFF, _I_RLEN, _I_MECH = range(6)
 _I_COUNT = 6
+# the kernel's packed per-drive rows: floats (GC multiplier caches [lo, hi, mul] for writes then
+# reads, [fixed, per-byte] service for writes and reads, busy time, profile slot and phase, then
+# the units' free-time ring) and integers (ring head, units, mechanical, profile offset/length
+# for writes and reads)
+_R_MC, _R_WFIX, _R_RFIX, _R_BUSY, _R_SLOT, _R_PHASE, _R_RING = 0, 6, 8, 10, 11, 12, 16
+_J_HEAD, _J_UNITS, _J_MECH, _J_WOFF, _J_ROFF, _J_COUNT = 0, 1, 2, 3, 5, 8
 # layout integer parameters
 _L_KIND, _L_W, _L_K, _L_M, _L_COPIES, _L_G, _L_U, _L_ROWS, _L_FAILED = range(9)
 _L_COUNT = 9
@@ -152,12 +158,13 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     rw_len = recent.shape[1]
     n_sec = sec_count.shape[0]
 
-    # member IO scratch: reads at [0, mmh), writes at [mmh, 2 mmh)
-    S_d = np.empty(2 * mmh, np.int64)
-    S_b = np.empty(2 * mmh, np.int64)
-    S_o = np.empty(2 * mmh, np.int64)
-
     n_host_slots = pool if open_loop else qd
+    # member IOs (drive, bytes, drive byte offset): reads at [0, mmh), scratch writes at
+    # [mmh, 2 mmh), then host slot j's deferred writes at [(2 + j) mmh, (3 + j) mmh): a small
+    # write's phase-2 writes are mapped straight into its slot's region (no copies)
+    S_d = np.empty((2 + n_host_slots) * mmh, np.int64)
+    S_b = np.empty((2 + n_host_slots) * mmh, np.int64)
+    S_o = np.empty((2 + n_host_slots) * mmh, np.int64)
     rebuilding = rb_rate > 0.0 and n_failed > 0
     n_rb_slots = rb_window if rebuilding else 0
     n_slots = n_host_slots + n_rb_slots
@@ -166,27 +173,69 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     s_cls = np.zeros(n_slots, np.int64)
     s_inrb = np.zeros(n_slots, np.bool_)
     s_n2 = np.zeros(n_slots, np.int64)
-    p_d = np.empty((n_host_slots, mmh), np.int64)
-    p_b = np.empty((n_host_slots, mmh), np.int64)
-    p_o = np.empty((n_host_slots, mmh), np.int64)
     free_stack = np.empty(n_host_slots, np.int64)
     n_free = 0
-    # event queue: a sorted ring for few slots (insertion from the tail is short and
-    # predictable), a binary heap for many
+    # event queue: a sorted array for few slots (insertion from the nearer end is short), a
+    # binary heap for many. The sorted window [ev_head, ev_head + n_ev) sits inside a larger
+    # buffer between sentinels (-inf before, +inf after, so the insertion scans need no bounds
+    # checks) and is moved back to the middle when it reaches either end of the buffer
     use_ring = n_slots <= _RING_EVENTS
     ev_cap = 1
-    while ev_cap < n_slots + 1:
+    while ev_cap < n_slots + 2:
         ev_cap *= 2
-    ev_mask = ev_cap - 1
+    if use_ring:
+        ev_cap *= 8
     ev_t = np.empty(ev_cap)
     ev_id = np.empty(ev_cap, np.int64)
-    nev = np.zeros(2, np.int64)  # [count, ring head]
+    n_ev = 0  # queued events
+    ev_head = 0  # first queued event (sorted array)
     fbits = np.zeros(1)
     ibits = fbits.view(np.int64)
     inv_sb = 1.0 / sb
     inv_u = 1.0 / u
     inv_g = 1.0 / G
     inv_w = 1.0 / w
+    # per-drive state packed in one float row and one integer row per drive (one base address
+    # per member IO): GC multiplier caches, service parameters, busy time, sorted unit ring
+    n_drv = dpar.shape[0]
+    ucap = unit_free.shape[1]
+    umask = max(ucap - 1, 0)
+    DW = _R_RING + ucap
+    dr = np.empty(n_drv * DW)
+    di = np.zeros(n_drv * _J_COUNT, np.int64)
+    any_mech = False
+    for d in range(n_drv):
+        fb = d * DW
+        for j in range(6):
+            dr[fb + _R_MC + j] = mcache[d, j]
+        dr[fb + _R_WFIX] = dpar[d, _D_WFIX]
+        dr[fb + _R_WFIX + 1] = dpar[d, _D_WPB]
+        dr[fb + _R_RFIX] = dpar[d, _D_RFIX]
+        dr[fb + _R_RFIX + 1] = dpar[d, _D_RPB]
+        dr[fb + _R_BUSY] = 0.0
+        dr[fb + _R_SLOT] = dpar[d, _D_SLOT]
+        dr[fb + _R_PHASE] = dpar[d, _D_PHASE]
+        for j in range(ucap):
+            dr[fb + _R_RING + j] = unit_free[d, (unit_head[d] + j) & umask]
+        ib = d * _J_COUNT
+        di[ib + _J_HEAD] = 0
+        di[ib + _J_UNITS] = ipar[d, _I_UNITS]
+        di[ib + _J_MECH] = ipar[d, _I_MECH]
+        di[ib + _J_WOFF] = ipar[d, _I_WOFF]
+        di[ib + _J_WOFF + 1] = ipar[d, _I_WLEN]
+        di[ib + _J_ROFF] = ipar[d, _I_ROFF]
+        di[ib + _J_ROFF + 1] = ipar[d, _I_RLEN]
+        if ipar[d, _I_MECH] != 0:
+            any_mech = True
+    u_shift = -1  # log2(u) when the stripe unit is a power of two
+    if u & (u - 1) == 0:
+        u_shift = 0
+        while (1 << u_shift) < u:
+            u_shift += 1
+    # random offsets: number of aligned positions per IO size
+    n_pos_of = np.empty(n_sizes, np.int64)
+    for i in range(n_sizes):
+        n_pos_of[i] = (space - sizes[i]) // size_align[i] + 1
 
     def rnd():
         # xoshiro256+ (Blackman & Vigna 2018): a uniform double in [0, 1)
@@ -208,6 +257,10 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
         rng[3] = s3
         return float(result >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
+    def U(x):
+        # an index known to be >= 0: unsigned, so numba emits no negative-index wraparound
+        return np.uint64(x)
+
     def idiv(x, dv, inv):
         # x // dv for 0 <= x via a float reciprocal, corrected to the exact integer quotient
         q = np.int64(x * inv)
@@ -225,12 +278,63 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                 x -= w
         return x
 
-    def map_io(is_write, is_seq, o, b):
+    def map_io(is_write, is_seq, o, b, wb):
         """Member IOs of a host IO at array byte offset o of b bytes: reads into S[0:nr],
-        writes into S[mmh:mmh+nw] as (drive, bytes, drive byte offset). Returns (nr, nw)."""
+        writes into S[wb:wb+nw] as (drive, bytes, drive byte offset). Returns (nr, nw)."""
         any_failed = lay[_L_FAILED] > 0
+        if kind == _KIND_PARITY and not is_seq and not any_failed:
+            # fast path (the same member IOs as the general loop below): a parity array with
+            # every member present and a random IO inside one stripe unit
+            t_idx = idiv(o, sb, inv_sb)
+            if G == 1:
+                g = 0
+                s = t_idx
+            else:
+                s = idiv(t_idx, G, inv_g)
+                g = t_idx - s * G
+            within = o - t_idx * sb
+            j0 = (within >> u_shift) if u_shift >= 0 else idiv(within, u, inv_u)
+            col_lo = within - j0 * u
+            if col_lo + b <= u and b < sb:
+                base = g * w
+                ro = s * u + col_lo
+                p0 = w - 1 - (s - idiv(s, w, inv_w) * w)
+                d0 = base + modw(p0 + m + j0)
+                if not is_write:
+                    S_d[0] = d0
+                    S_b[0] = b
+                    S_o[0] = ro
+                    return 1, 0
+                nr = 0
+                if m + 1 < k - 1:
+                    # read-modify-write: old data + parity
+                    S_d[0] = d0
+                    S_b[0] = b
+                    S_o[0] = ro
+                    nr = 1
+                    for i in range(m):
+                        S_d[nr] = base + modw(p0 + i)
+                        S_b[nr] = b
+                        S_o[nr] = ro
+                        nr += 1
+                else:
+                    # reconstruct-write: the other data units
+                    for j in range(k):
+                        if j != j0:
+                            S_d[nr] = base + modw(p0 + m + j)
+                            S_b[nr] = b
+                            S_o[nr] = ro
+                            nr += 1
+                S_d[wb] = d0
+                S_b[wb] = b
+                S_o[wb] = ro
+                for i in range(m):
+                    S_d[wb + 1 + i] = base + modw(p0 + i)
+                    S_b[wb + 1 + i] = b
+                    S_o[wb + 1 + i] = ro
+                return nr, 1 + m
         nr = 0
-        nw = mmh
+        nw = wb
         pos = o
         rem = b
         while rem > 0:
@@ -293,7 +397,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                             d = base + j * copies + c
                             if any_failed and failed[d] != 0:
                                 continue
-                            fd = unit_free[d, unit_head[d]]
+                            fd = dr[d * DW + _R_RING + di[d * _J_COUNT + _J_HEAD]]
                             if fd < best_t:
                                 best_t = fd
                                 best = d
@@ -470,41 +574,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                             nw += 1
             pos += chunk
             rem -= chunk
-        return nr, nw - mmh
-
-    def record(a, c, cls, in_rb):
-        lat = c - a
-        # bucket: integer ns below 128 ns, then 128 per power of two, read off the float's
-        # exponent and top 7 mantissa bits (latency_bucket_edges_s() gives the edges)
-        idx = 0
-        vns = lat * 1e9
-        if vns < 128.0:
-            if vns > 0.0:
-                idx = int(vns)
-        else:
-            fbits[0] = vns
-            ib = ibits[0]
-            idx = ((ib >> 52) - 1029) * 128 + ((ib >> 45) & 127)
-            if idx >= LATENCY_BUCKET_COUNT:
-                idx = LATENCY_BUCKET_COUNT - 1
-        if a >= w_start:
-            hist[_H_ALL, idx] += 1
-            hist[cls, idx] += 1
-            lat_sum[_H_ALL] += lat
-            lat_sum[cls] += lat
-            lat_max[_H_ALL] = max(lat_max[_H_ALL], lat)
-            lat_max[cls] = max(lat_max[cls], lat)
-            if in_rb:
-                hist[_H_REBUILD, idx] += 1
-                lat_sum[_H_REBUILD] += lat
-                lat_max[_H_REBUILD] = max(lat_max[_H_REBUILD], lat)
-        if c >= w_start and c < w_end:
-            sec = int(c - w_start)
-            if sec >= n_sec:
-                sec = n_sec - 1
-            sec_count[sec] += 1
-            sec_max[sec] = max(sec_max[sec], lat)
-            sec_hist[sec, idx >> _COARSE_SHIFT] += 1
+        return nr, nw - wb
 
     if open_loop:
         for i in range(n_host_slots):
@@ -514,9 +584,9 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
         # all slots arrive at t_begin; appended in id order the queue is sorted (a valid heap)
         for i in range(qd):
             state[i] = _S_ARRIVE
-            ev_t[nev[0]] = t_begin
-            ev_id[nev[0]] = i
-            nev[0] += 1
+            ev_t[n_ev] = t_begin
+            ev_id[n_ev] = i
+            n_ev += 1
 
     # rebuild bookkeeping: group 0's failed members and survivors (local indices)
     rb_chunks = (rb_cap + rb_io - 1) // rb_io if rebuilding else 0
@@ -541,32 +611,57 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
         # rb_start >= t_begin: appending keeps the queue sorted
         for r in range(n_rb_slots):
             state[n_host_slots + r] = _S_RB_ISSUE
-            ev_t[nev[0]] = rb_start + r * rb_dt
-            ev_id[nev[0]] = n_host_slots + r
-            nev[0] += 1
+            ev_t[n_ev] = rb_start + r * rb_dt
+            ev_id[n_ev] = n_host_slots + r
+            n_ev += 1
 
+    if use_ring:
+        # move the initial events (appended at [0, n_ev)) to the middle of the buffer
+        ev_head = (ev_cap - n_ev) >> 1
+        for i in range(n_ev - 1, -1, -1):
+            ev_t[ev_head + i] = ev_t[i]
+            ev_id[ev_head + i] = ev_id[i]
+        ev_t[ev_head - 1] = -np.inf
+        ev_t[ev_head + n_ev] = np.inf
     seq_r = 0
     seq_w = 0
+    # hot counters and latency sums live in locals until the end
+    n_host_r = 0
+    n_host_w = 0
+    n_host_rb = 0
+    n_host_wb = 0
+    n_mem_r = 0
+    n_mem_w = 0
+    n_mem_rb = 0
+    n_mem_wb = 0
+    n_mem_ior = 0
+    ls_all = 0.0
+    ls_r = 0.0
+    ls_w = 0.0
+    ls_rb = 0.0
+    lm_r = 0.0
+    lm_w = 0.0
+    lm_rb = 0.0
     next_arr = t_begin
     if open_loop:
         next_arr = t_begin - math.log(1.0 - rnd()) / target_iops
     while True:
         # ---- the next event: an open-loop arrival or the heap top -----------------------------
         from_arrival = False
-        top_t = ev_t[nev[1]] if use_ring else ev_t[0]
-        if open_loop and next_arr < w_end and (nev[0] == 0 or next_arr <= top_t):
+        top_t = ev_t[U(ev_head)] if use_ring else ev_t[0]
+        if open_loop and next_arr < w_end and (n_ev == 0 or next_arr <= top_t):
             from_arrival = True
             t = next_arr
             ident = -1
             next_arr = t - math.log(1.0 - rnd()) / target_iops
             st = _S_ARRIVE
         else:
-            if nev[0] == 0:
+            if n_ev == 0:
                 break
             # the event stays queued until the queue action at the end of this iteration
             # re-queues it (replace) or drops it
             t = top_t
-            ident = ev_id[nev[1]] if use_ring else ev_id[0]
+            ident = ev_id[U(ev_head)] if use_ring else ev_id[0]
             st = state[ident]
 
         # ---- stage A: the batch of member IOs this event submits ------------------------------
@@ -610,24 +705,27 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                     o = seq_w
                     seq_w += b
             else:
-                al = size_align[si]
-                n_pos = (space - b) // al + 1
-                o = np.int64(rnd() * n_pos) * al
-            nr, nw = map_io(not is_read, is_seq, o, b)
+                o = np.int64(rnd() * n_pos_of[si]) * size_align[si]
+            # the writes go straight to the region of the slot that will hold them in phase 2
+            if open_loop:
+                wb = (2 + free_stack[n_free - 1]) * mmh if n_free > 0 else mmh
+            else:
+                wb = (2 + ident) * mmh
+            nr, nw = map_io(not is_read, is_seq, o, b, wb)
             if t >= w_start:
                 if is_read:
-                    counters[_C_HOST_READS] += 1
-                    counters[_C_HOST_READ_BYTES] += b
-                    counters[_C_MEMBER_IOS_READS] += nr
+                    n_host_r += 1
+                    n_host_rb += b
+                    n_mem_ior += nr
                 else:
-                    counters[_C_HOST_WRITES] += 1
-                    counters[_C_HOST_WRITE_BYTES] += b
-                counters[_C_MEMBER_READS] += nr
-                counters[_C_MEMBER_WRITES] += nw
+                    n_host_w += 1
+                    n_host_wb += b
+                n_mem_r += nr
+                n_mem_w += nw
                 for i in range(nr):
-                    counters[_C_MEMBER_READ_BYTES] += S_b[i]
-                for i in range(nw):
-                    counters[_C_MEMBER_WRITE_BYTES] += S_b[mmh + i]
+                    n_mem_rb += S_b[i]
+                for i in range(wb, wb + nw):
+                    n_mem_wb += S_b[i]
                 if rb_active:
                     if is_read:
                         counters[_C_READS_IN_REBUILD] += 1
@@ -640,18 +738,13 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                 hi_i = nr
                 post = 1 if nw > 0 else 2
             else:
-                lo_i = mmh
-                hi_i = mmh + nw
+                lo_i = wb
+                hi_i = wb + nw
                 is_w = True
                 post = 2
         if st == _S_PHASE2:
-            n2 = s_n2[ident]
-            for i in range(n2):
-                S_d[mmh + i] = p_d[ident, i]
-                S_b[mmh + i] = p_b[ident, i]
-                S_o[mmh + i] = p_o[ident, i]
-            lo_i = mmh
-            hi_i = mmh + n2
+            lo_i = (2 + ident) * mmh
+            hi_i = lo_i + s_n2[ident]
             is_w = True
             post = 2
             cur_arr = s_arr[ident]
@@ -723,45 +816,51 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
         c_max = t
         if skip:
             hi_i = lo_i
+        # columns for the batch's direction (reads or writes)
+        if is_w:
+            cb = _R_MC
+            c_fix = _R_WFIX
+            c_poff = _J_WOFF
+        else:
+            cb = _R_MC + 3
+            c_fix = _R_RFIX
+            c_poff = _J_ROFF
         for i in range(lo_i, hi_i):
             d = S_d[i]
             nbytes = S_b[i]
-            off = S_o[i]
+            fb = d * DW
+            ib = d * _J_COUNT
             # the units' free times are kept sorted in a ring: the earliest-free unit is at the
             # head; the unit taking this IO moves to its place from the tail (usually the tail)
-            nu = ipar[d, _I_UNITS]
-            uh = unit_head[d]
-            free0 = unit_free[d, uh]
+            uh = di[U(ib + _J_HEAD)]
+            free0 = dr[U(fb + _R_RING + uh)]
             s = max(free0, t)
             # garbage-collection multiplier at the start time, cached per profile slot
-            cb = 0 if is_w else 3
-            if s >= mcache[d, cb] and s < mcache[d, cb + 1]:
-                mul = mcache[d, cb + 2]
+            if s >= dr[U(fb + cb)] and s < dr[U(fb + cb + 1)]:
+                mul = dr[U(fb + cb + 2)]
             else:
-                poff = ipar[d, _I_WOFF] if is_w else ipar[d, _I_ROFF]
-                plen = ipar[d, _I_WLEN] if is_w else ipar[d, _I_RLEN]
+                poff = di[U(ib + c_poff)]
+                plen = di[U(ib + c_poff + 1)]
                 if plen == 1:
                     mul = prof[poff]
-                    mcache[d, cb] = -np.inf
-                    mcache[d, cb + 1] = np.inf
+                    dr[U(fb + cb)] = -np.inf
+                    dr[U(fb + cb + 1)] = np.inf
                 else:
-                    slot = dpar[d, _D_SLOT]
-                    ph = dpar[d, _D_PHASE]
+                    slot = dr[U(fb + _R_SLOT)]
+                    ph = dr[U(fb + _R_PHASE)]
                     kf = math.floor((s + ph) / slot)
                     pidx = np.int64(kf) % plen
                     if pidx < 0:
                         pidx += plen
                     mul = prof[poff + pidx]
                     lo_t = kf * slot - ph
-                    mcache[d, cb] = lo_t
-                    mcache[d, cb + 1] = lo_t + slot
-                mcache[d, cb + 2] = mul
-            if is_w:
-                svc = (dpar[d, _D_WFIX] + nbytes * dpar[d, _D_WPB]) * mul
-            else:
-                svc = (dpar[d, _D_RFIX] + nbytes * dpar[d, _D_RPB]) * mul
-            mech = ipar[d, _I_MECH] != 0
+                    dr[U(fb + cb)] = lo_t
+                    dr[U(fb + cb + 1)] = lo_t + slot
+                dr[U(fb + cb + 2)] = mul
+            svc = (dr[U(fb + c_fix)] + nbytes * dr[U(fb + c_fix + 1)]) * mul
+            mech = any_mech and di[U(ib + _J_MECH)] != 0
             if mech:
+                off = S_o[i]
                 h = head[d]
                 if off != h:  # a sequential IO finds its sector under the head: no positioning
                     dist = abs(off - h) / dpar[d, _D_CAP]
@@ -793,22 +892,23 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                     ri = 0
                 recent_i[d] = ri
             # the unit that started it is the heap top: replace its free time, sift down
+            nu = di[U(ib + _J_UNITS)]
+            rb0 = fb + _R_RING
             if nu == 1:
-                unit_free[d, 0] = c
+                dr[U(rb0)] = c
             else:
-                umask = unit_free.shape[1] - 1
                 uh = (uh + 1) & umask
-                unit_head[d] = uh
+                di[U(ib + _J_HEAD)] = uh
                 jx = uh + nu - 1
                 while jx > uh:
-                    pv = unit_free[d, (jx - 1) & umask]
+                    pv = dr[U(rb0 + ((jx - 1) & umask))]
                     if pv <= c:
                         break
-                    unit_free[d, jx & umask] = pv
+                    dr[U(rb0 + (jx & umask))] = pv
                     jx -= 1
-                unit_free[d, jx & umask] = c
+                dr[U(rb0 + (jx & umask))] = c
             if s >= w_start and s < w_end:
-                busy[d] += svc
+                dr[U(fb + _R_BUSY)] += svc
             c_max = max(c_max, c)
 
         # ---- stage C: what follows ------------------------------------------------------------
@@ -821,11 +921,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                     counters[_C_SATURATED] = 1
                     break
                 n_free -= 1
-                ident = free_stack[n_free]
-            for i in range(cur_nw):
-                p_d[ident, i] = S_d[mmh + i]
-                p_b[ident, i] = S_b[mmh + i]
-                p_o[ident, i] = S_o[mmh + i]
+                ident = free_stack[n_free]  # the slot whose region holds the writes
             s_n2[ident] = cur_nw
             s_arr[ident] = t
             s_cls[ident] = cur_cls
@@ -834,7 +930,41 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             qact = 3 if from_arrival else 2
             rq_t = c_max
         elif post == 2:
-            record(cur_arr, c_max, cur_cls, cur_inrb)
+            # record the host IO's latency. Bucket: integer ns below 128 ns, then 128 per power
+            # of two, read off the float's exponent and top 7 mantissa bits
+            # (latency_bucket_edges_s() gives the edges)
+            lat = c_max - cur_arr
+            idx = 0
+            vns = lat * 1e9
+            if vns < 128.0:
+                if vns > 0.0:
+                    idx = int(vns)
+            else:
+                fbits[0] = vns
+                ib = ibits[0]
+                idx = ((ib >> 52) - 1029) * 128 + ((ib >> 45) & 127)
+                if idx >= LATENCY_BUCKET_COUNT:
+                    idx = LATENCY_BUCKET_COUNT - 1
+            if cur_arr >= w_start:
+                hist[cur_cls, idx] += 1
+                ls_all += lat
+                if cur_cls == _H_READ:
+                    ls_r += lat
+                    lm_r = max(lm_r, lat)
+                else:
+                    ls_w += lat
+                    lm_w = max(lm_w, lat)
+                if cur_inrb:
+                    hist[_H_REBUILD, idx] += 1
+                    ls_rb += lat
+                    lm_rb = max(lm_rb, lat)
+            if c_max >= w_start and c_max < w_end:
+                sec = int(c_max - w_start)
+                if sec >= n_sec:
+                    sec = n_sec - 1
+                sec_count[sec] += 1
+                sec_max[sec] = max(sec_max[sec], lat)
+                sec_hist[sec, idx >> _COARSE_SHIFT] += 1
             if st == _S_PHASE2:
                 if open_loop:
                     state[ident] = _S_IDLE
@@ -875,11 +1005,12 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
         if qact == 1 or qact == 2:
             # remove the top
             if use_ring:
-                nev[1] = (nev[1] + 1) & ev_mask
-                nev[0] -= 1
+                ev_t[U(ev_head)] = -np.inf  # the new sentinel before the window
+                ev_head += 1
+                n_ev -= 1
             elif qact == 1:
-                n = nev[0] - 1
-                nev[0] = n
+                n = n_ev - 1
+                n_ev = n
                 if n > 0:
                     tp = ev_t[n]
                     ident = ev_id[n]
@@ -902,7 +1033,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                     ev_id[i] = ident
         if qact == 2 and not use_ring:
             # heap: the replacement enters at the root and sifts down (a pop and a push at once)
-            n = nev[0]
+            n = n_ev
             tp = rq_t
             i = 0
             while True:
@@ -924,43 +1055,58 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
         elif qact == 2 or qact == 3:
             tp = rq_t
             if use_ring:
-                # sorted ring: insert from whichever end is nearer (equal times go after queued
+                # sorted array: insert from whichever end is nearer (equal times go after queued
                 # ones from the tail, before them from the head; both deterministic)
-                eh = nev[1]
-                n = nev[0]
-                if n > 0 and tp < ev_t[(eh + (n >> 1)) & ev_mask]:
-                    end_i = (eh + n) & ev_mask
-                    eh = (eh - 1) & ev_mask
-                    nev[1] = eh
+                eh = ev_head
+                n = n_ev
+                if eh < 2 or eh + n + 3 > ev_cap:
+                    # the window reached an end of the buffer: move it to the middle
+                    nh = (ev_cap - n) >> 1
+                    if nh < eh:
+                        for i in range(n):
+                            ev_t[U(nh + i)] = ev_t[U(eh + i)]
+                            ev_id[U(nh + i)] = ev_id[U(eh + i)]
+                    else:
+                        for i in range(n - 1, -1, -1):
+                            ev_t[U(nh + i)] = ev_t[U(eh + i)]
+                            ev_id[U(nh + i)] = ev_id[U(eh + i)]
+                    eh = nh
+                    ev_t[U(eh - 1)] = -np.inf
+                    ev_t[U(eh + n)] = np.inf
+                if n > 0 and tp < ev_t[U(eh + (n >> 1))]:
+                    # the events before tp move one place towards the head (the +inf sentinel
+                    # after the window stops the scan)
+                    eh -= 1
                     jj = eh
                     while True:
-                        nj = (jj + 1) & ev_mask
-                        if nj == end_i:
-                            break
-                        nt = ev_t[nj]
+                        nt = ev_t[U(jj + 1)]
                         if nt >= tp:
                             break
-                        ev_t[jj] = nt
-                        ev_id[jj] = ev_id[nj]
-                        jj = nj
-                    ev_t[jj] = tp
-                    ev_id[jj] = ident
+                        ev_t[U(jj)] = nt
+                        ev_id[U(jj)] = ev_id[U(jj + 1)]
+                        jj += 1
+                    ev_t[U(jj)] = tp
+                    ev_id[U(jj)] = ident
+                    ev_t[U(eh - 1)] = -np.inf
                 else:
+                    # the events after tp move one place towards the tail (the -inf sentinel
+                    # before the window stops the scan)
                     j = eh + n
-                    while j > eh:
-                        pj = (j - 1) & ev_mask
-                        pt = ev_t[pj]
+                    while True:
+                        pt = ev_t[U(j - 1)]
                         if pt <= tp:
                             break
-                        ev_t[j & ev_mask] = pt
-                        ev_id[j & ev_mask] = ev_id[pj]
+                        ev_t[U(j)] = pt
+                        ev_id[U(j)] = ev_id[U(j - 1)]
                         j -= 1
-                    ev_t[j & ev_mask] = tp
-                    ev_id[j & ev_mask] = ident
-                nev[0] = n + 1
+                    ev_t[U(j)] = tp
+                    ev_id[U(j)] = ident
+                    ev_t[U(eh + n + 1)] = np.inf
+                ev_head = eh
+                n_ev = n + 1
             else:
                 # binary heap ordered by (time, id)
-                i = nev[0]
+                i = n_ev
                 while i > 0:
                     parent = (i - 1) >> 1
                     pt = ev_t[parent]
@@ -971,8 +1117,30 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                     i = parent
                 ev_t[i] = tp
                 ev_id[i] = ident
-                nev[0] += 1
+                n_ev += 1
     rebuild_out[1] = rb_last
+    counters[_C_HOST_READS] += n_host_r
+    counters[_C_HOST_WRITES] += n_host_w
+    counters[_C_HOST_READ_BYTES] += n_host_rb
+    counters[_C_HOST_WRITE_BYTES] += n_host_wb
+    counters[_C_MEMBER_READS] += n_mem_r
+    counters[_C_MEMBER_WRITES] += n_mem_w
+    counters[_C_MEMBER_READ_BYTES] += n_mem_rb
+    counters[_C_MEMBER_WRITE_BYTES] += n_mem_wb
+    counters[_C_MEMBER_IOS_READS] += n_mem_ior
+    lat_sum[_H_ALL] += ls_all
+    lat_sum[_H_READ] += ls_r
+    lat_sum[_H_WRITE] += ls_w
+    lat_sum[_H_REBUILD] += ls_rb
+    lat_max[_H_READ] = max(lat_max[_H_READ], lm_r)
+    lat_max[_H_WRITE] = max(lat_max[_H_WRITE], lm_w)
+    lat_max[_H_REBUILD] = max(lat_max[_H_REBUILD], lm_rb)
+    # the "all" histogram and maximum are the reads' and writes' combined
+    for i in range(hist.shape[1]):
+        hist[_H_ALL, i] = hist[_H_READ, i] + hist[_H_WRITE, i]
+    lat_max[_H_ALL] = max(lat_max[_H_READ], lat_max[_H_WRITE])
+    for d in range(n_drv):
+        busy[d] += dr[d * DW + _R_BUSY]
 
 # ==============================================================================================
 # spec, result, public functions
