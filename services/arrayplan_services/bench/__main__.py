@@ -1,15 +1,19 @@
 """`make bench`: one JSON object of speed and memory figures on stdout (progress on stderr).
 
 Every module in this package with a ``run() -> dict`` contributes its keys; a module that fails
-contributes ``"<module>_error"`` so one broken benchmark does not hide the others.
+contributes ``"<module>_error"`` so one broken benchmark does not hide the others. Each module runs
+in its own interpreter, so one benchmark's Ray session (local, or the two-node loopback cluster)
+cannot disturb the next.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 
@@ -20,18 +24,18 @@ def main() -> int:
     out: dict[str, object] = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}}
     status = 0
     for name in MODULES:
-        try:
-            module = importlib.import_module(f"arrayplan_services.bench.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"arrayplan_services.bench.{name}":
-                raise
+        if importlib.util.find_spec(f"arrayplan_services.bench.{name}") is None:
             continue
         print(f"bench: {name} ...", file=sys.stderr, flush=True)
         start = time.perf_counter()
-        try:
-            out.update(module.run())
-        except Exception as exc:  # noqa: BLE001 - report and continue
-            out[f"{name}_error"] = f"{type(exc).__name__}: {exc}"
+        code = f"import json; from arrayplan_services.bench import {name}; print('BENCH-JSON ' + json.dumps({name}.run()))"
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("BENCH-JSON ")]
+        if proc.returncode == 0 and lines:
+            out.update(json.loads(lines[-1][len("BENCH-JSON "):]))
+        else:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+            out[f"{name}_error"] = " | ".join(tail) or f"exit {proc.returncode}"
             status = 1
         print(f"bench: {name} done in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
     print(json.dumps(out, sort_keys=True))
