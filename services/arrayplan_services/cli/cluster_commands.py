@@ -142,17 +142,11 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
     from ..controller import default_namespace, load_kube_config
     from ..controller import resource as r
-    from .planfile import PlanFileError, load_plan_file
+    from .main import load_spec
 
-    try:
-        spec, warnings = load_plan_file(args.plan_file)
-    except PlanFileError as exc:
-        _err(f"bad plan file\n{exc}")
+    spec = load_spec(args)
+    if spec is None:
         return EXIT_BAD_INPUT
-    for w in warnings:
-        print(f"warning: {w}", file=sys.stderr)
-    if args.seed is not None:
-        spec.seed = args.seed
     body: dict[str, Any] = {"apiVersion": r.API_VERSION, "kind": r.KIND,
                             "metadata": {"labels": {"app.kubernetes.io/managed-by": "arrayplan-submit"},
                                          "annotations": {"arrayplan.io/plan-file": Path(args.plan_file).name}},

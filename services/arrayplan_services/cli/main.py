@@ -146,22 +146,31 @@ def _stderr_console():  # type: ignore[no-untyped-def]
     return Console(stderr=True)
 
 
-def cmd_plan(args: argparse.Namespace) -> int:
-    import grpc
-
-    from arrayplan.v1 import planner_pb2 as pb
-
+def load_spec(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The plan file named by ``args.plan_file`` with ``--seed`` applied, warnings printed; None
+    (after printing the line-numbered errors) when the file is bad."""
     from .planfile import PlanFileError, load_plan_file
 
     try:
         spec, warnings = load_plan_file(args.plan_file)
     except PlanFileError as exc:
         _err(f"bad plan file\n{exc}")
-        return EXIT_BAD_INPUT
+        return None
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
     if args.seed is not None:
         spec.seed = args.seed
+    return spec
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    import grpc
+
+    from arrayplan.v1 import planner_pb2 as pb
+
+    spec = load_spec(args)
+    if spec is None:
+        return EXIT_BAD_INPUT
     try:
         with connect(args) as stub:
             try:
