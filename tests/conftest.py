@@ -25,6 +25,23 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def stop_process(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout_s: float = 60.0) -> int:
+    """Signal a process started in its own session by PID, wait (SIGKILL after ``timeout_s``),
+    then kill whatever is left of its process group."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    return proc.returncode
+
+
 @dataclass
 class ServerProcess:
     """An `arrayplan serve` process on 127.0.0.1."""
@@ -43,18 +60,7 @@ class ServerProcess:
 
     def stop(self, sig: int = signal.SIGTERM, timeout_s: float = 60.0) -> int:
         """Signal the server by PID, wait, then clear its process group (its local Ray)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=30)
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        return self.proc.returncode
+        return stop_process(self.proc, sig, timeout_s)
 
 
 def wait_healthy(address: str, proc: subprocess.Popen[bytes], log_path: Path, timeout_s: float = 120.0) -> None:

@@ -90,8 +90,6 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
     def on_result(call: TaskCall, value: tuple[array.ArrayResult, list[dict]]) -> None:
         del call
         results.append(value[0])
-        if not is_active():
-            cancel.set()
 
     with tracer.start_as_current_span("arrayplan.simulate_fanout", kind=trace.SpanKind.PRODUCER,
                                       attributes={"arrayplan.task_count": len(parts), "arrayplan.array.drive_count": request.drive_count}) as span:

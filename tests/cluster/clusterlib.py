@@ -24,6 +24,8 @@ from typing import Any
 import pytest
 import yaml
 
+from conftest import stop_process
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / "bin"
 CHART = ROOT / "helm" / "arrayplan"
@@ -73,18 +75,7 @@ class Proc:
         return self.proc.poll() is None
 
     def stop(self, sig: int = signal.SIGTERM, timeout_s: float = 20.0) -> int | None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        return self.proc.returncode
+        return stop_process(self.proc, sig, timeout_s)
 
 
 def start_proc(cmd: list[str], log_path: Path, env: dict[str, str] | None = None, cwd: Path = ROOT) -> Proc:
@@ -266,13 +257,8 @@ def start_planner(data_dir: Path, *, port: int | None = None, executor: str = "l
 
 
 def arrayplan_command() -> list[str]:
-    """How to run `arrayplan` with the cluster subcommands: the real CLI once
-    ``arrayplan_services.cli.cluster_commands`` is in its _PLUGINS, else that module's own entry point."""
-    from arrayplan_services.cli import main as cli_main
-
-    if "arrayplan_services.cli.cluster_commands" in cli_main._PLUGINS:
-        return [sys.executable, "-m", "arrayplan_services.cli.main"]
-    return [sys.executable, "-m", "arrayplan_services.cli.cluster_commands"]
+    """How to run `arrayplan` (its plugins include the cluster subcommands)."""
+    return [sys.executable, "-m", "arrayplan_services.cli.main"]
 
 
 def start_controller(cluster: Cluster, namespace: str, server: str, log_path: Path, *, kubeconfig: Path | None = None,

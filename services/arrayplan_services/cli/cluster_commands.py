@@ -268,21 +268,3 @@ def register(subparsers: Any) -> None:
     p.add_argument("--fail-if-headroom-below", type=float, metavar="PCT", help="exit 3 when the best headroom is below PCT percent")
     p.set_defaults(func=cmd_submit)
 
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m arrayplan_services.cli.cluster_commands``: these commands alone (the same code
-    ``arrayplan controller`` / ``arrayplan submit`` run once the module is in the CLI's plugins)."""
-    parser = argparse.ArgumentParser(prog="arrayplan", description="arrayplan's Kubernetes commands")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log more")
-    register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
-    try:
-        return int(args.func(args))
-    except KeyboardInterrupt:
-        _err("interrupted")
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())
