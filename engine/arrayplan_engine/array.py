@@ -111,6 +111,7 @@ MAX_PARALLEL_UNITS = 256
 MAX_REORDER_WINDOW = 256
 _OPEN_LOOP_POOL = 1 << 16
 _RING_EVENTS = 128  # event queues up to this size are sorted rings, larger ones binary heaps
+_ARRIVAL_BATCH = 256  # host arrivals drawn ahead at a time
 
 
 # ==============================================================================================
@@ -236,6 +237,24 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     n_pos_of = np.empty(n_sizes, np.int64)
     for i in range(n_sizes):
         n_pos_of[i] = (space - sizes[i]) // size_align[i] + 1
+    # host arrivals are drawn ahead in batches of records (what the IO is, where it goes, and in
+    # open loop when the next one arrives): the same draws in the same order as drawing each
+    # arrival when it happens, but off the event chain, so the processor can overlap them with
+    # the drives' bookkeeping. Mechanical drives draw positioning times while IOs are queued,
+    # so with them a batch is one arrival (the draws stay interleaved as before).
+    n_rec = 1 if any_mech else _ARRIVAL_BATCH
+    rec_o = np.empty(n_rec, np.int64)
+    rec_b = np.empty(n_rec, np.int64)
+    rec_read = np.empty(n_rec, np.bool_)
+    rec_seq = np.empty(n_rec, np.bool_)
+    rec_next = np.empty(n_rec)
+    rec_geo = np.empty(n_rec, np.bool_)  # the fast-path geometry below is valid
+    rec_base = np.empty(n_rec, np.int64)
+    rec_ro = np.empty(n_rec, np.int64)
+    rec_p0 = np.empty(n_rec, np.int64)
+    rec_d0 = np.empty(n_rec, np.int64)
+    rec_j0 = np.empty(n_rec, np.int64)
+    rec_k = n_rec  # next record to consume; n_rec: the batch is used up
 
     def rnd():
         # xoshiro256+ (Blackman & Vigna 2018): a uniform double in [0, 1)
@@ -278,61 +297,54 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                 x -= w
         return x
 
-    def map_io(is_write, is_seq, o, b, wb):
+    def map_io(is_write, is_seq, o, b, wb, geo):
         """Member IOs of a host IO at array byte offset o of b bytes: reads into S[0:nr],
-        writes into S[wb:wb+nw] as (drive, bytes, drive byte offset). Returns (nr, nw)."""
+        writes into S[wb:wb+nw] as (drive, bytes, drive byte offset). Returns (nr, nw, member
+        read bytes, member write bytes).
+        ``geo`` is the IO's arrival record when it holds the stripe geometry of a random IO
+        inside one stripe unit of a parity array (worked out when the record was drawn), else -1."""
         any_failed = lay[_L_FAILED] > 0
-        if kind == _KIND_PARITY and not is_seq and not any_failed:
+        if geo >= 0 and not any_failed:
             # fast path (the same member IOs as the general loop below): a parity array with
             # every member present and a random IO inside one stripe unit
-            t_idx = idiv(o, sb, inv_sb)
-            if G == 1:
-                g = 0
-                s = t_idx
+            base = rec_base[geo]
+            ro = rec_ro[geo]
+            p0 = rec_p0[geo]
+            d0 = rec_d0[geo]
+            j0 = rec_j0[geo]
+            if not is_write:
+                S_d[0] = d0
+                S_b[0] = b
+                S_o[0] = ro
+                return 1, 0, b, 0
+            nr = 0
+            if m + 1 < k - 1:
+                # read-modify-write: old data + parity
+                S_d[0] = d0
+                S_b[0] = b
+                S_o[0] = ro
+                nr = 1
+                for i in range(m):
+                    S_d[nr] = base + modw(p0 + i)
+                    S_b[nr] = b
+                    S_o[nr] = ro
+                    nr += 1
             else:
-                s = idiv(t_idx, G, inv_g)
-                g = t_idx - s * G
-            within = o - t_idx * sb
-            j0 = (within >> u_shift) if u_shift >= 0 else idiv(within, u, inv_u)
-            col_lo = within - j0 * u
-            if col_lo + b <= u and b < sb:
-                base = g * w
-                ro = s * u + col_lo
-                p0 = w - 1 - (s - idiv(s, w, inv_w) * w)
-                d0 = base + modw(p0 + m + j0)
-                if not is_write:
-                    S_d[0] = d0
-                    S_b[0] = b
-                    S_o[0] = ro
-                    return 1, 0
-                nr = 0
-                if m + 1 < k - 1:
-                    # read-modify-write: old data + parity
-                    S_d[0] = d0
-                    S_b[0] = b
-                    S_o[0] = ro
-                    nr = 1
-                    for i in range(m):
-                        S_d[nr] = base + modw(p0 + i)
+                # reconstruct-write: the other data units
+                for j in range(k):
+                    if j != j0:
+                        S_d[nr] = base + modw(p0 + m + j)
                         S_b[nr] = b
                         S_o[nr] = ro
                         nr += 1
-                else:
-                    # reconstruct-write: the other data units
-                    for j in range(k):
-                        if j != j0:
-                            S_d[nr] = base + modw(p0 + m + j)
-                            S_b[nr] = b
-                            S_o[nr] = ro
-                            nr += 1
-                S_d[wb] = d0
-                S_b[wb] = b
-                S_o[wb] = ro
-                for i in range(m):
-                    S_d[wb + 1 + i] = base + modw(p0 + i)
-                    S_b[wb + 1 + i] = b
-                    S_o[wb + 1 + i] = ro
-                return nr, 1 + m
+            S_d[wb] = d0
+            S_b[wb] = b
+            S_o[wb] = ro
+            for i in range(m):
+                S_d[wb + 1 + i] = base + modw(p0 + i)
+                S_b[wb + 1 + i] = b
+                S_o[wb + 1 + i] = ro
+            return nr, 1 + m, nr * b, (1 + m) * b
         nr = 0
         nw = wb
         pos = o
@@ -574,7 +586,13 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                             nw += 1
             pos += chunk
             rem -= chunk
-        return nr, nw - wb
+        rbytes = 0
+        for i in range(nr):
+            rbytes += S_b[i]
+        wbytes = 0
+        for i in range(wb, nw):
+            wbytes += S_b[i]
+        return nr, nw - wb, rbytes, wbytes
 
     if open_loop:
         for i in range(n_host_slots):
@@ -643,8 +661,10 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     lm_w = 0.0
     lm_rb = 0.0
     next_arr = t_begin
+    prev_arr = t_begin
     if open_loop:
         next_arr = t_begin - math.log(1.0 - rnd()) / target_iops
+        prev_arr = next_arr
     while True:
         # ---- the next event: an open-loop arrival or the heap top -----------------------------
         from_arrival = False
@@ -653,7 +673,6 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             from_arrival = True
             t = next_arr
             ident = -1
-            next_arr = t - math.log(1.0 - rnd()) / target_iops
             st = _S_ARRIVE
         else:
             if n_ev == 0:
@@ -663,6 +682,65 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             t = top_t
             ident = ev_id[U(ev_head)] if use_ring else ev_id[0]
             st = state[ident]
+        if st == _S_ARRIVE and t < w_end and rec_k == n_rec:
+            # draw the next batch of arrival records
+            for q in range(n_rec):
+                if open_loop:
+                    # when the arrival after this one comes (drawn first, as it always was)
+                    prev_arr = prev_arr - math.log(1.0 - rnd()) / target_iops
+                    rec_next[q] = prev_arr
+                is_read = rnd() < read_fraction
+                is_seq = False
+                if random_fraction < 1.0:
+                    is_seq = rnd() >= random_fraction
+                si = 0
+                if n_sizes > 1:
+                    x = rnd()
+                    while si < n_sizes - 1 and x >= size_cum[si]:
+                        si += 1
+                b = sizes[si]
+                if is_seq:
+                    if is_read:
+                        if seq_r + b > space:
+                            seq_r = 0
+                        o = seq_r
+                        seq_r += b
+                    else:
+                        if seq_w + b > space:
+                            seq_w = 0
+                        o = seq_w
+                        seq_w += b
+                else:
+                    o = np.int64(rnd() * n_pos_of[si]) * size_align[si]
+                rec_o[q] = o
+                rec_b[q] = b
+                rec_read[q] = is_read
+                rec_seq[q] = is_seq
+                geo_ok = False
+                if kind == _KIND_PARITY and not is_seq:
+                    # the stripe geometry of a random IO inside one stripe unit
+                    t_idx = idiv(o, sb, inv_sb)
+                    if G == 1:
+                        g = 0
+                        s_row = t_idx
+                    else:
+                        s_row = idiv(t_idx, G, inv_g)
+                        g = t_idx - s_row * G
+                    within = o - t_idx * sb
+                    j0 = (within >> u_shift) if u_shift >= 0 else idiv(within, u, inv_u)
+                    col_lo = within - j0 * u
+                    if col_lo + b <= u and b < sb:
+                        geo_ok = True
+                        p0 = w - 1 - (s_row - idiv(s_row, w, inv_w) * w)
+                        rec_base[q] = g * w
+                        rec_ro[q] = s_row * u + col_lo
+                        rec_p0[q] = p0
+                        rec_j0[q] = j0
+                        rec_d0[q] = g * w + modw(p0 + m + j0)
+                rec_geo[q] = geo_ok
+            rec_k = 0
+        if from_arrival:
+            next_arr = rec_next[rec_k]
 
         # ---- stage A: the batch of member IOs this event submits ------------------------------
         lo_i = 0
@@ -683,35 +761,17 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                     qact = 1
                 skip = True
         if st == _S_ARRIVE and not skip:
-            is_read = rnd() < read_fraction
-            is_seq = False
-            if random_fraction < 1.0:
-                is_seq = rnd() >= random_fraction
-            si = 0
-            if n_sizes > 1:
-                x = rnd()
-                while si < n_sizes - 1 and x >= size_cum[si]:
-                    si += 1
-            b = sizes[si]
-            if is_seq:
-                if is_read:
-                    if seq_r + b > space:
-                        seq_r = 0
-                    o = seq_r
-                    seq_r += b
-                else:
-                    if seq_w + b > space:
-                        seq_w = 0
-                    o = seq_w
-                    seq_w += b
-            else:
-                o = np.int64(rnd() * n_pos_of[si]) * size_align[si]
+            q = rec_k
+            rec_k += 1
+            is_read = rec_read[q]
+            is_seq = rec_seq[q]
+            b = rec_b[q]
             # the writes go straight to the region of the slot that will hold them in phase 2
             if open_loop:
                 wb = (2 + free_stack[n_free - 1]) * mmh if n_free > 0 else mmh
             else:
                 wb = (2 + ident) * mmh
-            nr, nw = map_io(not is_read, is_seq, o, b, wb)
+            nr, nw, mem_rb, mem_wb = map_io(not is_read, is_seq, rec_o[q], b, wb, q if rec_geo[q] else -1)
             if t >= w_start:
                 if is_read:
                     n_host_r += 1
@@ -722,10 +782,8 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                     n_host_wb += b
                 n_mem_r += nr
                 n_mem_w += nw
-                for i in range(nr):
-                    n_mem_rb += S_b[i]
-                for i in range(wb, wb + nw):
-                    n_mem_wb += S_b[i]
+                n_mem_rb += mem_rb
+                n_mem_wb += mem_wb
                 if rb_active:
                     if is_read:
                         counters[_C_READS_IN_REBUILD] += 1
@@ -948,12 +1006,14 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             if cur_arr >= w_start:
                 hist[cur_cls, idx] += 1
                 ls_all += lat
-                if cur_cls == _H_READ:
-                    ls_r += lat
-                    lm_r = max(lm_r, lat)
-                else:
-                    ls_w += lat
-                    lm_w = max(lm_w, lat)
+                # without a branch: reads and writes come in random order (adding 0.0 to a
+                # sum or taking the max with it changes nothing, latencies being >= 0)
+                lat_r = lat if cur_cls == _H_READ else 0.0
+                lat_w = lat - lat_r
+                ls_r += lat_r
+                lm_r = max(lm_r, lat_r)
+                ls_w += lat_w
+                lm_w = max(lm_w, lat_w)
                 if cur_inrb:
                     hist[_H_REBUILD, idx] += 1
                     ls_rb += lat

@@ -20,8 +20,25 @@ import time
 MODULES = ("plan", "ftl", "array", "ray_scale")
 
 
+def _cpu() -> dict[str, object]:
+    """The processor the figures were measured on (Linux /proc/cpuinfo; empty elsewhere)."""
+    info: dict[str, object] = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                key, value = key.strip(), value.strip()
+                if key == "model name" and "cpu_model" not in info:
+                    info["cpu_model"] = value
+                elif key == "cpu MHz" and "cpu_mhz" not in info:
+                    info["cpu_mhz"] = float(value)
+    except (OSError, ValueError):
+        pass
+    return info
+
+
 def main() -> int:
-    out: dict[str, object] = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}}
+    out: dict[str, object] = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(), **_cpu()}}
     status = 0
     for name in MODULES:
         if importlib.util.find_spec(f"arrayplan_services.bench.{name}") is None:
