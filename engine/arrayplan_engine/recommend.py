@@ -310,7 +310,9 @@ def _shapes(req: PlanRequest) -> list[tuple[str, int, int]]:
             w = layout.group_width
             first = max(w, math.ceil(s.min_drive_count / w) * w)
             for n in range(first, max_count + 1, w):
-                out.append((layout.name.split("(")[0] if layout.kind is not LayoutKind.EC else layout.name, w, n))
+                # the family name candidate_layout parses back (a layout's display name, such as
+                # raid1x2 or raid6(8), is not a layout name)
+                out.append((layout.name if layout.kind is LayoutKind.EC else layout.kind.value, w, n))
     return list(dict.fromkeys(out))
 
 

@@ -41,6 +41,23 @@ def test_enumeration_counts_and_order() -> None:
          ("intel-dc-s3500-480gb", 0.25, 12), ("hdd-15k-sas-300gb", 0.0, 6), ("hdd-15k-sas-300gb", 0.0, 12)])
 
 
+def test_every_layout_family_enumerates_candidates_that_evaluate() -> None:
+    """Each family a request may name (RAID 1 included: its layouts are named raid1xN, which is
+    not a layout name) gives candidates whose layout parses back and evaluates."""
+    req = _req(candidate_space=rc.CandidateSpace(drive_models=("intel-dc-s3500-480gb",),
+                                                 layouts=("raid0", "raid1", "raid10", "raid5", "raid6", "ec:4+2"),
+                                                 group_widths=(2, 6), max_drive_count=12), service_life_years=1)
+    cands = rc.enumerate_candidates(req)
+    assert {c.layout for c in cands} == {"raid0", "raid1", "raid10", "raid5", "raid6", "ec:4+2"}
+    mirrors = [c for c in cands if c.layout == "raid1"]
+    # RAID 1 pairs (width 2; 6-way mirrors too): 2, 4, ..., 12 drives and 6, 12
+    assert sorted((c.group_width, c.drive_count) for c in mirrors) == [(2, n) for n in range(2, 13, 2)] + [(6, 6), (6, 12)]
+    for c in mirrors[:2]:
+        layout = rc.candidate_layout(c)
+        assert layout.mirror_copies == c.group_width
+        assert rc.evaluate(req, c).usable_capacity_bytes == pytest.approx(c.drive_count // c.group_width * 480e9, rel=1e-6)
+
+
 def test_search_space_limit_before_building() -> None:
     req = _req(candidate_space=rc.CandidateSpace(layouts=("raid0", "raid10", "raid5", "raid6"), group_widths=tuple(range(3, 65)),
                                                  max_drive_count=1024))
