@@ -175,11 +175,12 @@ def predict(drive: Drive, layout: Layout, drive_count: int, workload: Workload, 
     forked into member IOs by the layout, ``simulated_s`` seconds at the offered load, seeded
     from ``seed``; the worst second is the highest per-second p99. The sustainable IOPS stay the
     steady-state bound (the simulation at the offered load says whether it saturates)."""
-    analytic = _predict_analytic(drive, layout, drive_count, workload, offered_iops=offered_iops,
-                                 latency_percentile=latency_percentile, fill_fraction=fill_fraction,
-                                 extra_spare_fraction=extra_spare_fraction)
+    kw = {"offered_iops": offered_iops, "latency_percentile": latency_percentile, "fill_fraction": fill_fraction,
+          "extra_spare_fraction": extra_spare_fraction}
+    # the analytic latency quantiles (a numerical inversion) only when they are the answer
+    analytic = _predict_analytic(drive, layout, drive_count, workload, latencies=not simulate, **kw)
     if not simulate or group_count(layout, drive_count) == 0 or (offered_iops > 0 and offered_iops >= analytic.max_iops):
-        return analytic
+        return _predict_analytic(drive, layout, drive_count, workload, **kw) if simulate else analytic
     seed_int = int((seed or np.random.SeedSequence(0)).generate_state(1)[0])
     model = service_model_for(drive, workload, fill_fraction=fill_fraction, extra_spare_fraction=extra_spare_fraction)
     wl = replace(workload, target_iops=float(offered_iops))
@@ -205,7 +206,9 @@ def predict(drive: Drive, layout: Layout, drive_count: int, workload: Workload, 
 
 
 def _predict_analytic(drive: Drive, layout: Layout, drive_count: int, workload: Workload, *, offered_iops: float,
-                      latency_percentile: float, fill_fraction: float = 1.0, extra_spare_fraction: float = 0.0) -> Performance:
+                      latency_percentile: float, fill_fraction: float = 1.0, extra_spare_fraction: float = 0.0,
+                      latencies: bool = True) -> Performance:
+    """The analytic model; with ``latencies=False`` the p50 and percentile latencies are left NaN."""
     kw = {"fill_fraction": fill_fraction, "extra_spare_fraction": extra_spare_fraction}
     max_iops = spec_iops_bound(drive, layout, drive_count, workload, fresh=False, **kw)
     members = _members(layout, drive_count)
@@ -244,7 +247,8 @@ def _predict_analytic(drive: Drive, layout: Layout, drive_count: int, workload: 
         parts.append((1 - r, m_write, write_fork))
     return Performance(
         max_iops=max_iops, member_ios_per_host_io=ios_per_host,
-        latency_p50_s=_percentile(0.5, parts), latency_at_percentile_s=_percentile(latency_percentile / 100.0, parts),
+        latency_p50_s=_percentile(0.5, parts) if latencies else math.nan,
+        latency_at_percentile_s=_percentile(latency_percentile / 100.0, parts) if latencies else math.nan,
         worst_second_latency_s=math.nan, utilization=rho, model=ANALYTIC_MODEL,
     )
 

@@ -30,6 +30,7 @@ its definition and the formulas against the FTL simulation (``ftl.py``) within 3
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -86,6 +87,13 @@ def alpha_from_spare(spare_factor: float) -> float:
 
 def wa_lrw(spare_factor: float) -> float:
     """Desnoyers' LRW/FIFO write amplification for uniform random writes."""
+    _check_sf(spare_factor)
+    return _wa_lrw(float(spare_factor))
+
+
+@functools.lru_cache(maxsize=4096)
+def _wa_lrw(spare_factor: float) -> float:
+    # a plan asks for the same few spare factors thousands of times (every candidate, every year)
     a = alpha_from_spare(spare_factor)
     return float(a / (a + lambert_w0(-a * math.exp(-a))))
 
