@@ -681,7 +681,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             # re-queues it (replace) or drops it
             t = top_t
             ident = ev_id[U(ev_head)] if use_ring else ev_id[0]
-            st = state[ident]
+            st = state[U(ident)]
         if st == _S_ARRIVE and t < w_end and rec_k == n_rec:
             # draw the next batch of arrival records
             for q in range(n_rec):
@@ -802,12 +802,12 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                 post = 2
         if st == _S_PHASE2:
             lo_i = (2 + ident) * mmh
-            hi_i = lo_i + s_n2[ident]
+            hi_i = lo_i + s_n2[U(ident)]
             is_w = True
             post = 2
-            cur_arr = s_arr[ident]
-            cur_cls = s_cls[ident]
-            cur_inrb = s_inrb[ident]
+            cur_arr = s_arr[U(ident)]
+            cur_cls = s_cls[U(ident)]
+            cur_inrb = s_inrb[U(ident)]
         elif st == _S_RB_ISSUE:
             due = rb_start + rb_issued * rb_dt
             if t >= w_end or rb_issued >= rb_chunks:
@@ -884,8 +884,8 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             c_fix = _R_RFIX
             c_poff = _J_ROFF
         for i in range(lo_i, hi_i):
-            d = S_d[i]
-            nbytes = S_b[i]
+            d = S_d[U(i)]
+            nbytes = S_b[U(i)]
             fb = d * DW
             ib = d * _J_COUNT
             # the units' free times are kept sorted in a ring: the earliest-free unit is at the
@@ -980,11 +980,11 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                     break
                 n_free -= 1
                 ident = free_stack[n_free]  # the slot whose region holds the writes
-            s_n2[ident] = cur_nw
-            s_arr[ident] = t
-            s_cls[ident] = cur_cls
-            s_inrb[ident] = cur_inrb
-            state[ident] = _S_PHASE2
+            s_n2[U(ident)] = cur_nw
+            s_arr[U(ident)] = t
+            s_cls[U(ident)] = cur_cls
+            s_inrb[U(ident)] = cur_inrb
+            state[U(ident)] = _S_PHASE2
             qact = 3 if from_arrival else 2
             rq_t = c_max
         elif post == 2:
@@ -1004,7 +1004,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                 if idx >= LATENCY_BUCKET_COUNT:
                     idx = LATENCY_BUCKET_COUNT - 1
             if cur_arr >= w_start:
-                hist[cur_cls, idx] += 1
+                hist[U(cur_cls), U(idx)] += 1
                 ls_all += lat
                 # without a branch: reads and writes come in random order (adding 0.0 to a
                 # sum or taking the max with it changes nothing, latencies being >= 0)
@@ -1022,9 +1022,9 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                 sec = int(c_max - w_start)
                 if sec >= n_sec:
                     sec = n_sec - 1
-                sec_count[sec] += 1
-                sec_max[sec] = max(sec_max[sec], lat)
-                sec_hist[sec, idx >> _COARSE_SHIFT] += 1
+                sec_count[U(sec)] += 1
+                sec_max[U(sec)] = max(sec_max[U(sec)], lat)
+                sec_hist[U(sec), U(idx >> _COARSE_SHIFT)] += 1
             if st == _S_PHASE2:
                 if open_loop:
                     state[ident] = _S_IDLE
