@@ -92,10 +92,10 @@ _I_UNITS, _I_WOFF, _I_WLEN, _I_ROFF, _I_RLEN, _I_MECH = range(6)
 _I_COUNT = 6
 # the kernel's packed per-drive rows: floats (GC multiplier caches [lo, hi, mul] for writes then
 # reads, [fixed, per-byte] service for writes and reads, busy time, profile slot and phase, then
-# the units' free-time ring) and integers (ring head, units, mechanical, profile offset/length
-# for writes and reads)
-_R_MC, _R_WFIX, _R_RFIX, _R_BUSY, _R_SLOT, _R_PHASE, _R_RING = 0, 6, 8, 10, 11, 12, 16
-_J_HEAD, _J_UNITS, _J_MECH, _J_WOFF, _J_ROFF, _J_COUNT = 0, 1, 2, 3, 5, 8
+# the units' free times in ascending order and a +inf sentinel) and integers (units, mechanical,
+# profile offset/length for writes and reads)
+_R_MC, _R_WFIX, _R_RFIX, _R_BUSY, _R_SLOT, _R_PHASE, _R_UNITS = 0, 6, 8, 10, 11, 12, 16
+_J_UNITS, _J_MECH, _J_WOFF, _J_ROFF, _J_COUNT = 1, 2, 3, 5, 8  # slot 0 unused
 # layout integer parameters
 _L_KIND, _L_W, _L_K, _L_M, _L_COPIES, _L_G, _L_U, _L_ROWS, _L_FAILED = range(9)
 _L_COUNT = 9
@@ -197,11 +197,10 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     inv_g = 1.0 / G
     inv_w = 1.0 / w
     # per-drive state packed in one float row and one integer row per drive (one base address
-    # per member IO): GC multiplier caches, service parameters, busy time, sorted unit ring
+    # per member IO): GC multiplier caches, service parameters, busy time, sorted unit free times
     n_drv = dpar.shape[0]
     ucap = unit_free.shape[1]
-    umask = max(ucap - 1, 0)
-    DW = _R_RING + ucap
+    DW = _R_UNITS + ucap + 1  # the units' sorted free times and a +inf sentinel
     dr = np.empty(n_drv * DW)
     di = np.zeros(n_drv * _J_COUNT, np.int64)
     any_mech = False
@@ -216,10 +215,13 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
         dr[fb + _R_BUSY] = 0.0
         dr[fb + _R_SLOT] = dpar[d, _D_SLOT]
         dr[fb + _R_PHASE] = dpar[d, _D_PHASE]
+        # the drive's units' free times in ascending order; places beyond its unit count hold
+        # +inf (never the earliest), so every drive's row has the same length
+        nu_d = ipar[d, _I_UNITS]
         for j in range(ucap):
-            dr[fb + _R_RING + j] = unit_free[d, (unit_head[d] + j) & umask]
+            dr[fb + _R_UNITS + j] = unit_free[d, (unit_head[d] + j) % nu_d] if j < nu_d else np.inf
+        dr[fb + _R_UNITS + ucap] = np.inf
         ib = d * _J_COUNT
-        di[ib + _J_HEAD] = 0
         di[ib + _J_UNITS] = ipar[d, _I_UNITS]
         di[ib + _J_MECH] = ipar[d, _I_MECH]
         di[ib + _J_WOFF] = ipar[d, _I_WOFF]
@@ -409,7 +411,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                             d = base + j * copies + c
                             if any_failed and failed[d] != 0:
                                 continue
-                            fd = dr[d * DW + _R_RING + di[d * _J_COUNT + _J_HEAD]]
+                            fd = dr[d * DW + _R_UNITS]
                             if fd < best_t:
                                 best_t = fd
                                 best = d
@@ -888,10 +890,8 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             nbytes = S_b[U(i)]
             fb = d * DW
             ib = d * _J_COUNT
-            # the units' free times are kept sorted in a ring: the earliest-free unit is at the
-            # head; the unit taking this IO moves to its place from the tail (usually the tail)
-            uh = di[U(ib + _J_HEAD)]
-            free0 = dr[U(fb + _R_RING + uh)]
+            # the units' free times are kept sorted: the earliest-free unit comes first
+            free0 = dr[U(fb + _R_UNITS)]
             s = max(free0, t)
             # garbage-collection multiplier at the start time, cached per profile slot
             if s >= dr[U(fb + cb)] and s < dr[U(fb + cb + 1)]:
@@ -949,22 +949,13 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                 if ri >= rw_len:
                     ri = 0
                 recent_i[d] = ri
-            # the unit that started it is the heap top: replace its free time, sift down
-            nu = di[U(ib + _J_UNITS)]
-            rb0 = fb + _R_RING
-            if nu == 1:
-                dr[U(rb0)] = c
-            else:
-                uh = (uh + 1) & umask
-                di[U(ib + _J_HEAD)] = uh
-                jx = uh + nu - 1
-                while jx > uh:
-                    pv = dr[U(rb0 + ((jx - 1) & umask))]
-                    if pv <= c:
-                        break
-                    dr[U(rb0 + (jx & umask))] = pv
-                    jx -= 1
-                dr[U(rb0 + (jx & umask))] = c
+            # the first unit took it: drop its free time and merge c into the rest without a
+            # branch. With A sorted, A[0] <= c and A[ucap] = +inf, the merged order is
+            # N[j] = max(A[j], min(A[j + 1], c)) (A[j+1] if it is <= c, else c at the first
+            # place where A[j] <= c < A[j+1], else A[j]); read before written, so in place
+            rb0 = fb + _R_UNITS
+            for j in range(ucap):
+                dr[U(rb0 + j)] = max(dr[U(rb0 + j)], min(dr[U(rb0 + j + 1)], c))
             if s >= w_start and s < w_end:
                 dr[U(fb + _R_BUSY)] += svc
             c_max = max(c_max, c)
@@ -1731,7 +1722,7 @@ def simulate(spec: ArraySpec) -> ArrayResult:
     simi = np.array([spec.rebuild_io_bytes, spec.rebuild_window, rb_cap, spec.reorder_window, mmh, pool], np.int64)
 
     max_units = int(ipar[:, _I_UNITS].max())
-    unit_free = np.full((n_sim, 1 << (max_units - 1).bit_length()), t_begin)  # sorted rings
+    unit_free = np.full((n_sim, 1 << (max_units - 1).bit_length()), t_begin)  # free times of each drive's units
     unit_head = np.zeros(n_sim, np.int64)
     mcache = np.zeros((n_sim, 6))
     mcache[:, 0::3] = np.inf  # empty cache: lo = +inf forces a lookup
