@@ -125,7 +125,7 @@ _ARRIVAL_BATCH = 256  # host arrivals drawn ahead at a time
 @njit(cache=True)
 def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_align, simf, simi, rng,
                      unit_free, unit_head, mcache, head, recent, recent_i,
-                     hist, lat_sum, lat_max, counters, sec_count, sec_max, sec_hist, busy, rebuild_out):
+                     hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out):
     """Event loop. All inputs and outputs are preallocated by ``simulate``; see there."""
     read_fraction = wl[0]
     random_fraction = wl[1]
@@ -157,7 +157,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     n_sizes = sizes.shape[0]
     open_loop = target_iops > 0.0
     rw_len = recent.shape[1]
-    n_sec = sec_count.shape[0]
+    n_sec = sec_max.shape[0]
 
     n_host_slots = pool if open_loop else qd
     # member IOs (drive, bytes, drive byte offset): reads at [0, mmh), scratch writes at
@@ -893,8 +893,11 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             # the units' free times are kept sorted: the earliest-free unit comes first
             free0 = dr[U(fb + _R_UNITS)]
             s = max(free0, t)
-            # garbage-collection multiplier at the start time, cached per profile slot
-            if s >= dr[U(fb + cb)] and s < dr[U(fb + cb + 1)]:
+            # garbage-collection multiplier at the start time, cached per profile slot [lo, hi).
+            # A drive's start times never decrease (t does not, and neither does its earliest
+            # unit's free time), so a cached slot that started at or before an earlier start
+            # needs only its end checked
+            if s < dr[U(fb + cb + 1)]:
                 mul = dr[U(fb + cb + 2)]
             else:
                 poff = di[U(ib + c_poff)]
@@ -1013,7 +1016,6 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                 sec = int(c_max - w_start)
                 if sec >= n_sec:
                     sec = n_sec - 1
-                sec_count[U(sec)] += 1
                 sec_max[U(sec)] = max(sec_max[U(sec)], lat)
                 sec_hist[U(sec), U(idx >> _COARSE_SHIFT)] += 1
             if st == _S_PHASE2:
@@ -1737,7 +1739,6 @@ def simulate(spec: ArraySpec) -> ArrayResult:
     lat_sum = np.zeros(4)
     lat_max = np.zeros(4)
     counters = np.zeros(_C_COUNT, np.int64)
-    sec_count = np.zeros(n_sec, np.int64)
     sec_max = np.zeros(n_sec)
     sec_hist = np.zeros((n_sec, _COARSE_COUNT), np.int32)
     busy = np.zeros(n_sim)
@@ -1745,7 +1746,7 @@ def simulate(spec: ArraySpec) -> ArrayResult:
 
     _simulate_kernel(dpar, ipar, prof, lay_arr, failed, wl_arr, sizes, size_cum, size_align, simf, simi, rng,
                      unit_free, unit_head, mcache, head, recent, recent_i,
-                     hist, lat_sum, lat_max, counters, sec_count, sec_max, sec_hist, busy, rebuild_out)
+                     hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out)
 
     rb_chunks = (rb_cap + spec.rebuild_io_bytes - 1) // spec.rebuild_io_bytes if rebuild else 0
     return ArrayResult(
@@ -1765,7 +1766,7 @@ def simulate(spec: ArraySpec) -> ArrayResult:
         latency_histograms=hist,
         latency_sum_s=lat_sum,
         latency_max_s=lat_max,
-        iops_per_second=sec_count,
+        iops_per_second=sec_hist.sum(axis=1, dtype=np.int64),  # completions per second
         second_max_latency_s=sec_max,
         second_histograms=sec_hist,
         drive_busy_s=busy,
