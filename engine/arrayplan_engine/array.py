@@ -1018,19 +1018,17 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                     sec = n_sec - 1
                 sec_max[U(sec)] = max(sec_max[U(sec)], lat)
                 sec_hist[U(sec), U(idx >> _COARSE_SHIFT)] += 1
-            if st == _S_PHASE2:
-                if open_loop:
-                    state[ident] = _S_IDLE
-                    free_stack[n_free] = ident
-                    n_free += 1
-                    qact = 1
-                else:
-                    state[ident] = _S_ARRIVE
-                    qact = 2
-                    rq_t = c_max
-            elif not from_arrival:
+            if not open_loop:
+                # the slot's next IO arrives as this one completes (after a read the state is
+                # already "arrive": no branch on which phase finished)
+                state[U(ident)] = _S_ARRIVE
                 qact = 2
                 rq_t = c_max
+            elif st == _S_PHASE2:
+                state[ident] = _S_IDLE
+                free_stack[n_free] = ident
+                n_free += 1
+                qact = 1
         elif post == 3:
             state[ident] = _S_RB_WRITE
             qact = 2
