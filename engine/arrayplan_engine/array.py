@@ -90,12 +90,12 @@ _D_COUNT = 10
 # per-drive integer parameters
 _I_UNITS, _I_WOFF, _I_WLEN, _I_ROFF, _I_RLEN, _I_MECH = range(6)
 _I_COUNT = 6
-# the kernel's packed per-drive rows: floats (GC multiplier caches [lo, hi, mul] for writes then
-# reads, [fixed, per-byte] service for writes and reads, busy time, profile slot and phase, then
+# the kernel's packed per-drive rows: floats (GC multiplier caches [slot end, mul] for writes
+# then reads, [fixed, per-byte] service for writes and reads, busy time, profile slot and phase, then
 # the units' free times in ascending order and a +inf sentinel) and integers (units, mechanical,
 # profile offset/length for writes and reads)
-_R_MC, _R_WFIX, _R_RFIX, _R_BUSY, _R_SLOT, _R_PHASE, _R_UNITS = 0, 6, 8, 10, 11, 12, 16
-_J_UNITS, _J_MECH, _J_WOFF, _J_ROFF, _J_COUNT = 1, 2, 3, 5, 8  # slot 0 unused
+_R_MC, _R_WFIX, _R_RFIX, _R_BUSY, _R_SLOT, _R_PHASE, _R_UNITS = 0, 4, 6, 8, 9, 10, 11
+_J_MECH, _J_WOFF, _J_ROFF, _J_COUNT = 0, 1, 3, 8  # rows padded to 8
 # layout integer parameters
 _L_KIND, _L_W, _L_K, _L_M, _L_COPIES, _L_G, _L_U, _L_ROWS, _L_FAILED = range(9)
 _L_COUNT = 9
@@ -124,7 +124,7 @@ _ARRIVAL_BATCH = 256  # host arrivals drawn ahead at a time
 
 @njit(cache=True)
 def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_align, simf, simi, rng,
-                     unit_free, unit_head, mcache, head, recent, recent_i,
+                     head, recent, recent_i,
                      hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out):
     """Event loop. All inputs and outputs are preallocated by ``simulate``; see there."""
     read_fraction = wl[0]
@@ -199,15 +199,16 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     # per-drive state packed in one float row and one integer row per drive (one base address
     # per member IO): GC multiplier caches, service parameters, busy time, sorted unit free times
     n_drv = dpar.shape[0]
-    ucap = unit_free.shape[1]
+    ucap = simi[6]  # units per drive row: a power of two >= every drive's unit count
     DW = _R_UNITS + ucap + 1  # the units' sorted free times and a +inf sentinel
     dr = np.empty(n_drv * DW)
     di = np.zeros(n_drv * _J_COUNT, np.int64)
     any_mech = False
     for d in range(n_drv):
         fb = d * DW
-        for j in range(6):
-            dr[fb + _R_MC + j] = mcache[d, j]
+        for j in range(2):
+            dr[fb + _R_MC + 2 * j] = -np.inf  # an empty cache: every start is past its end
+            dr[fb + _R_MC + 2 * j + 1] = 1.0
         dr[fb + _R_WFIX] = dpar[d, _D_WFIX]
         dr[fb + _R_WFIX + 1] = dpar[d, _D_WPB]
         dr[fb + _R_RFIX] = dpar[d, _D_RFIX]
@@ -215,14 +216,12 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
         dr[fb + _R_BUSY] = 0.0
         dr[fb + _R_SLOT] = dpar[d, _D_SLOT]
         dr[fb + _R_PHASE] = dpar[d, _D_PHASE]
-        # the drive's units' free times in ascending order; places beyond its unit count hold
-        # +inf (never the earliest), so every drive's row has the same length
-        nu_d = ipar[d, _I_UNITS]
+        # the drive's units' free times in ascending order, all free when the run begins; places
+        # beyond its unit count hold +inf (never the earliest), so all rows have the same length
         for j in range(ucap):
-            dr[fb + _R_UNITS + j] = unit_free[d, (unit_head[d] + j) % nu_d] if j < nu_d else np.inf
+            dr[fb + _R_UNITS + j] = t_begin if j < ipar[d, _I_UNITS] else np.inf
         dr[fb + _R_UNITS + ucap] = np.inf
         ib = d * _J_COUNT
-        di[ib + _J_UNITS] = ipar[d, _I_UNITS]
         di[ib + _J_MECH] = ipar[d, _I_MECH]
         di[ib + _J_WOFF] = ipar[d, _I_WOFF]
         di[ib + _J_WOFF + 1] = ipar[d, _I_WLEN]
@@ -882,7 +881,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             c_fix = _R_WFIX
             c_poff = _J_WOFF
         else:
-            cb = _R_MC + 3
+            cb = _R_MC + 2
             c_fix = _R_RFIX
             c_poff = _J_ROFF
         for i in range(lo_i, hi_i):
@@ -893,19 +892,17 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             # the units' free times are kept sorted: the earliest-free unit comes first
             free0 = dr[U(fb + _R_UNITS)]
             s = max(free0, t)
-            # garbage-collection multiplier at the start time, cached per profile slot [lo, hi).
-            # A drive's start times never decrease (t does not, and neither does its earliest
-            # unit's free time), so a cached slot that started at or before an earlier start
-            # needs only its end checked
-            if s < dr[U(fb + cb + 1)]:
-                mul = dr[U(fb + cb + 2)]
+            # garbage-collection multiplier at the start time, cached with the end of its profile
+            # slot: a drive's start times never decrease (t does not, and neither does its
+            # earliest unit's free time), so the cache holds until a start reaches that end
+            if s < dr[U(fb + cb)]:
+                mul = dr[U(fb + cb + 1)]
             else:
                 poff = di[U(ib + c_poff)]
                 plen = di[U(ib + c_poff + 1)]
                 if plen == 1:
                     mul = prof[poff]
-                    dr[U(fb + cb)] = -np.inf
-                    dr[U(fb + cb + 1)] = np.inf
+                    dr[U(fb + cb)] = np.inf
                 else:
                     slot = dr[U(fb + _R_SLOT)]
                     ph = dr[U(fb + _R_PHASE)]
@@ -914,10 +911,8 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                     if pidx < 0:
                         pidx += plen
                     mul = prof[poff + pidx]
-                    lo_t = kf * slot - ph
-                    dr[U(fb + cb)] = lo_t
-                    dr[U(fb + cb + 1)] = lo_t + slot
-                dr[U(fb + cb + 2)] = mul
+                    dr[U(fb + cb)] = (kf * slot - ph) + slot
+                dr[U(fb + cb + 1)] = mul
             svc = (dr[U(fb + c_fix)] + nbytes * dr[U(fb + c_fix + 1)]) * mul
             mech = any_mech and di[U(ib + _J_MECH)] != 0
             if mech:
@@ -1053,57 +1048,40 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                 qact = 1
 
         # ---- the queue action (one site, so the queue code is inlined once) -------------------
-        if qact == 1 or qact == 2:
+        if (qact == 1 or qact == 2) and use_ring:
             # remove the top
-            if use_ring:
-                ev_t[U(ev_head)] = -np.inf  # the new sentinel before the window
-                ev_head += 1
+            ev_t[U(ev_head)] = -np.inf  # the new sentinel before the window
+            ev_head += 1
+            n_ev -= 1
+        if (qact == 1 or qact == 2) and not use_ring:
+            # heap: a dropped top is replaced by the last event, a re-queued one by its new time;
+            # either enters at the root and sifts down (a pop and a push at once)
+            if qact == 1:
                 n_ev -= 1
-            elif qact == 1:
-                n = n_ev - 1
-                n_ev = n
-                if n > 0:
-                    tp = ev_t[n]
-                    ident = ev_id[n]
-                    i = 0
-                    while True:
-                        child = 2 * i + 1
-                        if child >= n:
-                            break
-                        r = child + 1
-                        if r < n and (ev_t[r] < ev_t[child] or (ev_t[r] == ev_t[child] and ev_id[r] < ev_id[child])):
-                            child = r
-                        ct = ev_t[child]
-                        if ct < tp or (ct == tp and ev_id[child] < ident):
-                            ev_t[i] = ct
-                            ev_id[i] = ev_id[child]
-                            i = child
-                        else:
-                            break
-                    ev_t[i] = tp
-                    ev_id[i] = ident
-        if qact == 2 and not use_ring:
-            # heap: the replacement enters at the root and sifts down (a pop and a push at once)
+                tp = ev_t[n_ev]
+                ident = ev_id[n_ev]
+            else:
+                tp = rq_t
             n = n_ev
-            tp = rq_t
-            i = 0
-            while True:
-                child = 2 * i + 1
-                if child >= n:
-                    break
-                r = child + 1
-                if r < n and (ev_t[r] < ev_t[child] or (ev_t[r] == ev_t[child] and ev_id[r] < ev_id[child])):
-                    child = r
-                ct = ev_t[child]
-                if ct < tp or (ct == tp and ev_id[child] < ident):
-                    ev_t[i] = ct
-                    ev_id[i] = ev_id[child]
-                    i = child
-                else:
-                    break
-            ev_t[i] = tp
-            ev_id[i] = ident
-        elif qact == 2 or qact == 3:
+            if n > 0:
+                i = 0
+                while True:
+                    child = 2 * i + 1
+                    if child >= n:
+                        break
+                    r = child + 1
+                    if r < n and (ev_t[r] < ev_t[child] or (ev_t[r] == ev_t[child] and ev_id[r] < ev_id[child])):
+                        child = r
+                    ct = ev_t[child]
+                    if ct < tp or (ct == tp and ev_id[child] < ident):
+                        ev_t[i] = ct
+                        ev_id[i] = ev_id[child]
+                        i = child
+                    else:
+                        break
+                ev_t[i] = tp
+                ev_id[i] = ident
+        if (qact == 2 and use_ring) or qact == 3:
             tp = rq_t
             if use_ring:
                 # sorted array: insert from whichever end is nearer (equal times go after queued
@@ -1719,14 +1697,9 @@ def simulate(spec: ArraySpec) -> ArrayResult:
     rebuild = spec.rebuild_rate_bytes_per_s > 0 and spec.failed_drives > 0
     rb_cap = int(spec.drive_capacity_bytes) if rebuild else 0
     pool = min(_OPEN_LOOP_POOL, max(1024, (1 << 22) // mmh))
-    simi = np.array([spec.rebuild_io_bytes, spec.rebuild_window, rb_cap, spec.reorder_window, mmh, pool], np.int64)
+    unit_cap = 1 << (int(ipar[:, _I_UNITS].max()) - 1).bit_length()
+    simi = np.array([spec.rebuild_io_bytes, spec.rebuild_window, rb_cap, spec.reorder_window, mmh, pool, unit_cap], np.int64)
 
-    max_units = int(ipar[:, _I_UNITS].max())
-    unit_free = np.full((n_sim, 1 << (max_units - 1).bit_length()), t_begin)  # free times of each drive's units
-    unit_head = np.zeros(n_sim, np.int64)
-    mcache = np.zeros((n_sim, 6))
-    mcache[:, 0::3] = np.inf  # empty cache: lo = +inf forces a lookup
-    mcache[:, 1::3] = -np.inf
     head = np.zeros(n_sim, np.int64)
     rw = max(1, spec.reorder_window)
     recent = np.full((n_sim, rw), -np.inf)
@@ -1743,7 +1716,7 @@ def simulate(spec: ArraySpec) -> ArrayResult:
     rebuild_out = np.full(2, -1.0)
 
     _simulate_kernel(dpar, ipar, prof, lay_arr, failed, wl_arr, sizes, size_cum, size_align, simf, simi, rng,
-                     unit_free, unit_head, mcache, head, recent, recent_i,
+                     head, recent, recent_i,
                      hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out)
 
     rb_chunks = (rb_cap + spec.rebuild_io_bytes - 1) // spec.rebuild_io_bytes if rebuild else 0

@@ -175,12 +175,14 @@ def predict(drive: Drive, layout: Layout, drive_count: int, workload: Workload, 
     forked into member IOs by the layout, ``simulated_s`` seconds at the offered load, seeded
     from ``seed``; the worst second is the highest per-second p99. The sustainable IOPS stay the
     steady-state bound (the simulation at the offered load says whether it saturates)."""
-    kw = {"offered_iops": offered_iops, "latency_percentile": latency_percentile, "fill_fraction": fill_fraction,
-          "extra_spare_fraction": extra_spare_fraction}
-    # the analytic latency quantiles (a numerical inversion) only when they are the answer
-    analytic = _predict_analytic(drive, layout, drive_count, workload, latencies=not simulate, **kw)
+    analytic, parts = _predict_analytic(drive, layout, drive_count, workload, offered_iops=offered_iops,
+                                        fill_fraction=fill_fraction, extra_spare_fraction=extra_spare_fraction)
     if not simulate or group_count(layout, drive_count) == 0 or (offered_iops > 0 and offered_iops >= analytic.max_iops):
-        return _predict_analytic(drive, layout, drive_count, workload, **kw) if simulate else analytic
+        # the analytic latency quantiles (a numerical inversion) only when they are the answer
+        if not parts:
+            return analytic
+        return replace(analytic, latency_p50_s=_percentile(0.5, parts),
+                       latency_at_percentile_s=_percentile(latency_percentile / 100.0, parts))
     seed_int = int((seed or np.random.SeedSequence(0)).generate_state(1)[0])
     model = service_model_for(drive, workload, fill_fraction=fill_fraction, extra_spare_fraction=extra_spare_fraction)
     wl = replace(workload, target_iops=float(offered_iops))
@@ -206,9 +208,10 @@ def predict(drive: Drive, layout: Layout, drive_count: int, workload: Workload, 
 
 
 def _predict_analytic(drive: Drive, layout: Layout, drive_count: int, workload: Workload, *, offered_iops: float,
-                      latency_percentile: float, fill_fraction: float = 1.0, extra_spare_fraction: float = 0.0,
-                      latencies: bool = True) -> Performance:
-    """The analytic model; with ``latencies=False`` the p50 and percentile latencies are left NaN."""
+                      fill_fraction: float = 1.0, extra_spare_fraction: float = 0.0,
+                      ) -> tuple[Performance, list[tuple[float, float, float]]]:
+    """The analytic model, its latency quantiles left NaN, and the (share, mean member latency,
+    fork width) mixture they come from (``_percentile``); no mixture when saturated."""
     kw = {"fill_fraction": fill_fraction, "extra_spare_fraction": extra_spare_fraction}
     max_iops = spec_iops_bound(drive, layout, drive_count, workload, fresh=False, **kw)
     members = _members(layout, drive_count)
@@ -218,7 +221,7 @@ def _predict_analytic(drive: Drive, layout: Layout, drive_count: int, workload: 
     if max_iops <= 0:
         return Performance(max_iops=0.0, member_ios_per_host_io=ios_per_host, latency_p50_s=math.inf,
                            latency_at_percentile_s=math.inf, worst_second_latency_s=math.nan, utilization=1.0,
-                           model=ANALYTIC_MODEL)
+                           model=ANALYTIC_MODEL), []
     if offered_iops > 0:
         rho = offered_iops / max_iops
     else:
@@ -229,7 +232,7 @@ def _predict_analytic(drive: Drive, layout: Layout, drive_count: int, workload: 
     if rho >= 1.0:
         return Performance(max_iops=max_iops, member_ios_per_host_io=ios_per_host, latency_p50_s=math.inf,
                            latency_at_percentile_s=math.inf, worst_second_latency_s=math.nan, utilization=1.0,
-                           model=ANALYTIC_MODEL)
+                           model=ANALYTIC_MODEL), []
     # Member service time: the spec latency where given, else the time one IO occupies one of the
     # drive's parallel units (channels; the rated IOPS are reached with all of them busy).
     units = 1.0 if drive.kind == "hdd" else float(drive.channels or 8) * float(drive.controllers or 1)
@@ -240,17 +243,16 @@ def _predict_analytic(drive: Drive, layout: Layout, drive_count: int, workload: 
     reads, _ = layout.small_write_member_ios()
     phases = 2.0 if reads and workload.random_fraction > 0 else 1.0
     m_write = phases * max(s_write, s_read) / (1.0 - rho)
-    parts = []
+    parts: list[tuple[float, float, float]] = []
     if r > 0:
         parts.append((r, m_read, read_ios))
     if r < 1:
         parts.append((1 - r, m_write, write_fork))
     return Performance(
         max_iops=max_iops, member_ios_per_host_io=ios_per_host,
-        latency_p50_s=_percentile(0.5, parts) if latencies else math.nan,
-        latency_at_percentile_s=_percentile(latency_percentile / 100.0, parts) if latencies else math.nan,
+        latency_p50_s=math.nan, latency_at_percentile_s=math.nan,
         worst_second_latency_s=math.nan, utilization=rho, model=ANALYTIC_MODEL,
-    )
+    ), parts
 
 
 def estimated_cost_s(drive_count: int, workload: Workload, *, simulate: bool = True) -> float:
