@@ -1,0 +1,162 @@
+"""Forecasts of an array in service.
+
+The round trip: telemetry generated from the engine's own endurance model (``endurance.
+service_life_wear``) for a known array and workload over 24 months -- each drive's host bytes per
+month are the model's bytes for that year with day-to-day variation (lognormal, 10 % CV per month,
+mean-preserving, seeded), its wear indicator the model's cumulative life in whole percent, the
+array's used capacity the model's fill (data x (1+g)^years) -- then a forecast from the first 12
+months only. The model's truth is the date its cumulative life reaches 100 % (linear within the
+crossing year, as the model's rate is constant within a year). Check: the forecast is within
+10 % of the truth (in time from the array's start) and the truth lies inside the 90 % interval.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from arrayplan_engine import endurance, forecast, telemetry
+from arrayplan_engine.catalog import builtin_catalog
+from arrayplan_engine.layout import make_layout, usable_capacity_bytes
+from arrayplan_engine.units import DAY_S, TB, YEAR_DAYS
+from arrayplan_engine.workload import Workload
+
+START_S = 1_700_000_000.0          # 2023-11-14, the array's first day
+MONTH_DAYS = YEAR_DAYS / 12
+DRIVE = "intel-dc-s3500-480gb"
+MODEL_STRING = "INTEL SSDSC2BB480G4"    # drivedb: B*4 = S3500
+LAYOUT = make_layout("raid5", 6)
+DRIVE_COUNT = 12
+# A write-heavy OLTP-like mix that wears these drives out in year 4: 70 % reads, 4 KiB random,
+# 80 % of writes to 20 % of the space, 20 % growth a year, 2 TB of host writes a day.
+WORKLOAD = Workload(name="oltp-rt", read_fraction=0.7, random_fraction=1.0, daily_write_bytes=2 * TB,
+                    hot_write_fraction=0.8, hot_space_fraction=0.2, growth_per_year=0.2)
+DATA_YEAR1_FRACTION = 0.5
+
+
+def _truth() -> tuple[endurance.ServiceLifeWear, float, float]:
+    drive = builtin_catalog().get(DRIVE)
+    usable = usable_capacity_bytes(LAYOUT, DRIVE_COUNT, drive.capacity_bytes)
+    wear = endurance.service_life_wear(drive, LAYOUT, DRIVE_COUNT, WORKLOAD, years=10, data_bytes_year1=DATA_YEAR1_FRACTION * usable,
+                                       usable_capacity_bytes=usable)
+    total = 0.0
+    for y in wear.years:
+        if total + y.life_used_fraction >= 1.0:
+            return wear, usable, (y.year - 1 + (1.0 - total) / y.life_used_fraction) * YEAR_DAYS
+        total += y.life_used_fraction
+    raise AssertionError("the round-trip workload must wear the drives out within 10 years")
+
+
+def _telemetry(wear: endurance.ServiceLifeWear, usable: float, months: int, rng: np.random.Generator):
+    """Monthly smartctl-like snapshots of every drive and the array's used capacity."""
+    cv = 0.10
+    sigma = math.sqrt(math.log1p(cv**2))
+    snaps: list[telemetry.DriveSnapshot] = []
+    serials = [f"BTWL{i:04d}0480BGN" for i in range(DRIVE_COUNT)]
+    for serial in serials:
+        host = 0.0
+        life = 0.0
+        for m in range(months + 1):
+            if m > 0:
+                y = wear.years[(m - 1) // 12]
+                month_bytes = y.host_bytes_per_drive / 12 * float(rng.lognormal(-sigma**2 / 2, sigma))
+                host += month_bytes
+                life += month_bytes * y.life_used_fraction / y.host_bytes_per_drive
+            t = START_S + m * MONTH_DAYS * DAY_S
+            snaps.append(telemetry.DriveSnapshot(
+                source=f"{serial}-{m:02d}.json", model=MODEL_STRING, serial=serial, protocol="ata", model_family="Intel 730 and DC S35x0/3610/3700 Series SSDs",
+                capacity_bytes=480_103_981_056, rotational=False, time_s=t, power_on_hours=m * MONTH_DAYS * 24,
+                host_written_bytes=math.floor(host / 2**25) * 2**25, percentage_used=float(min(math.floor(life * 100), 99)), smart_passed=True))
+    # The model's fill: year y holds data_year1 x (1+g)^(y-1) for the whole year.
+    capacity = [forecast.CapacityPoint(time_s=START_S + m * MONTH_DAYS * DAY_S,
+                                       used_bytes=DATA_YEAR1_FRACTION * usable * (1 + WORKLOAD.growth_per_year) ** (m // 12))
+                for m in range(months + 1)]
+    return serials, snaps, capacity
+
+
+def _spec(serials: list[str]) -> forecast.ArraySpec:
+    return forecast.ArraySpec(name="rt", layout="raid5", start_time_s=START_S, workload=WORKLOAD,
+                              groups=(forecast.GroupSpec(name="g1", serials=tuple(serials[:6])),
+                                      forecast.GroupSpec(name="g2", serials=tuple(serials[6:]))))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_round_trip_forecast_from_12_months_finds_the_models_wear_out(seed: int) -> None:
+    wear, usable, truth_days = _truth()
+    assert 3 * YEAR_DAYS < truth_days < 5 * YEAR_DAYS      # the workload wears out in year 4
+    serials, snaps, capacity = _telemetry(wear, usable, 24, np.random.default_rng(seed))
+    first_year = [s for s in snaps if s.time_s is not None and s.time_s <= START_S + 12 * MONTH_DAYS * DAY_S + 1]
+    series = telemetry.series_from_snapshots(first_year)
+    assert len(series) == DRIVE_COUNT and all(len(s.snapshots) == 13 for s in series)
+    cap12 = [c for c in capacity if c.time_s <= START_S + 12 * MONTH_DAYS * DAY_S + 1]
+    fc = forecast.forecast_array(_spec(serials), series, cap12, builtin_catalog())
+    assert not fc.problems
+    truth_s = START_S + truth_days * DAY_S
+    for d in fc.drives:
+        assert d.basis == "catalog rating" and d.catalog_drive == DRIVE
+        w = d.wear_out
+        assert w.time_s is not None and w.earliest_s is not None and w.latest_s is not None
+        predicted_days = (w.time_s - START_S) / DAY_S
+        assert predicted_days == pytest.approx(truth_days, rel=0.10), d.serial
+        assert w.earliest_s <= truth_s <= w.latest_s, (d.serial, predicted_days, truth_days,
+                                                      (w.earliest_s - START_S) / DAY_S, (w.latest_s - START_S) / DAY_S)
+    # Evenly worn parity groups: every member wears out together -> lockstep.
+    assert all(g.lockstep and g.lockstep_members == 6 for g in fc.groups)
+
+
+def test_round_trip_life_used_at_month_24_is_inside_the_12_month_projection() -> None:
+    """The forecast's own life-used after 24 months agrees with the model's telemetry there."""
+    wear, usable, _ = _truth()
+    serials, snaps, capacity = _telemetry(wear, usable, 24, np.random.default_rng(7))
+    model_24 = sum(y.life_used_fraction for y in wear.years[:2])
+    first = [s for s in snaps if s.serial == serials[0]]
+    assert first[-1].percentage_used == pytest.approx(100 * model_24, abs=3)
+
+
+def test_one_snapshot_gives_the_lifetime_average_and_says_so() -> None:
+    s = telemetry.DriveSnapshot(source="x.json", model="Micron_7300_MTFDHBE960TDF", serial="MSN1", protocol="nvme", capacity_bytes=960_197_124_096,
+                                time_s=START_S, power_on_hours=26686, host_written_bytes=1297577305 * 512000, percentage_used=10, smart_passed=True)
+    [series] = telemetry.series_from_snapshots([s])
+    d = forecast.forecast_drive(series, group="g", serial="MSN1", catalog_drive=None, workload=None, layout=LAYOUT, fill_now=None,
+                                fill_at=None, confidence=0.9, worn_threshold_fraction=0.1)
+    assert d.basis == "wear indicator" and d.rate_basis.startswith("lifetime average")
+    # 10 % in 26,686 h -> 90 % more at the same rate: 240,174 h after the snapshot.
+    assert (d.wear_out.time_s - START_S) / 3600 == pytest.approx(26686 * 9, rel=1e-6)
+    # Resolution 1 %: the true lifetime rate is between 9 % and 11 % per 26,686 h.
+    assert (d.wear_out.earliest_s - START_S) / 3600 == pytest.approx(26686 * 90 / 11, rel=1e-6)
+    # 9 % per 26,686 h: 266,860 h = 30.5 years, past the 30-year horizon -> no latest date.
+    assert d.wear_out.latest_s is None and 26686 * 90 / 9 / 8760 > forecast.HORIZON_DAYS / 365
+    assert any("lifetime average" in n for n in d.notes)
+
+
+def test_passed_but_worn_flag_and_missing_serial_problem() -> None:
+    worn = telemetry.DriveSnapshot(source="w.json", model="X", serial="S1", protocol="nvme", capacity_bytes=10**12, time_s=START_S,
+                                   power_on_hours=40000, percentage_used=95, smart_passed=True)
+    ok = telemetry.DriveSnapshot(source="o.json", model="X", serial="S2", protocol="nvme", capacity_bytes=10**12, time_s=START_S,
+                                 power_on_hours=40000, percentage_used=40, smart_passed=True)
+    spec = forecast.ArraySpec(name="a", layout="raid1", start_time_s=START_S,
+                              groups=(forecast.GroupSpec(name="m", serials=("S1", "S2", "S3")),))
+    fc = forecast.forecast_array(spec, telemetry.series_from_snapshots([worn, ok]), [], builtin_catalog())
+    assert fc.problems == ("group m, drive S3: no snapshot in the telemetry has this serial",)
+    flagged = {d.serial: d.passed_but_worn for d in fc.drives}
+    assert flagged == {"S1": True, "S2": False}
+    assert any("S1: SMART says PASSED but only 5%" in w for w in fc.warnings)
+
+
+def test_catalog_match_by_model_string() -> None:
+    cat = builtin_catalog()
+    assert forecast.match_catalog("INTEL SSDSC2BB480G4", cat).name == "intel-dc-s3500-480gb"
+    assert forecast.match_catalog("INTEL SSDSC2BA400G3", cat).name == "intel-dc-s3700-400gb"
+    assert forecast.match_catalog("INTEL SSDSA2CW300G3", cat).name == "intel-ssd-320-300gb"
+    assert forecast.match_catalog("INTEL SSDSC2BB480G7", cat) is None     # S3520: not in the catalog
+    assert forecast.match_catalog("Intel SSD DC S3500 480GB", cat).name == "intel-dc-s3500-480gb"
+
+
+def test_rate_interval_widens_with_scatter() -> None:
+    days = [0, 30, 60, 90, 120]
+    steady = forecast.estimate_rate(days, [0, 3, 6, 9, 12])
+    noisy = forecast.estimate_rate(days, [0, 1, 6, 7, 12])
+    assert steady.per_day == noisy.per_day == pytest.approx(0.1)
+    assert steady.sd_daily == 0 and noisy.sd_daily > 0
