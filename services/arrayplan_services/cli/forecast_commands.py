@@ -59,9 +59,199 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
     return EXIT_PARTIAL if problems else EXIT_OK
 
 
+def _date(t: float | None) -> str:
+    import datetime as dt
+
+    return "-" if t is None else dt.datetime.fromtimestamp(t, tz=dt.UTC).strftime("%Y-%m-%d")
+
+
+def _interval(w: Any) -> str:
+    if w.time_s is None and w.earliest_s is None:
+        return "not within 30 years"
+    return f"{_date(w.time_s) if w.time_s else 'later'} [{_date(w.earliest_s)} .. {_date(w.latest_s) if w.latest_s else 'later'}]"
+
+
+def forecast_record(f: Any) -> dict[str, Any]:
+    """The forecast as JSON-ready data (dates in Unix seconds and ISO days)."""
+    import dataclasses
+
+    def conv(x: Any) -> Any:
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            d = {k.name: conv(getattr(x, k.name)) for k in dataclasses.fields(x)}
+            if {"time_s", "earliest_s", "latest_s"} <= set(d):
+                d.update(date=_date(d["time_s"]) if d["time_s"] else None, earliest_date=_date(d["earliest_s"]) if d["earliest_s"] else None,
+                         latest_date=_date(d["latest_s"]) if d["latest_s"] else None)
+            return d
+        if isinstance(x, (list, tuple)):
+            return [conv(v) for v in x]
+        if isinstance(x, dict):
+            return {str(k): conv(v) for k, v in x.items()}
+        if hasattr(x, "name") and hasattr(x, "read_fraction"):
+            return x.name
+        return x
+    return conv(f)
+
+
+def print_forecast(f: Any, console: Any) -> None:
+    from rich.table import Table
+
+    t = Table(title=f"{f.name}: drives (as of {_date(f.as_of_s)})", title_justify="left")
+    for c in ("group", "serial", "model", "basis", "snapshots", "life used", "host TB/day", "WA", "reaches rated endurance [90 % interval]", "flag"):
+        t.add_column(c, justify="right" if c in ("snapshots", "life used", "host TB/day", "WA") else "left")
+    for d in f.drives:
+        t.add_row(d.group, d.serial, d.model or "?", d.basis + (f" ({d.catalog_drive})" if d.catalog_drive else ""), str(d.snapshot_count),
+                  "-" if d.life_used_fraction is None else f"{d.life_used_fraction:.1%}",
+                  "-" if d.host_write_bytes_per_day is None else f"{d.host_write_bytes_per_day / 1e12:.3f}",
+                  "-" if d.write_amplification is None else f"{d.write_amplification:.2f}", _interval(d.wear_out),
+                  "PASSED but worn" if d.passed_but_worn else "", style="red" if d.passed_but_worn else None)
+    console.print(t)
+    g = Table(title="groups", title_justify="left")
+    for c in ("group", "layout", "members", "first member worn out [interval]", "lockstep"):
+        g.add_column(c)
+    for grp in f.groups:
+        g.add_row(grp.name, grp.layout, str(grp.members), _interval(grp.wear_out),
+                  f"YES: {grp.lockstep_members} within the window (survives {grp.failures_tolerated})" if grp.lockstep else "no")
+    console.print(g)
+    if f.fill is not None:
+        fl = f.fill
+        used = "-" if fl.used_bytes is None else f"{fl.used_bytes / 1e12:.2f} TB of {fl.usable_capacity_bytes / 1e12:.2f} TB"
+        growth = "" if fl.growth_per_year is None else f", growing {fl.growth_per_year:.1%}/year ({fl.growth_source})"
+        console.print(f"capacity: {used}{growth}; reaches {fl.full_bytes / fl.usable_capacity_bytes:.0%} full: {_interval(fl.full)}")
+        for n in fl.notes:
+            console.print(f"  {n}")
+    for w in f.warnings:
+        console.print(f"[bold red]warning:[/] {w}")
+    for p in f.problems:
+        console.print(f"[yellow]problem:[/] {p}")
+
+
+def cmd_forecast(args: argparse.Namespace) -> int:
+    from arrayplan_engine.catalog import builtin_catalog
+    from arrayplan_engine.errors import ArrayplanError
+
+    from ..arrayfile import forecast_file, load_array_file, replan_options
+    from .planfile import PlanFileError
+
+    try:
+        array = load_array_file(args.array_file)
+    except PlanFileError as exc:
+        _err(f"bad array file\n{exc}")
+        return EXIT_BAD_INPUT
+    for w in array.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    catalog = builtin_catalog()
+    try:
+        f, problems = forecast_file(array, catalog, args.telemetry or ())
+    except ArrayplanError as exc:
+        _err(f"{args.array_file}: {exc}")
+        return EXIT_BAD_INPUT
+    for p in problems:
+        _err(str(p))
+    for p in f.problems:
+        _err(f"{args.array_file}: {p}")
+    options = replan_options(array, f, catalog)
+    replan = None
+    if args.replan:
+        replan = _replan(args, array, f)
+        if isinstance(replan, int):
+            return replan
+    if args.format == "json":
+        rec = forecast_record(f)
+        rec["file_problems"] = [str(p) for p in problems]
+        rec["options"] = [forecast_record(o) for o in options]
+        if replan is not None:
+            from google.protobuf import json_format
+
+            rec["replan"] = json_format.MessageToDict(replan[0], preserving_proto_field_name=True)
+            rec["replan_notes"] = replan[1]
+        print(json.dumps(rec, indent=2))
+    else:
+        from rich.console import Console
+
+        console = Console(width=None if sys.stdout.isatty() else 200)
+        print_forecast(f, console)
+        if options:
+            console.print("to keep it serving:")
+            for o in options:
+                console.print(f"  {o.action}: {o.text}")
+        if replan is not None:
+            _print_replan(console, replan[0], replan[1], array, f)
+    if args.report:
+        from ..report_forecast import write_forecast_report
+
+        path = write_forecast_report(f, Path(args.report), options=options)
+        print(f"report written to {path}", file=sys.stderr)
+    if not f.drives:
+        return EXIT_BAD_INPUT
+    return EXIT_PARTIAL if (problems or f.problems) else EXIT_OK
+
+
+def _replan(args: argparse.Namespace, array: Any, f: Any) -> Any:
+    """Run the re-plan through the planner (a server, or --local in-process); (plan, notes) or an exit code."""
+    import grpc
+
+    from arrayplan.v1 import planner_pb2 as pb
+
+    from ..arrayfile import replan_spec
+    from .main import connect, grpc_error_exit
+
+    spec, notes = replan_spec(array, f, args.years)
+    try:
+        with connect(args) as stub:
+            plan = stub.CreatePlan(pb.CreatePlanRequest(plan=pb.Plan(spec=spec)), timeout=60)
+            final = None
+            for event in stub.WatchPlan(pb.WatchPlanRequest(name=plan.name, cancel_on_disconnect=True), timeout=args.timeout):
+                if event.HasField("plan"):
+                    final = event.plan
+    except grpc.RpcError as exc:
+        return grpc_error_exit(exc)
+    if final is None or final.state != pb.Plan.STATE_SUCCEEDED:
+        _err(f"re-plan {plan.name} did not succeed: {final.error_message if final else 'no result'}")
+        return EXIT_ERROR
+    return final, notes
+
+
+def migrate_sentence(plan: Any, f: Any) -> str | None:
+    """'or migrate to N x drive in layout by YYYY-MM' from the planner's best recommendation."""
+    recs = [r for r in plan.result.recommendations if r.meets_constraints]
+    if not recs:
+        return None
+    r = recs[0]
+    dates = [x for x in ([f.fill.full.earliest_s or f.fill.full.time_s] if f.fill else []) + [f.wear_out.earliest_s or f.wear_out.time_s] if x]
+    by = min(dates) if dates else None
+    layout = r.layout if r.layout in ("raid0", "raid10") or r.layout.startswith("ec:") else f"{r.layout}({r.group_width})"
+    return (f"migrate to {r.drive_count} x {r.drive_display_name or r.drive_model} in {layout} "
+            f"(${r.total_cost_usd:,.0f} TCO, {r.life_used_fraction:.0%} of rated life over the plan)" + (f" by {_date(by)[:7]}" if by else ""))
+
+
+def _print_replan(console: Any, plan: Any, notes: list[str], array: Any, f: Any) -> None:
+    from . import render
+
+    console.print(f"re-plan ({plan.name}) for the observed workload:")
+    for n in notes:
+        console.print(f"  {n}")
+    render.plan_table(plan, console)
+    s = migrate_sentence(plan, f)
+    if s:
+        console.print(f"  or {s}")
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("telemetry", help="read smartctl --json / nvme smart-log JSON files and show each drive's counters")
     p.add_argument("paths", nargs="+", type=Path, metavar="FILE_OR_DIR", help="telemetry files, or directories of *.json files")
     p.add_argument("--format", choices=("table", "json"), default="table", help="json: one record per drive snapshot")
     p.add_argument("--notes", dest="verbose_notes", action="store_true", help="table: also print each snapshot's notes")
     p.set_defaults(func=cmd_telemetry)
+
+    from .main import _add_connection
+
+    p = sub.add_parser("forecast", help="forecast wear-out and full dates of an array in service; --replan asks the planner what next")
+    p.add_argument("array_file", type=Path, help="array-in-service YAML file (see examples/array-in-service/array.yaml)")
+    p.add_argument("--telemetry", type=Path, action="append", help="more telemetry files or directories (besides the file's)")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--replan", action="store_true", help="run a plan for the observed workload through the planner (a server, or --local)")
+    p.add_argument("--years", type=int, default=None, help="--replan: service life of the new plan (default the file's replan, else 5)")
+    p.add_argument("--timeout", type=float, default=3600.0, help="--replan: give up after this many seconds")
+    p.add_argument("--report", help="write an HTML + Markdown forecast report into this directory")
+    _add_connection(p)
+    p.set_defaults(func=cmd_forecast)
