@@ -50,3 +50,72 @@ def test_telemetry_bad_files_are_named_and_the_rest_processed(tmp_path: Path, ca
 def test_telemetry_nothing_readable_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["telemetry", str(tmp_path / "missing")]) == 2
     assert "no such file or directory" in capsys.readouterr().err
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "array-in-service"
+
+
+def test_forecast_example_array(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["forecast", str(EXAMPLE / "array.yaml"), "--format", "json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert len(rec["drives"]) == 12 and not rec["problems"]
+    assert {d["basis"] for d in rec["drives"]} == {"catalog rating"}
+    assert {d["catalog_drive"] for d in rec["drives"]} == {"intel-dc-s3500-480gb"}
+    g = {x["name"]: x for x in rec["groups"]}
+    # g2's reused drives wear out first, and evenly: lockstep in both RAID 5 groups.
+    assert g["g2"]["wear_out"]["time_s"] < g["g1"]["wear_out"]["time_s"]
+    assert g["g1"]["lockstep"] and g["g2"]["lockstep"]
+    for d in rec["drives"]:
+        w = d["wear_out"]
+        assert w["earliest_s"] < w["time_s"] < w["latest_s"]
+        assert d["passed_but_worn"] == (d["group"] == "g2")      # < 25 % left, SMART PASSED
+    full = rec["fill"]["full"]
+    assert full["earliest_s"] <= full["time_s"] <= full["latest_s"]
+    assert [o["action"] for o in rec["options"]][0] == "replace" and "group g2" in rec["options"][0]["text"]
+
+
+def _array_yaml(tmp: Path, telemetry_dir: Path, serials: list[str]) -> Path:
+    p = tmp / "array.yaml"
+    p.write_text(f"name: t\nlayout: raid1\nstart_date: 2024-01-01\ntelemetry: [{telemetry_dir}]\n"
+                 f"groups:\n  - name: m\n    drives: [{', '.join(serials)}]\n")
+    return p
+
+
+def test_forecast_bad_input_names_file_and_drive_and_processes_the_rest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tdir = tmp_path / "t"
+    tdir.mkdir()
+    good = (EXAMPLE / "telemetry" / "BTWL41000480BGN.json").read_text()
+    (tdir / "a.json").write_text(good)
+    (tdir / "broken.json").write_text(good[:500])
+    hdd = json.loads((DATA / "sat-Western_Digital_RE4-WDC_WD1003FBYX-01Y7B0-sda.json").read_text())
+    hdd["serial_number"] = "WD-WMATV0000001"
+    (tdir / "hdd.json").write_text(json.dumps(hdd))
+    arr = _array_yaml(tmp_path, tdir, ["BTWL41000480BGN", "WD-WMATV0000001", "NOSUCHSERIAL"])
+    assert main(["forecast", str(arr), "--format", "json"]) == 4
+    out = capsys.readouterr()
+    rec = json.loads(out.out)
+    assert "broken.json: truncated JSON" in out.err
+    assert "drive NOSUCHSERIAL: no snapshot in the telemetry has this serial" in out.err
+    by = {d["serial"]: d for d in rec["drives"]}
+    assert by["BTWL41000480BGN"]["wear_out"]["time_s"] is not None
+    assert by["WD-WMATV0000001"]["basis"] == "none" and any("spinning disk" in n for n in by["WD-WMATV0000001"]["notes"])
+
+
+def test_forecast_bad_array_file_names_line_and_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = tmp_path / "a.yaml"
+    p.write_text("name: t\nlayout: raid7\nstart_date: 2024-01-01\ngroups:\n  - name: m\n    drives: [A, B]\nfull_fraction: 2\n")
+    assert main(["forecast", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert f"{p}:2: layout: unknown layout 'raid7'" in err and f"{p}:7: full_fraction: must be a number in (0, 1]" in err
+
+
+def test_prometheus_capacity_samples(tmp_path: Path) -> None:
+    from arrayplan_services.smart_io import parse_prometheus_text
+
+    text = ("# HELP array_used_bytes Bytes used\n# TYPE array_used_bytes gauge\n"
+            'array_used_bytes{array="a1",fs="x"} 1.0e12 1704067200000\n'
+            'array_used_bytes{array="a1",fs="y"} 5.0e11 1704067200000\n'
+            'array_used_bytes{array="a2",fs="x"} 9.0e12 1704067200000\n'
+            'array_used_bytes{array="a1",fs="x"} 1.1e12 1706745600000\n')
+    s = parse_prometheus_text(text, "array_used_bytes", {"array": "a1"})
+    assert [(x.time_s, x.used_bytes) for x in s] == [(1704067200.0, 1.5e12), (1706745600.0, 1.1e12)]
