@@ -78,3 +78,10 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
             return drive_to_proto(self.catalog.get(request.name))
         except UnknownNameError as exc:
             raise UnknownNameError("name", request.name, exc.known) from None
+
+    def ForecastArray(self, request: pb.ForecastArrayRequest, context: grpc.ServicerContext) -> pb.ForecastArrayResponse:
+        from .forecast import forecast_array
+
+        response = forecast_array(request, self.catalog, create_plan=lambda spec: self.runner.create(pb.Plan(spec=spec)))
+        response.trace_id = telemetry.current_trace_id()
+        return response
