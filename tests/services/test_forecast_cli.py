@@ -119,3 +119,33 @@ def test_prometheus_capacity_samples(tmp_path: Path) -> None:
             'array_used_bytes{array="a1",fs="x"} 1.1e12 1706745600000\n')
     s = parse_prometheus_text(text, "array_used_bytes", {"array": "a1"})
     assert [(x.time_s, x.used_bytes) for x in s] == [(1704067200.0, 1.5e12), (1706745600.0, 1.1e12)]
+
+
+def test_forecast_report_section(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["forecast", str(EXAMPLE / "array.yaml"), "--report", str(tmp_path)]) == 0
+    html = (tmp_path / "forecast.html").read_text()
+    md = (tmp_path / "forecast.md").read_text()
+    for png in ("forecast-wear.png", "forecast-fill.png"):
+        assert (tmp_path / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"]({png})" in md
+    assert html.count("data:image/png;base64,") == 2 and "90 % interval" in html
+    assert "replace group g2" in md and "PASSED but worn" in md
+
+
+def test_replan_spec_uses_the_observed_write_rate_and_grown_capacity() -> None:
+    from arrayplan_engine.catalog import builtin_catalog
+    from arrayplan_services.arrayfile import forecast_file, load_array_file, observed_host_write_bytes_per_day, replan_spec
+
+    array = load_array_file(EXAMPLE / "array.yaml")
+    f, problems = forecast_file(array, builtin_catalog())
+    assert not problems
+    spec, notes = replan_spec(array, f)
+    observed = observed_host_write_bytes_per_day(f, array.spec)
+    # The example's drives were written from the model's years: 12 months at 1.2 TB/day of host
+    # writes, 6 at 1.44 (20 % growth) -> 1.28 TB/day on average, back through RAID 5's write factor.
+    assert observed == pytest.approx((12 * 1.2e12 + 6 * 1.44e12) / 18, rel=0.05)
+    assert spec.workload.daily_write_bytes == pytest.approx(observed)
+    assert spec.workload.read_fraction == pytest.approx(0.7) and spec.workload.growth_fraction_per_year == pytest.approx(0.2)
+    assert spec.constraints.usable_capacity_bytes == pytest.approx(f.fill.used_bytes * 1.2**5 / 0.9, rel=1e-6)
+    assert list(spec.candidate_space.layouts) == ["raid5", "raid6"] and spec.service_life_years == 5
+    assert any("observed" in n for n in notes)

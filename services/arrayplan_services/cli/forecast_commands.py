@@ -179,7 +179,7 @@ def cmd_forecast(args: argparse.Namespace) -> int:
     if args.report:
         from ..report_forecast import write_forecast_report
 
-        path = write_forecast_report(f, Path(args.report), options=options)
+        path = write_forecast_report(f, Path(args.report), options=options, worn_threshold=array.spec.worn_threshold_fraction)
         print(f"report written to {path}", file=sys.stderr)
     if not f.drives:
         return EXIT_BAD_INPUT

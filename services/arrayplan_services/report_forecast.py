@@ -1,0 +1,193 @@
+"""The forecast section of a report: wear and fill over time with their intervals drawn.
+
+``forecast_section(forecast, options)`` returns the section as HTML and Markdown plus its PNGs, for
+any page to include; ``write_forecast_report(forecast, out_dir)`` writes a self-contained page
+(``forecast.html``, inline images) and its Markdown twin (``forecast.md``, PNGs beside it). The
+plan report (``report.py``) is left alone; it uses the same plot style.
+
+Drawn: each drive's life used over time (its history from the telemetry) and, from now, lines to
+the date it reaches its rated endurance: the forecast (solid), and the interval's earliest and
+latest dates (a shaded fan; the lines join now to those dates, so the fan shows the dates, not the
+curvature growth would give the path); the used capacity's samples, the fitted growth curve and
+its interval band up to the full line.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+import numpy as np
+from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+from matplotlib.figure import Figure
+
+from arrayplan_engine import forecast as fc
+from arrayplan_engine.units import DAY_S, YEAR_DAYS
+
+from .report import _STYLE, COLORS, _render
+
+HTML_NAME = "forecast.html"
+MARKDOWN_NAME = "forecast.md"
+_GREY = "#94a3b8"
+_TARGET = "#b91c1c"
+
+
+@dataclass(frozen=True, slots=True)
+class SectionPlot:
+    name: str
+    png: bytes
+    alt: str
+    caption: str
+
+
+def _d(t: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(t, tz=dt.UTC)
+
+
+def _day(t: float | None) -> str:
+    return "-" if t is None else _d(t).strftime("%Y-%m-%d")
+
+
+def _interval(w: fc.DateInterval) -> str:
+    if w.time_s is None and w.earliest_s is None:
+        return "not within 30 years"
+    return f"{_day(w.time_s) if w.time_s else 'later'} ({_day(w.earliest_s)} .. {_day(w.latest_s) if w.latest_s else 'later'})"
+
+
+def _axes_dates(ax: Any) -> None:
+    loc = AutoDateLocator()
+    ax.xaxis.set_major_locator(loc)
+    ax.xaxis.set_major_formatter(ConciseDateFormatter(loc))
+
+
+def _wear_plot(f: fc.ArrayForecast, worn_threshold: float) -> SectionPlot | None:
+    drives = [d for d in f.drives if d.life_used_fraction is not None and d.history]
+    if not drives:
+        return None
+    fig = Figure(figsize=(9.0, 4.6))
+    ax = fig.add_subplot()
+    groups = list(dict.fromkeys(d.group for d in drives))
+    now = f.as_of_s
+    horizon = now + 10 * YEAR_DAYS * DAY_S
+    for gi, g in enumerate(groups):
+        color = COLORS[gi % len(COLORS)]
+        members = [d for d in drives if d.group == g]
+        for k, d in enumerate(members):
+            ts, vs = zip(*d.history)
+            ax.plot([_d(t) for t in ts], [100 * v for v in vs], color=color, lw=1.0, alpha=0.8, label=f"group {g}" if k == 0 else None)
+            w = d.wear_out
+            start = (_d(now), 100 * (d.life_used_fraction or 0.0))
+            if w.earliest_s is not None:
+                late = w.latest_s if w.latest_s is not None else horizon
+                late_y = 100.0 if w.latest_s is not None else 100 * (d.life_used_fraction or 0) + (100 - 100 * (d.life_used_fraction or 0)) * (
+                    (horizon - now) / max((w.time_s or horizon) - now, 1.0))
+                ax.fill([start[0], _d(min(w.earliest_s, horizon)), _d(late)], [start[1], 100.0, min(late_y, 100.0)], color=color, alpha=0.10, lw=0)
+            if w.time_s is not None and w.time_s <= horizon:
+                ax.plot([start[0], _d(w.time_s)], [start[1], 100.0], color=color, lw=1.2, ls="--", alpha=0.9)
+    ax.axhline(100, color=_TARGET, lw=1.0)
+    ax.axhline(100 * (1 - worn_threshold), color=_GREY, lw=0.8, ls=":")
+    ax.axvline(_d(now), color=_GREY, lw=0.8, ls=":")
+    ax.text(_d(now), 2, " now", color="#334155", fontsize=8)
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("rated life used (%)")
+    ax.set_title(f"{f.name}: wear over time and the date each drive reaches its rated endurance")
+    _axes_dates(ax)
+    ax.legend(loc="upper left")
+    caption = ("Lines: each drive's life used from its telemetry. Dashed: from now to the forecast date of 100 %; shaded: the 90 % "
+               "interval of that date (the fan joins now to its earliest and latest dates). Dotted line: the PASSED-but-worn threshold.")
+    first = f.wear_out
+    alt = f"Wear over time for {len(drives)} drives; first drive reaches rated endurance {_interval(first)}."
+    return SectionPlot(name="forecast-wear.png", png=_render(fig), alt=alt, caption=caption)
+
+
+def _fill_plot(f: fc.ArrayForecast) -> SectionPlot | None:
+    fl = f.fill
+    if fl is None or not fl.history:
+        return None
+    fig = Figure(figsize=(9.0, 3.8))
+    ax = fig.add_subplot()
+    ts, us = zip(*fl.history)
+    ax.plot([_d(t) for t in ts], [u / 1e12 for u in us], "o", ms=3, color=COLORS[0], label="used (samples)")
+    if fl.level_log_bytes is not None and fl.slope_per_day is not None and fl.origin_s is not None:
+        end_s = fl.full.latest_s or fl.full.time_s or (fl.origin_s + 3 * YEAR_DAYS * DAY_S)
+        end_s = min(max(end_s, fl.origin_s + YEAR_DAYS * DAY_S), fl.origin_s + 10 * YEAR_DAYS * DAY_S)
+        grid = np.linspace(min(ts), end_s, 200)
+        days = (grid - fl.origin_s) / DAY_S
+        ybar = fl.level_log_bytes + fl.slope_per_day * fl.mean_day
+
+        def curve(dl: float, ds: float) -> np.ndarray:
+            return np.exp(ybar + dl + (fl.slope_per_day + ds) * (days - fl.mean_day)) / 1e12
+        x = [_d(t) for t in grid]
+        ax.plot(x, curve(0, 0), color=COLORS[0], lw=1.2, label=f"fit ({fl.growth_source})")
+        ax.fill_between(x, curve(-fl.level_halfwidth, -fl.slope_halfwidth), curve(fl.level_halfwidth, fl.slope_halfwidth),
+                        color=COLORS[0], alpha=0.12, lw=0, label="90 % interval")
+    ax.axhline(fl.full_bytes / 1e12, color=_TARGET, lw=1.0, label=f"full ({fl.full_bytes / fl.usable_capacity_bytes:.0%} of usable)")
+    ax.axhline(fl.usable_capacity_bytes / 1e12, color=_GREY, lw=0.8, ls=":", label="usable")
+    ax.axvline(_d(f.as_of_s), color=_GREY, lw=0.8, ls=":")
+    ax.set_ylabel("used (TB)")
+    ax.set_ylim(0, fl.usable_capacity_bytes / 1e12 * 1.05)
+    ax.set_title(f"{f.name}: capacity used and the date it is full")
+    _axes_dates(ax)
+    ax.legend(loc="upper left")
+    return SectionPlot(name="forecast-fill.png", png=_render(fig), alt=f"Capacity used over time; full {_interval(fl.full)}.",
+                       caption="Dots: used capacity samples. Line: the growth fit; band: its 90 % interval, to the full line.")
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def forecast_section(f: fc.ArrayForecast, options: Sequence[Any] = (), *, worn_threshold: float = fc.DEFAULT_WORN_THRESHOLD_FRACTION
+                     ) -> tuple[str, str, list[SectionPlot]]:
+    """(HTML, Markdown, plots) of the forecast section."""
+    with matplotlib.rc_context(_STYLE):
+        plots = [p for p in (_wear_plot(f, worn_threshold), _fill_plot(f)) if p is not None]
+    rows = [(d.group, d.serial, d.model or "?", d.basis + (f" ({d.catalog_drive})" if d.catalog_drive else ""),
+             "-" if d.life_used_fraction is None else f"{d.life_used_fraction:.1%}", _interval(d.wear_out),
+             "PASSED but worn" if d.passed_but_worn else "") for d in f.drives]
+    head = ("group", "serial", "model", "basis", "life used", "rated endurance reached (90 % interval)", "flag")
+    summary = [f"As of {_day(f.as_of_s)}: the first drive reaches its rated endurance {_interval(f.wear_out)}."]
+    if f.fill is not None:
+        summary.append(f"The array is full {_interval(f.fill.full)}.")
+    md = ["## Forecast: " + f.name, "", " ".join(summary), ""]
+    md += [f"* {o.action}: {o.text}" for o in options] + ([""] if options else [])
+    md += [f"* warning: {w}" for w in f.warnings] + [f"* problem: {p}" for p in f.problems]
+    md += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    md += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
+    for p in plots:
+        md += ["", f"![{p.alt}]({p.name})", "", f"*{p.caption}*"]
+    h = [f"<section><h2>Forecast: {_e(f.name)}</h2><p>{_e(' '.join(summary))}</p>"]
+    if options:
+        h.append("<ul>" + "".join(f"<li><b>{_e(o.action)}</b>: {_e(o.text)}</li>" for o in options) + "</ul>")
+    if f.warnings or f.problems:
+        h.append("<ul class='warn'>" + "".join(f"<li>{_e(w)}</li>" for w in (*f.warnings, *f.problems)) + "</ul>")
+    for p in plots:
+        data = base64.b64encode(p.png).decode("ascii")
+        h.append(f'<figure><img src="data:image/png;base64,{data}" alt="{_e(p.alt)}"><figcaption>{_e(p.caption)}</figcaption></figure>')
+    h.append("<table><tr>" + "".join(f"<th>{_e(c)}</th>" for c in head) + "</tr>"
+             + "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in r) + "</tr>" for r in rows) + "</table></section>")
+    return "\n".join(h), "\n".join(md) + "\n", plots
+
+
+def write_forecast_report(f: fc.ArrayForecast, out_dir: Path, *, options: Sequence[Any] = (),
+                          worn_threshold: float = fc.DEFAULT_WORN_THRESHOLD_FRACTION) -> Path:
+    """``out_dir/forecast.html`` (self-contained) and ``out_dir/forecast.md`` with its PNGs."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    body, md, plots = forecast_section(f, options, worn_threshold=worn_threshold)
+    for p in plots:
+        (out_dir / p.name).write_bytes(p.png)
+    page = ("<!doctype html><html><head><meta charset='utf-8'><title>arrayplan forecast: " + _e(f.name) + "</title><style>"
+            "body{font-family:DejaVu Sans,Arial,sans-serif;max-width:1000px;margin:2em auto;color:#0f172a}"
+            "table{border-collapse:collapse;font-size:13px}td,th{border-bottom:1px solid #e2e8f0;padding:3px 8px;text-align:left}"
+            "figure{margin:1em 0}img{max-width:100%}.warn li{color:#b91c1c}</style></head><body>" + body + "</body></html>\n")
+    path = out_dir / HTML_NAME
+    path.write_text(page, encoding="utf-8")
+    (out_dir / MARKDOWN_NAME).write_text(md, encoding="utf-8")
+    return path
