@@ -245,17 +245,19 @@ def replan_spec(array: ArrayFile, forecast: fc.ArrayForecast, years: int | None 
         spec.workload.daily_write_bytes = observed
         notes.append(f"host writes {observed / 1e12:.2f} TB/day observed from the drives' counters")
     fill = forecast.fill
+    if spec.workload.growth_fraction_per_year == 0 and forecast.growth_per_year == 0 and fill is not None and fill.growth_per_year:
+        spec.workload.growth_fraction_per_year = max(fill.growth_per_year, 0.0)
+        notes.append(f"growth {spec.workload.growth_fraction_per_year:.1%}/year fitted to the capacity samples")
     if not spec.constraints.usable_capacity_bytes and fill is not None and fill.used_bytes:
-        g = forecast.growth_per_year if forecast.growth_per_year > 0 else (fill.growth_per_year or 0.0)
-        need = fill.used_bytes * (1 + max(g, 0.0)) ** life / array.spec.full_fraction
+        # The planner's capacity is year 1's, before growth (it grows it by the workload's growth).
+        need = fill.used_bytes / array.spec.full_fraction
         spec.constraints.usable_capacity_bytes = int(math.ceil(need))
-        notes.append(f"usable capacity {need / 1e12:.2f} TB: {fill.used_bytes / 1e12:.2f} TB used now grown {max(g, 0.0):.0%}/year "
-                     f"for {life} years, kept under {array.spec.full_fraction:.0%} full")
+        notes.append(f"usable capacity {need / 1e12:.2f} TB in year 1 ({fill.used_bytes / 1e12:.2f} TB used now, kept under "
+                     f"{array.spec.full_fraction:.0%} full), grown {spec.workload.growth_fraction_per_year:.0%}/year by the planner "
+                     f"over {life} years")
     if not spec.constraints.usable_capacity_bytes:
         usable = fill.usable_capacity_bytes if fill else 0.0
         spec.constraints.usable_capacity_bytes = int(usable)
-    if spec.workload.growth_fraction_per_year == 0 and forecast.growth_per_year == 0 and fill is not None and fill.growth_per_year:
-        spec.workload.growth_fraction_per_year = max(fill.growth_per_year, 0.0)
     return spec, notes
 
 

@@ -146,6 +146,26 @@ def test_replan_spec_uses_the_observed_write_rate_and_grown_capacity() -> None:
     assert observed == pytest.approx((12 * 1.2e12 + 6 * 1.44e12) / 18, rel=0.05)
     assert spec.workload.daily_write_bytes == pytest.approx(observed)
     assert spec.workload.read_fraction == pytest.approx(0.7) and spec.workload.growth_fraction_per_year == pytest.approx(0.2)
-    assert spec.constraints.usable_capacity_bytes == pytest.approx(f.fill.used_bytes * 1.2**5 / 0.9, rel=1e-6)
+    # Year 1's capacity (the planner grows it by the workload's 20 %/year).
+    assert spec.constraints.usable_capacity_bytes == pytest.approx(f.fill.used_bytes / 0.9, rel=1e-6)
     assert list(spec.candidate_space.layouts) == ["raid5", "raid6"] and spec.service_life_years == 5
     assert any("observed" in n for n in notes)
+
+
+@pytest.mark.slow
+def test_forecast_replan_through_the_planner(tmp_path: Path, server, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    text = (EXAMPLE / "array.yaml").read_text()
+    text = text.replace("telemetry: [telemetry/]", f"telemetry: [{EXAMPLE / 'telemetry'}]").replace("csv: capacity.csv", f"csv: {EXAMPLE / 'capacity.csv'}")
+    head = text.split("replan:")[0]
+    (tmp_path / "array.yaml").write_text(head + "replan:\n  service_life_years: 5\n  candidate_space:\n"
+                                         "    drive_models: [intel-dc-s3700-800gb]\n    layouts: [raid5]\n    group_widths: [6]\n"
+                                         "    min_drive_count: 12\n    max_drive_count: 18\n  seed: 1\n  max_recommendations: 1\n")
+    code = main(["forecast", str(tmp_path / "array.yaml"), "--replan", "--server", server.address, "--format", "json"])
+    rec = json.loads(capsys.readouterr().out)
+    assert code == 0
+    spec = rec["replan"]["spec"]
+    assert float(spec["workload"]["daily_write_bytes"]) == pytest.approx((12 * 1.2e12 + 6 * 1.44e12) / 18, rel=0.05)
+    best = rec["replan"]["result"]["recommendations"][0]
+    assert best["drive_model"] == "intel-dc-s3700-800gb" and best["layout"] == "raid5"
+    # The re-plan holds today's data under 90 % full, grown 20 %/year over 5 years.
+    assert float(best["usable_capacity_bytes"]) >= float(spec["constraints"]["usable_capacity_bytes"]) * 1.2**4
