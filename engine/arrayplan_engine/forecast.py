@@ -39,6 +39,7 @@ import numpy as np
 
 from . import endurance
 from .catalog import Catalog, Drive
+from .errors import InvalidInputError
 from .layout import Layout, make_layout
 from .telemetry import DriveSeries, DriveSnapshot, snapshot_hours
 from .units import DAY_S, YEAR_DAYS
@@ -644,7 +645,12 @@ def forecast_array(spec: ArraySpec, series: Sequence[DriveSeries], capacity: Seq
     for g in spec.groups:
         members = [d for d in drives if d.group == g.name]
         first = _earliest([d.wear_out for d in members])
-        tol = make_layout(spec.layout, len(g.serials)).failures_tolerated if g.serials else 0
+        try:
+            tol = make_layout(spec.layout, len(g.serials)).failures_tolerated
+        except InvalidInputError as exc:
+            tol = layout.failures_tolerated
+            problems.append(f"group {g.name}: {len(g.serials)} members do not make a {spec.layout} group ({exc}); "
+                            f"taken to survive {tol} failures like the widest group")
         close = 0
         if first.time_s is not None:
             window = spec.lockstep_window_days * DAY_S
@@ -659,6 +665,9 @@ def forecast_array(spec: ArraySpec, series: Sequence[DriveSeries], capacity: Seq
         groups.append(GroupForecast(name=g.name, layout=spec.layout, members=len(g.serials), failures_tolerated=tol, wear_out=first,
                                     lockstep=lockstep, lockstep_members=close, notes=tuple(gnotes)))
     for d in drives:
+        if d.basis == "none" and not any("spinning disk" in n for n in d.notes):
+            why = next((n for n in d.notes if "wear unknown" in n or "no wear rate" in n or "no dates" in n), "no forecast")
+            problems.append(f"group {d.group}, drive {d.serial} ({', '.join(d.sources[-1:])}): {why}")
         if d.passed_but_worn:
             warnings.append(f"group {d.group}, drive {d.serial}: SMART says PASSED but only "
                             f"{max(1 - (d.life_used_fraction or 0), 0):.0%} of rated life is left")

@@ -47,6 +47,12 @@ def test_telemetry_bad_files_are_named_and_the_rest_processed(tmp_path: Path, ca
     assert "sdz.json: smartctl could not read /dev/sdz" in out.err and "open device" in out.err
 
 
+def test_telemetry_names_drives_without_wear_counters(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["telemetry", str(DATA / "sat-Western_Digital_RE4-WDC_WD1003FBYX-01Y7B0-sda.json")]) == 0
+    err = capsys.readouterr().err
+    assert "sat-Western_Digital_RE4-WDC_WD1003FBYX-01Y7B0-sda.json: WDC WD1003FBYX-01Y7B0 serial REDACTED" in err and "wear unknown" in err
+
+
 def test_telemetry_nothing_readable_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["telemetry", str(tmp_path / "missing")]) == 2
     assert "no such file or directory" in capsys.readouterr().err
@@ -90,12 +96,18 @@ def test_forecast_bad_input_names_file_and_drive_and_processes_the_rest(tmp_path
     hdd = json.loads((DATA / "sat-Western_Digital_RE4-WDC_WD1003FBYX-01Y7B0-sda.json").read_text())
     hdd["serial_number"] = "WD-WMATV0000001"
     (tdir / "hdd.json").write_text(json.dumps(hdd))
-    arr = _array_yaml(tmp_path, tdir, ["BTWL41000480BGN", "WD-WMATV0000001", "NOSUCHSERIAL"])
+    # An SSD whose file holds no wear counters: the Micron 5210 sample without its wear attributes.
+    ssd = json.loads((DATA / "sat-Micron_5100_Pro___52x0___5300_SSDs-Micron_5210_MTFDDAK960QDE-sdm.json").read_text())
+    ssd["serial_number"] = "18151F0AA001"
+    ssd["ata_smart_attributes"]["table"] = [a for a in ssd["ata_smart_attributes"]["table"] if a["id"] not in (202, 246, 247, 248)]
+    (tdir / "nocounters.json").write_text(json.dumps(ssd))
+    arr = _array_yaml(tmp_path, tdir, ["BTWL41000480BGN", "WD-WMATV0000001", "18151F0AA001", "NOSUCHSERIAL"])
     assert main(["forecast", str(arr), "--format", "json"]) == 4
     out = capsys.readouterr()
     rec = json.loads(out.out)
     assert "broken.json: truncated JSON" in out.err
     assert "drive NOSUCHSERIAL: no snapshot in the telemetry has this serial" in out.err
+    assert "drive 18151F0AA001" in out.err and "nocounters.json" in out.err and "wear unknown" in out.err
     by = {d["serial"]: d for d in rec["drives"]}
     assert by["BTWL41000480BGN"]["wear_out"]["time_s"] is not None
     assert by["WD-WMATV0000001"]["basis"] == "none" and any("spinning disk" in n for n in by["WD-WMATV0000001"]["notes"])

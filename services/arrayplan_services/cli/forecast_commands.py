@@ -34,6 +34,10 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
     snapshots, problems = read_telemetry(args.paths)
     for p in problems:
         _err(str(p))
+    for s in snapshots:
+        for n in s.notes:
+            if "wear unknown" in n:
+                _err(f"note: {s.source}: {s.model or '?'} serial {s.serial or '?'}: {n}")
     if args.format == "json":
         print(json.dumps([s.as_record() for s in snapshots], indent=2))
     else:
