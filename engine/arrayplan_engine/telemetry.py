@@ -91,7 +91,7 @@ class AttributeMeaning:
     name: str
     quantity: Quantity
     use: Literal["raw", "value"] = "raw"
-    unit_bytes: float | None = None
+    unit_bytes: int | None = None
     source: str
     quote: str
     note: str = ""
@@ -315,7 +315,7 @@ def _nvme_snapshot(log: Mapping[str, Any], base: dict[str, Any], notes: list[str
     duw = _int(log.get("data_units_written"))
     host = None
     if duw is not None:
-        host = float(duw * NVME_DATA_UNIT_BYTES)
+        host = duw * NVME_DATA_UNIT_BYTES  # an exact integer (JSON prints every digit)
         sources["host_written_bytes"] = f"{where}.data_units_written x 512000"
     used = _num(log.get("percentage_used", log.get("percent_used")))
     if used is not None:
@@ -371,11 +371,11 @@ def _ata_snapshot(doc: Mapping[str, Any], base: dict[str, Any], notes: list[str]
         if a is None or a.get("name") != m.name:
             continue  # absent, or the drive names it differently (firmware variant): not this meaning
         raw = a.get("raw") if isinstance(a.get("raw"), Mapping) else {}
-        x = _num(raw.get("value")) if m.use == "raw" else _num(a.get("value"))
+        x: float | None = _int(raw.get("value")) if m.use == "raw" else _num(a.get("value"))
         if x is None or m.quantity == "not_used":
             continue
         if m.unit_bytes is not None:
-            x *= m.unit_bytes
+            x = x * m.unit_bytes  # integer counters x integer units stay exact integers
         values[m.quantity] = x
         sources[m.quantity] = f"ATA {m.attribute_id} {m.name} ({m.use}; {m.source})"
     known_ids = {m.attribute_id for m in meanings}
