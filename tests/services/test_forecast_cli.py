@@ -182,3 +182,25 @@ def test_forecast_replan_through_the_planner(tmp_path: Path, server, capsys: pyt
     assert best["drive_model"] == "intel-dc-s3700-800gb" and best["layout"] == "raid5"
     # The re-plan holds today's data under 90 % full, grown 20 %/year over 5 years.
     assert float(best["usable_capacity_bytes"]) >= float(spec["constraints"]["usable_capacity_bytes"]) * 1.2**4
+
+
+def test_forecast_with_prometheus_capacity_samples_matches_the_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import csv as csv_mod
+    import datetime as dt
+
+    lines = ["# TYPE array_used_bytes gauge"]
+    with (EXAMPLE / "capacity.csv").open() as f:
+        for row in csv_mod.DictReader(f):
+            t = dt.datetime.fromisoformat(row["time"]).replace(tzinfo=dt.UTC)
+            lines.append(f'array_used_bytes{{array="oltp-array-1"}} {row["used_bytes"]} {int(t.timestamp() * 1000)}')
+            lines.append(f'array_used_bytes{{array="other"}} 1e15 {int(t.timestamp() * 1000)}')
+    (tmp_path / "scrape.prom").write_text("\n".join(lines) + "\n")
+    text = (EXAMPLE / "array.yaml").read_text().replace("telemetry: [telemetry/]", f"telemetry: [{EXAMPLE / 'telemetry'}]")
+    text = text.replace("  csv: capacity.csv", "  prometheus: [scrape.prom]\n  metric: array_used_bytes\n  labels: {array: oltp-array-1}")
+    (tmp_path / "array.yaml").write_text(text)
+    assert main(["forecast", str(tmp_path / "array.yaml"), "--format", "json"]) == 0
+    prom = json.loads(capsys.readouterr().out)["fill"]
+    assert main(["forecast", str(EXAMPLE / "array.yaml"), "--format", "json"]) == 0
+    csv_fill = json.loads(capsys.readouterr().out)["fill"]
+    assert prom["used_bytes"] == pytest.approx(csv_fill["used_bytes"], rel=1e-12)
+    assert prom["full"]["time_s"] == pytest.approx(csv_fill["full"]["time_s"], abs=1.0)
