@@ -362,10 +362,11 @@ class _WaModel:
         return self._cache[key]
 
 
-def _life_per_host_byte(drive: Drive, wa_workload: float) -> float:
-    """Share of rated life one host byte uses at a workload write amplification."""
+def _life_per_host_byte(drive: Drive, wa_workload: float, rated_wa: float) -> float:
+    """Share of rated life one host byte uses at a workload write amplification (``rated_wa``:
+    ``endurance.rated_write_amplification(drive)``, the rating workload's)."""
     if drive.endurance_bytes_written:
-        return wa_workload / (endurance.rated_write_amplification(drive) * float(drive.endurance_bytes_written))
+        return wa_workload / (rated_wa * float(drive.endurance_bytes_written))
     return 1.0 / endurance.host_write_endurance_bytes(drive, wa_workload)
 
 
@@ -402,18 +403,24 @@ def forecast_drive(series: DriveSeries, *, group: str, serial: str, catalog_driv
     multipliers: tuple[Multiplier, Multiplier, Multiplier] | None = None
     if use_rating and catalog_drive is not None and host_rate is not None:
         cat = catalog_drive
+        rated_wa = endurance.rated_write_amplification(cat)
         if wa_measured is not None:
             wa, wa_src = wa_measured, "measured (NAND / host writes, lifetime)"
         elif wa_model is not None and fill_now is not None:
             wa, wa_src = wa_model(fill_now), f"model ({cat.name} FTL at {fill_now:.0%} fill, the workload's mix and skew)"
         else:
-            wa = endurance.rated_write_amplification(cat)
+            wa = rated_wa
             wa_src = "the rating workload's (no workload given: the rated TBW taken at face value)"
-        per_byte_now = _life_per_host_byte(cat, wa)
+        per_byte_now = _life_per_host_byte(cat, wa, rated_wa)
         by_fill = wa_model is not None and wa_measured is None and fill_now is not None
+        per_byte_cache: dict[float, float] = {}
 
         def per_byte(fill: float) -> float:
-            return _life_per_host_byte(cat, wa_model(fill)) if (by_fill and wa_model is not None) else per_byte_now
+            if not (by_fill and wa_model is not None):
+                return per_byte_now
+            if fill not in per_byte_cache:
+                per_byte_cache[fill] = _life_per_host_byte(cat, wa_model(fill), rated_wa)
+            return per_byte_cache[fill]
 
         if by_fill and fill_history is not None and not math.isnan(origin):
             # Each interval's host bytes wear at the WA of that interval's fill.
