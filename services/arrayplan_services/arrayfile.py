@@ -148,6 +148,14 @@ def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
             except InvalidInputError as exc:
                 for v in exc.violations:
                     b.fail(tuple(p for p in v.field.split(".")), v.reason)
+    if data.get("catalog_drive"):
+        from arrayplan_engine.catalog import builtin_catalog
+
+        try:
+            builtin_catalog().get(str(data["catalog_drive"]), "catalog_drive")
+        except InvalidInputError as exc:
+            for v in exc.violations:
+                b.fail(("catalog_drive",), v.reason)
     replan = None
     if "replan" in data:
         replan = pb.PlanSpec()

@@ -204,3 +204,10 @@ def test_forecast_with_prometheus_capacity_samples_matches_the_csv(tmp_path: Pat
     csv_fill = json.loads(capsys.readouterr().out)["fill"]
     assert prom["used_bytes"] == pytest.approx(csv_fill["used_bytes"], rel=1e-12)
     assert prom["full"]["time_s"] == pytest.approx(csv_fill["full"]["time_s"], abs=1.0)
+
+
+def test_forecast_unknown_catalog_drive_names_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = tmp_path / "a.yaml"
+    p.write_text("name: t\nlayout: raid1\nstart_date: 2024-01-01\ncatalog_drive: intel-ssd-999\ngroups:\n  - name: m\n    drives: [A, B]\n")
+    assert main(["forecast", str(p)]) == 2
+    assert f"{p}:4: catalog_drive: unknown 'intel-ssd-999'; known: " in capsys.readouterr().err

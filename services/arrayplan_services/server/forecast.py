@@ -10,7 +10,7 @@ from google.protobuf import timestamp_pb2
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import forecast as fc
 from arrayplan_engine.catalog import Catalog
-from arrayplan_engine.errors import InvalidInputError, UnknownNameError, Violation
+from arrayplan_engine.errors import InvalidInputError, Violation
 from arrayplan_engine.layout import make_layout
 from arrayplan_engine.telemetry import DriveSnapshot, TelemetryError, parse_document
 
@@ -121,10 +121,7 @@ def forecast_array(request: pb.ForecastArrayRequest, catalog: Catalog,
         raise InvalidInputError.one("telemetry", f"at most {MAX_TELEMETRY_DOCUMENTS} documents, got {len(request.telemetry)}")
     spec = spec_from_proto(request.array)
     if spec.catalog_drive:
-        try:
-            catalog.get(spec.catalog_drive, "array.catalog_drive")
-        except UnknownNameError:
-            raise
+        catalog.get(spec.catalog_drive, "array.catalog_drive")  # UnknownNameError names the field and the known drives
     capacity = []
     for i, c in enumerate(request.capacity_samples):
         if c.used_bytes < 0:
