@@ -160,3 +160,53 @@ def test_rate_interval_widens_with_scatter() -> None:
     noisy = forecast.estimate_rate(days, [0, 1, 6, 7, 12])
     assert steady.per_day == noisy.per_day == pytest.approx(0.1)
     assert steady.sd_daily == 0 and noisy.sd_daily > 0
+
+
+def test_fill_forecast_fits_growth_when_none_is_stated() -> None:
+    """Used capacity growing 30 %/year with 2 % sample noise: the fitted growth and the full date
+    (when 10 TB of usable is 90 % full) come back, the true date inside the interval."""
+    rng = np.random.default_rng(5)
+    used0, g = 4e12, 0.3
+    pts = [forecast.CapacityPoint(time_s=START_S + d * DAY_S, used_bytes=used0 * (1 + g) ** (d / YEAR_DAYS) * float(rng.normal(1, 0.02)))
+           for d in range(0, 365, 7)]
+    fill = forecast.forecast_fill(pts, usable_capacity_bytes=10e12, full_fraction=0.9, growth_per_year=None, confidence=0.9)
+    assert fill.growth_per_year == pytest.approx(g, abs=0.03) and fill.growth_source == "fitted to the capacity samples"
+    true_s = START_S + math.log(9e12 / used0) / math.log1p(g) * YEAR_DAYS * DAY_S
+    assert fill.full.earliest_s <= true_s <= fill.full.latest_s
+    assert fill.full.time_s == pytest.approx(true_s, abs=0.1 * (true_s - pts[-1].time_s))
+    flat = forecast.forecast_fill([pts[0], forecast.CapacityPoint(time_s=pts[0].time_s + 86400 * 30, used_bytes=pts[0].used_bytes * 0.99)],
+                                  usable_capacity_bytes=10e12, full_fraction=0.9, growth_per_year=None, confidence=0.9)
+    assert flat.full.time_s is None and any("not growing" in n for n in flat.notes)
+
+
+def test_lockstep_only_when_members_wear_out_together() -> None:
+    def snaps(serial: str, pct_per_year: float) -> list[telemetry.DriveSnapshot]:
+        return [telemetry.DriveSnapshot(source=f"{serial}-{m}.json", model="NVME-X", serial=serial, protocol="nvme", capacity_bytes=10**12,
+                                        time_s=START_S + m * MONTH_DAYS * DAY_S, power_on_hours=m * MONTH_DAYS * 24,
+                                        percentage_used=float(math.floor(pct_per_year * m / 12)), smart_passed=True) for m in range(25)]
+    even = [s for i in range(4) for s in snaps(f"E{i}", 20.0)]
+    spread = [s for i, r in enumerate((40.0, 25.0, 15.0, 10.0)) for s in snaps(f"S{i}", r)]
+    spec = forecast.ArraySpec(name="a", layout="raid6", start_time_s=START_S,
+                              groups=(forecast.GroupSpec(name="even", serials=("E0", "E1", "E2", "E3")),
+                                      forecast.GroupSpec(name="spread", serials=("S0", "S1", "S2", "S3"))))
+    fc = forecast.forecast_array(spec, telemetry.series_from_snapshots(even + spread), [], builtin_catalog())
+    g = {x.name: x for x in fc.groups}
+    assert g["even"].lockstep and g["even"].lockstep_members == 4 and g["even"].failures_tolerated == 2
+    assert not g["spread"].lockstep and g["spread"].lockstep_members == 1
+    d = {x.serial: x for x in fc.drives}
+    # 20 %/year from whole-percent readings: 100 % after about 5 years from the start.
+    assert (d["E0"].wear_out.time_s - START_S) / DAY_S / YEAR_DAYS == pytest.approx(5.0, rel=0.05)
+    assert d["E0"].basis == "wear indicator" and d["E0"].rate_basis == "intervals"
+
+
+def test_catalog_drive_without_a_workload_takes_the_rated_tbw_at_face_value() -> None:
+    wear, usable, _ = _truth()
+    serials, snaps, _ = _telemetry(wear, usable, 12, np.random.default_rng(1))
+    spec = forecast.ArraySpec(name="rt", layout="raid5", start_time_s=START_S,
+                              groups=(forecast.GroupSpec(name="g1", serials=tuple(serials[:6])),))
+    fc = forecast.forecast_array(spec, telemetry.series_from_snapshots(snaps), [], builtin_catalog())
+    d = fc.drives[0]
+    assert d.basis == "catalog rating" and any("taken at face value" in n for n in d.notes)
+    # Life used = host bytes / TBW (WA_workload = WA_rated).
+    host = [s for s in snaps if s.serial == d.serial][-1].host_written_bytes
+    assert d.life_used_fraction == pytest.approx(host / 275e12, rel=1e-9)
