@@ -211,3 +211,12 @@ def test_forecast_unknown_catalog_drive_names_the_line(tmp_path: Path, capsys: p
     p.write_text("name: t\nlayout: raid1\nstart_date: 2024-01-01\ncatalog_drive: intel-ssd-999\ngroups:\n  - name: m\n    drives: [A, B]\n")
     assert main(["forecast", str(p)]) == 2
     assert f"{p}:4: catalog_drive: unknown 'intel-ssd-999'; known: " in capsys.readouterr().err
+
+
+def test_the_example_telemetry_is_what_the_generator_writes(tmp_path: Path) -> None:
+    """examples/array-in-service is reproducible from the endurance model (seeded)."""
+    from arrayplan_services.forecast_example import write_example
+
+    write_example(tmp_path)
+    for p in sorted((EXAMPLE / "telemetry").glob("*.json")) + [EXAMPLE / "capacity.csv"]:
+        assert (tmp_path / p.relative_to(EXAMPLE)).read_text() == p.read_text(), p.name
