@@ -13,6 +13,7 @@ optionally, the workload as plan files take it and the question for a re-plan::
         drives: [BTWL0001, BTWL0002, {serial: BTWL0003, model: INTEL SSDSC2BB480G4}]
     capacity_used: {csv: capacity.csv}      # or {prometheus: [scrape.prom], metric: ..., labels: {...}}
     workload: {read_fraction: 0.7, ...}     # optional; as in plan files
+    # a drive read with nvme-cli (its smart log names no drive): {serial: S, model: M, nvme_smart_log: [files]}
     replan: {service_life_years: 5, candidate_space: {...}, constraints: {...}}   # optional
 
 Paths are relative to the file. Errors name the YAML line and field (``PlanFileError``, as plan
@@ -53,6 +54,8 @@ class ArrayFile:
     workload_proto: pb.Workload | None
     replan: pb.PlanSpec | None
     warnings: list[str] = field(default_factory=list)
+    # (serial, model, files) of drives read with ``nvme smart-log -o json``, which names no drive.
+    nvme_smart_logs: list[tuple[str, str | None, list[Path]]] = field(default_factory=list)
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -82,6 +85,7 @@ def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
         if k not in data:
             b.problems.append((1, k, "is required"))
     groups: list[fc.GroupSpec] = []
+    nvme_logs: list[tuple[str, str | None, list[Path]]] = []
     for gi, g in enumerate(_as_list(data.get("groups", []))):
         at = ("groups", gi)
         if not isinstance(g, Mapping) or "drives" not in g:
@@ -92,6 +96,9 @@ def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
             if isinstance(d, Mapping) and "serial" in d:
                 serials.append(str(d["serial"]))
                 models.append(str(d["model"]) if d.get("model") else None)
+                if "nvme_smart_log" in d:
+                    # nvme-cli's smart log names no drive: the array file says whose it is.
+                    nvme_logs.append((str(d["serial"]), models[-1], [base / str(x) for x in _as_list(d["nvme_smart_log"])]))
             elif isinstance(d, (str, int)) and not isinstance(d, bool):
                 serials.append(str(d))
                 models.append(None)
@@ -191,7 +198,7 @@ def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
                         lockstep_window_days=numbers.get("lockstep_window_days", fc.DEFAULT_LOCKSTEP_WINDOW_DAYS),
                         worn_threshold_fraction=numbers.get("worn_threshold_fraction", fc.DEFAULT_WORN_THRESHOLD_FRACTION), confidence=confidence)
     return ArrayFile(path=spath, spec=spec, telemetry_paths=telemetry_paths, capacity=capacity, workload_proto=workload_proto,
-                     replan=replan, warnings=b.warnings)
+                     replan=replan, warnings=b.warnings, nvme_smart_logs=nvme_logs)
 
 
 def run_forecast(spec: fc.ArraySpec, snapshots: Sequence[telemetry.DriveSnapshot], capacity: Sequence[CapacitySample],
@@ -204,6 +211,10 @@ def run_forecast(spec: fc.ArraySpec, snapshots: Sequence[telemetry.DriveSnapshot
 def forecast_file(array: ArrayFile, catalog: Catalog, extra_telemetry: Sequence[Path] = ()) -> tuple[fc.ArrayForecast, list[Problem]]:
     """Read the array's telemetry and forecast; file problems are returned, not raised."""
     snapshots, problems = read_telemetry([*array.telemetry_paths, *extra_telemetry])
+    for serial, model, files in array.nvme_smart_logs:
+        more, bad = read_telemetry(files, model=model, serial=serial)
+        snapshots += more
+        problems += bad
     return run_forecast(array.spec, snapshots, array.capacity, catalog), problems
 
 

@@ -18,10 +18,10 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from arrayplan_engine.telemetry import DriveSnapshot, TelemetryError, parse_document
+from arrayplan_engine.telemetry import DriveSnapshot, TelemetryError, parse_document, parse_nvme_smart_log
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,8 +52,12 @@ def telemetry_files(paths: Iterable[Path]) -> tuple[list[Path], list[Problem]]:
     return files, problems
 
 
-def read_telemetry(paths: Iterable[Path]) -> tuple[list[DriveSnapshot], list[Problem]]:
-    """Every snapshot the files hold, and a problem for each file that holds none."""
+def read_telemetry(paths: Iterable[Path], *, model: str | None = None, serial: str | None = None) -> tuple[list[DriveSnapshot], list[Problem]]:
+    """Every snapshot the files hold, and a problem for each file that holds none.
+
+    A snapshot without a capture time (nvme-cli's smart log has none; old smartctl neither) takes
+    its file's modification time, and says so. ``model``/``serial`` name the drive of nvme-cli
+    smart logs, which carry no identity."""
     files, problems = telemetry_files(paths)
     snapshots: list[DriveSnapshot] = []
     for f in files:
@@ -73,9 +77,17 @@ def read_telemetry(paths: Iterable[Path]) -> tuple[list[DriveSnapshot], list[Pro
         for i, d in enumerate(docs):
             src = source if len(docs) == 1 else f"{source}[{i}]"
             try:
-                snapshots.append(parse_document(d, src))
+                if (model or serial) and isinstance(d, dict) and "smartctl" not in d:
+                    snap = parse_nvme_smart_log(d, src, model=model, serial=serial)
+                else:
+                    snap = parse_document(d, src)
             except TelemetryError as exc:
                 problems.append(Problem(source=src, message=exc.reason))
+                continue
+            if snap.time_s is None:
+                mtime = f.stat().st_mtime
+                snap = replace(snap, time_s=mtime, notes=(*snap.notes, "no capture time in the file: its modification time is used"))
+            snapshots.append(snap)
     return snapshots, problems
 
 

@@ -220,3 +220,31 @@ def test_the_example_telemetry_is_what_the_generator_writes(tmp_path: Path) -> N
     write_example(tmp_path)
     for p in sorted((EXAMPLE / "telemetry").glob("*.json")) + [EXAMPLE / "capacity.csv"]:
         assert (tmp_path / p.relative_to(EXAMPLE)).read_text() == p.read_text(), p.name
+
+
+def test_forecast_a_drive_read_with_nvme_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """nvme smart-log -o json names no drive: the array file says whose logs they are; capture times
+    come from the files' modification times (nvme-cli prints none)."""
+    import os
+
+    real = json.loads((DATA / "nvme-null-Micron_7300_MTFDHBE960TDF-nvme0.json").read_text())["nvme_smart_health_information_log"]
+    logs = []
+    for k, (extra_hours, extra_pct) in enumerate(((0, 0), (2000, 1))):
+        # nvme-cli's key names for the same log page; the later log is the same drive 2000 h on.
+        doc = {"critical_warning": 0, "avail_spare": real["available_spare"], "spare_thresh": real["available_spare_threshold"],
+               "percent_used": real["percentage_used"] + extra_pct, "data_units_written": real["data_units_written"] + extra_hours * 48_000,
+               "power_on_hours": real["power_on_hours"] + extra_hours, "media_errors": 0}
+        p = tmp_path / f"nvme0-{k}.json"
+        p.write_text(json.dumps(doc))
+        os.utime(p, (1_700_000_000 + extra_hours * 3600, 1_700_000_000 + extra_hours * 3600))
+        logs.append(p.name)
+    arr = tmp_path / "array.yaml"
+    arr.write_text("name: n\nlayout: raid0\nstart_date: 2021-01-01\ngroups:\n  - name: m\n    drives:\n"
+                   f"      - {{serial: MSN0001, model: Micron_7300_MTFDHBE960TDF, nvme_smart_log: [{', '.join(logs)}]}}\n")
+    assert main(["forecast", str(arr), "--format", "json"]) == 0
+    [d] = json.loads(capsys.readouterr().out)["drives"]
+    assert d["snapshot_count"] == 2 and d["basis"] == "wear indicator" and d["rate_basis"] == "intervals"
+    assert d["life_used_fraction"] == pytest.approx(0.11)
+    # 1 % per 2000 h (the readings are whole percents): 89 % more in about 178,000 h.
+    assert (d["wear_out"]["time_s"] - (1_700_000_000 + 2000 * 3600)) / 3600 == pytest.approx(89 * 2000, rel=1e-6)
+    assert d["host_write_bytes_per_day"] == pytest.approx(48_000 * 512_000 * 24, rel=1e-9)
