@@ -194,8 +194,8 @@ class Equivalence:
     @property
     def no_number_holds_latency(self) -> bool:
         """True only when it is: even nearly idle the array misses the latency target."""
-        return self.drive_count == 0 and self.latency_target_s > 0 and math.isfinite(self.unloaded_latency_s) \
-            and self.unloaded_latency_s > self.latency_target_s
+        return bool(self.drive_count == 0 and self.latency_target_s > 0 and math.isfinite(self.unloaded_latency_s)
+                    and self.unloaded_latency_s > self.latency_target_s)
 
     def summary(self) -> dict[str, object]:
         return {
@@ -207,7 +207,7 @@ class Equivalence:
             "drive_count": self.drive_count,
             "max_drive_count": self.max_drive_count,
             "no_number_holds_latency": self.no_number_holds_latency,
-            "unloaded_latency_s": None if not math.isfinite(self.unloaded_latency_s) else self.unloaded_latency_s,
+            "unloaded_latency_s": None if not math.isfinite(self.unloaded_latency_s) else float(self.unloaded_latency_s),
             "tried": [{"drive_count": int(n), "achieved_iops": float(a), "latency_s": float(lat), "passed": bool(ok)}
                       for n, a, lat, ok in self.tried],
         }
@@ -311,7 +311,7 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
         mo = members_model()
         rate = 0.01 * (hdd.random_iops(mo) if mo.mechanical else target_iops)
         r = array.simulate(spec_for(n, replace(wl, target_iops=rate), min(max(duration_s, 5000.0 / max(rate, 1e-9)), 3600.0), 0.0))
-        return r.latency_percentile_s(q) if r.latency_count() else math.inf
+        return float(r.latency_percentile_s(q)) if r.latency_count() else math.inf
 
     if min_groups > max_groups:
         return out(0)

@@ -233,8 +233,14 @@ def handler(args: argparse.Namespace) -> int:
         print(_text(summary))
         if "hdd_equivalence" in summary:
             eq_s = summary["hdd_equivalence"]
-            print(f"{'hdd_equivalent_drive_count':42s} {eq_s['drive_count']} x {eq_s['drive_name']} "
-                  f"(p{eq_s['latency_quantile'] * 100:g} <= {eq_s['latency_target_s'] * 1e3:g} ms at {eq_s['target_iops']:.0f} IOPS)")
+            target = f"p{eq_s['latency_quantile'] * 100:g} <= {eq_s['latency_target_s'] * 1e3:g} ms at {eq_s['target_iops']:.0f} IOPS"
+            if eq_s["drive_count"]:
+                print(f"{'hdd_equivalent_drive_count':42s} {eq_s['drive_count']} x {eq_s['drive_name']} ({target})")
+            elif eq_s["no_number_holds_latency"]:
+                print(f"{'hdd_equivalent_drive_count':42s} none: no number of {eq_s['drive_name']} holds {target} "
+                      f"(one group nearly idle: {eq_s['unloaded_latency_s'] * 1e3:.3g} ms)")
+            else:
+                print(f"{'hdd_equivalent_drive_count':42s} none up to {eq_s['max_drive_count']} x {eq_s['drive_name']} ({target})")
     return EXIT_OK
 
 
