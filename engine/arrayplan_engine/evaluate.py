@@ -12,8 +12,9 @@ drive model reaches every answer at once.
 ``simulate_figures`` runs two simulations of one array: at the offered load (open loop at the
 required IOPS, or closed loop at the workload's queue depth when none is given), which gives the
 latency percentiles, the worst second, the member IOs per host IO and the drives' utilisation;
-and at saturation (closed loop at ``SATURATION_QUEUE_PER_UNIT`` outstanding host IOs per
-parallel unit of the simulated members), which gives the IOPS the array sustains. No analytic
+and, when that run kept up, at saturation (closed loop at ``SATURATION_QUEUE_PER_UNIT``
+outstanding host IOs per parallel unit of the simulated members), which gives the IOPS the array
+sustains (an overloaded array sustains what it completed at the offered load). No analytic
 queueing model contributes a figure; ``performance.iops_upper_bound`` is only the planner's
 pruning screen.
 """
@@ -47,8 +48,8 @@ MAX_SIMULATED_HOST_IOS = 250_000
 # The saturation run: host IOs to simulate (at the screen's upper bound) and outstanding host IOs
 # per parallel unit of the simulated members (a closed network of N stations at Q per station
 # reaches about Q / (Q + 1) of its capacity).
-SATURATION_HOST_IOS = 100_000
-SATURATION_QUEUE_PER_UNIT = 8
+SATURATION_HOST_IOS = 50_000
+SATURATION_QUEUE_PER_UNIT = 4
 # Below this share of the host IOs that arrived in the window completing in it, the offered-load
 # run did not keep up (IOs still in flight at the window's end are well under 2 % of a window).
 KEEP_UP_TOLERANCE = 0.02
@@ -105,7 +106,7 @@ def capped_duration_s(simulated_s: float, rate_iops: float, host_ios: int = MAX_
 class SimulatedFigures:
     """The figures of one array under one workload, every one from the array simulation."""
 
-    max_iops: float  # sustained: the saturation run (or the offered load when that kept up and is higher)
+    max_iops: float  # sustained: the saturation run (or the offered load's completions, when higher or overloaded)
     achieved_iops: float  # at the offered load
     member_ios_per_host_io: float
     latency_p50_s: float
@@ -131,16 +132,16 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
                      upper_bound_iops: float) -> SimulatedFigures:
     """Simulate ``spec`` (the offered load) and its saturation run; see the module docstring."""
     r = array.simulate(spec)
-    sat = array.simulate(saturation_spec(spec, simulated_s=simulated_s, upper_bound_iops=upper_bound_iops))
     offered = spec.workload.target_iops
-    sat_iops = 0.0 if sat.saturated else float(sat.achieved_iops)
     # kept up: the host IOs that arrived in the window completed in it (arrivals, not the nominal
     # rate, so Poisson noise in a short window does not count as falling behind)
     kept_up = not r.saturated and (offered <= 0 or r.completions_in_window >= (1.0 - KEEP_UP_TOLERANCE) * r.host_ios)
     if kept_up:
-        max_iops = max(sat_iops, float(r.achieved_iops))
+        sat = array.simulate(saturation_spec(spec, simulated_s=simulated_s, upper_bound_iops=upper_bound_iops))
+        max_iops = max(0.0 if sat.saturated else float(sat.achieved_iops), float(r.achieved_iops))
     else:
-        max_iops = min(sat_iops, float(r.achieved_iops)) if sat_iops > 0 else float(r.achieved_iops)
+        # overloaded at the offered rate: what it completed is what it sustains
+        max_iops = float(r.achieved_iops)
     util = float(np.mean(r.drive_utilisation)) if len(r.drive_utilisation) else 1.0
     if r.saturated or not r.latency_count():
         return SimulatedFigures(max_iops=max_iops, achieved_iops=float(r.achieved_iops),

@@ -27,6 +27,7 @@ draws the rotational delay uniformly over a turn, on top of a seek that is never
 
 from __future__ import annotations
 
+import functools
 import math
 
 from . import hdd, ssd
@@ -40,6 +41,7 @@ from .workload import Workload
 SCREEN_MARGIN = 0.05
 
 
+@functools.lru_cache(maxsize=256)
 def fresh_service_model(drive: Drive) -> ServiceModel:
     """The drive's per-command costs with no cleaning (the service model's fixed and per-byte
     times; its cleaning multipliers are ignored by the bound)."""
