@@ -50,6 +50,7 @@ MAX_SIMULATED_HOST_IOS = 250_000
 # reaches about Q / (Q + 1) of its capacity).
 SATURATION_HOST_IOS = 50_000
 SATURATION_QUEUE_PER_UNIT = 4
+SATURATION_MAX_S = 10.0
 # Below this share of the host IOs that arrived in the window completing in it, the offered-load
 # run did not keep up (IOs still in flight at the window's end are well under 2 % of a window).
 KEEP_UP_TOLERANCE = 0.02
@@ -123,7 +124,10 @@ def saturation_spec(spec: array.ArraySpec, *, simulated_s: float, upper_bound_io
     if len(spec.service_models) == 1:
         units *= spec.simulated_drive_count
     queue = int(min(65_536, max(spec.workload.queue_depth, SATURATION_QUEUE_PER_UNIT * units)))
-    duration = capped_duration_s(simulated_s, upper_bound_iops, SATURATION_HOST_IOS)
+    # about SATURATION_HOST_IOS host IOs at the bound, and never fewer simulated seconds than the
+    # offered-load run, up to SATURATION_MAX_S (a slow array of large IOs needs the seconds: a
+    # few hundred IOs of a size mix are a noisy throughput)
+    duration = min(max(simulated_s, SATURATION_MAX_S), max(0.05, SATURATION_HOST_IOS / max(upper_bound_iops, 1.0)))
     wl = replace(spec.workload, target_iops=0.0, queue_depth=queue)
     return replace(spec, workload=wl, duration_s=duration, warmup_s=min(spec.warmup_s, 0.25 * duration))
 

@@ -36,9 +36,11 @@ from .layout import Layout, LayoutKind, group_count
 from .service import ServiceModel
 from .workload import Workload
 
-# The simulation's window is finite: IOs in flight at its start complete inside it. A candidate
-# is pruned only when the bound is this much below the requirement.
-SCREEN_MARGIN = 0.05
+# The simulation's window is finite: IOs in flight at its start complete inside it, and a window
+# of a few hundred IOs of a size mix can draw more small ones than their share (measured: up to
+# +4 % over the bound in 80 runs of random drives, layouts and mixes). A candidate is pruned
+# only when the bound is this much below the requirement.
+SCREEN_MARGIN = 0.10
 
 
 @functools.lru_cache(maxsize=256)
