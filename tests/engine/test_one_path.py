@@ -167,3 +167,21 @@ def test_hdd_equivalence_says_no_number_only_when_none_holds() -> None:
     assert h.drive_count % 8 == 0  # whole RAID 6 groups of the winner's width
     # 5,000 IOPS of 70/30 8 KiB on RAID 6 (0.7 + 0.3 x 6 = 2.5 member IOs) at < 200 random IOPS per disk
     assert h.drive_count >= 5_000 * 2.5 / 200
+
+
+def test_equivalence_search_brackets_its_answer() -> None:
+    """The one search, for a catalog disk with a capacity need: the answer's run passes, the next
+    smaller whole-group array either fails in the simulation or lacks the capacity."""
+    disk = get_drive("hdd-15k-sas-300gb")
+    layout = make_layout("raid6", 6)
+    wl = Workload(read_fraction=0.7, io_size_mix=((8 * KiB, 1.0),))
+    eq = one_path.equivalent_drive_count(disk, layout, wl, target_iops=3_000, latency_quantile=0.99, latency_target_s=0.1,
+                                         required_capacity_bytes=3 * TB, duration_s=2.0)
+    n = eq.drive_count
+    assert n > 0 and n % 6 == 0 and not eq.no_number_holds_latency
+    assert eq.capacity_drive_count == 6 * math.ceil(3e12 / (4 * 300e9))
+    tried = {count: ok for count, _, _, ok in eq.tried}
+    assert tried[n] is True and eq.result is not None and eq.result.latency_percentile_s(0.99) <= 0.1
+    assert n == eq.capacity_drive_count or tried.get(n - 6) is False
+    # 3,000 IOPS x (0.7 + 0.3 x 6) member IOs at < 200 random IOPS per disk
+    assert n >= 3_000 * 2.5 / 200
