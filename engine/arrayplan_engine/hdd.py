@@ -25,16 +25,14 @@ QD1 4 KB random reads then land at 1 / (overhead + seek + rotation/2 + transfer)
 15K disk (3.4 ms seek), ~137 for 10K (4.2 ms), ~78 for 7.2K (8.5 ms).
 
 ``equivalent_drive_count`` answers "how many disks of this model, in the same layout, carry the same
-workload at the same latency percentile target", by simulating arrays of growing size.
+workload at the same latency percentile target", by simulating arrays of growing size: it is
+``evaluate.equivalent_drive_count``, the one search the planner's HDD equivalence uses too.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, replace
 from typing import Any
 
-from .array import ArrayResult, ArraySpec, simulate
 from .errors import InvalidInputError, Violation, check
 from .layout import Layout, make_layout
 from .service import ServiceModel
@@ -43,7 +41,6 @@ from .workload import Workload
 
 __all__ = [
     "COMMAND_OVERHEAD_S",
-    "Equivalence",
     "equivalent_drive_count",
     "random_iops",
     "service_model",
@@ -116,111 +113,23 @@ def random_iops(model: ServiceModel, io_bytes: int = 4 * KiB, *, write: bool = F
     return 1.0 / (fixed + model.average_seek_s + 0.5 * model.full_rotation_s + io_bytes * per_byte)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class Equivalence:
-    """How many disks match a target: the smallest array found and the runs that bracket it."""
-
-    drive_name: str
-    layout_name: str
-    target_iops: float
-    latency_quantile: float
-    latency_target_s: float
-    drive_count: int  # 0 when no array up to max_drive_count meets the target
-    result: ArrayResult | None  # the run of the smallest passing array
-    tried: tuple[tuple[int, float, float, bool], ...]  # (drives, achieved IOPS, latency at q, passed)
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "drive_name": self.drive_name,
-            "layout": self.layout_name,
-            "target_iops": self.target_iops,
-            "latency_quantile": self.latency_quantile,
-            "latency_target_s": self.latency_target_s,
-            "drive_count": self.drive_count,
-            "tried": [{"drive_count": int(n), "achieved_iops": float(a), "latency_s": float(lat), "passed": bool(ok)}
-                      for n, a, lat, ok in self.tried],
-        }
-
-
-def _passes(r: ArrayResult, target_iops: float, q: float, latency_target_s: float, iops_tolerance: float) -> tuple[bool, float]:
-    lat = r.latency_percentile_s(q)
-    ok = (not r.saturated and r.achieved_iops >= (1.0 - iops_tolerance) * target_iops
-          and math.isfinite(lat) and lat <= latency_target_s)
-    return ok, lat
-
-
 def equivalent_drive_count(model: ServiceModel, layout: Layout | str, workload: Workload, *, target_iops: float,
                            latency_quantile: float, latency_target_s: float, group_width: int | None = None,
                            drive_capacity_bytes: float = 0.0, duration_s: float = 5.0, warmup_s: float = 1.0,
                            seed: int = 0, reorder_window: int = 1, max_drive_count: int = 4096,
-                           iops_tolerance: float = 0.02) -> Equivalence:
+                           iops_tolerance: float = 0.02) -> Any:
     """Smallest number of ``model`` disks, in whole groups of ``layout``, that carry ``workload``
     offered open loop at ``target_iops`` with the ``latency_quantile`` latency at or under
-    ``latency_target_s`` (and the array keeping up: achieved IOPS within ``iops_tolerance``).
+    ``latency_target_s``: ``evaluate.equivalent_drive_count`` (the one search every HDD
+    equivalence uses) for a disk given by its service model."""
+    from .evaluate import equivalent_drive_count as search
 
-    Exponential search over the group count, then bisection; each step is one simulation.
-    Latency and throughput grow monotonically with the drive count in expectation; with a fixed
-    seed the answer is reproducible.
-    """
     v: list[Violation] = []
-    if not isinstance(target_iops, (int, float)) or not (0 < target_iops <= 1e8):
-        v.append(Violation(field="target_iops", reason=f"must be in (0, 1e8], got {target_iops!r}"))
-    if not isinstance(latency_quantile, (int, float)) or not (0.0 < latency_quantile <= 1.0):
-        v.append(Violation(field="latency_quantile", reason=f"must be in (0, 1], got {latency_quantile!r}"))
     if not isinstance(latency_target_s, (int, float)) or not (0.0 < latency_target_s <= 3600.0):
         v.append(Violation(field="latency_target_s", reason=f"must be in (0, 3600] s, got {latency_target_s!r}"))
-    if not isinstance(max_drive_count, int) or not (1 <= max_drive_count <= 4096):
-        v.append(Violation(field="max_drive_count", reason=f"must be an integer in [1, 4096], got {max_drive_count!r}"))
     check(v)
     lay = make_layout(layout, group_width) if isinstance(layout, str) else layout
-    width = lay.group_width
-    wl = replace(workload, target_iops=float(target_iops))
-    tried: list[tuple[int, float, float, bool]] = []
-    results: dict[int, ArrayResult] = {}
-
-    def run(groups: int) -> bool:
-        n = groups * width
-        spec = ArraySpec(layout=lay, drive_count=n, service_models=(model,), workload=wl, duration_s=duration_s,
-                         warmup_s=warmup_s, seed=seed, drive_capacity_bytes=drive_capacity_bytes,
-                         reorder_window=reorder_window)
-        r = simulate(spec)
-        ok, lat = _passes(r, target_iops, latency_quantile, latency_target_s, iops_tolerance)
-        tried.append((n, float(r.achieved_iops), float(lat), bool(ok)))
-        if ok:
-            results[groups] = r
-        return ok
-
-    max_groups = max_drive_count // width
-    if max_groups < 1:
-        raise InvalidInputError.one("max_drive_count", f"must hold at least one group of {width} drives, got {max_drive_count}")
-    # start the doubling at half the utilisation bound (every member busy 100 % with FCFS service),
-    # so the search does not walk up from one group
-    per_drive = random_iops(model, int(wl.mean_io_bytes))
-    member_ios = wl.read_fraction + wl.write_fraction * lay.small_write_penalty()
-    g = max(1, min(max_groups, int(0.5 * target_iops * member_ios / per_drive / width)))
-    lo, hi = 0, 0
-    while True:
-        if run(g):
-            hi = g
-            break
-        lo = g
-        if g >= max_groups:
-            break
-        g = min(2 * g, max_groups)
-    if hi == 0:
-        return Equivalence(drive_name=model.drive_name, layout_name=lay.name, target_iops=float(target_iops),
-                           latency_quantile=float(latency_quantile), latency_target_s=float(latency_target_s),
-                           drive_count=0, result=None, tried=tuple(tried))
-    if lo == 0 and hi > 1:
-        # the first try passed: bisect down from it
-        lo = 0
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if run(mid):
-            hi = mid
-        else:
-            lo = mid
-    return Equivalence(drive_name=model.drive_name, layout_name=lay.name, target_iops=float(target_iops),
-                       latency_quantile=float(latency_quantile), latency_target_s=float(latency_target_s),
-                       drive_count=hi * width, result=results[hi], tried=tuple(tried))
-
+    return search(model, lay, workload, target_iops=target_iops, latency_quantile=latency_quantile,
+                  latency_target_s=latency_target_s, drive_capacity_bytes=drive_capacity_bytes, duration_s=duration_s,
+                  warmup_s=warmup_s, seed=seed, reorder_window=reorder_window, max_drive_count=max_drive_count,
+                  iops_tolerance=iops_tolerance, max_host_ios=10**9)

@@ -15,8 +15,9 @@ from enum import StrEnum
 
 import numpy as np
 
-from . import cost, endurance, performance, reliability
-from .catalog import Catalog, builtin_catalog
+from . import array, cost, endurance, performance, reliability
+from . import evaluate as one_path
+from .catalog import Catalog, Drive, builtin_catalog
 from .errors import InvalidInputError, SearchSpaceTooLargeError, UnknownNameError, Violation, check
 from .layout import MAX_STRIPE_WIDTH, Layout, LayoutKind, make_layout, usable_capacity_bytes
 from .units import HOUR_S
@@ -84,9 +85,8 @@ class PlanRequest:
     drives_per_hot_spare: int = 24
     # The hard disk the winner is compared with (the 001 seed compares with 15K RPM disks).
     hdd_model: str = "hdd-15k-sas-300gb"
-    # Latency figures from the array simulation (True) or the analytic queueing model (False).
-    simulate: bool = True
-    simulated_seconds: float = performance.DEFAULT_SIMULATED_S
+    # Seconds of array simulation per candidate and year (cut to ``evaluate.MAX_SIMULATED_HOST_IOS``).
+    simulated_seconds: float = one_path.DEFAULT_SIMULATED_S
 
     def required_iops(self) -> float:
         return self.constraints.min_iops or self.workload.target_iops
@@ -370,12 +370,14 @@ def prune(req: PlanRequest, candidates: Iterable[Candidate], catalog: Catalog | 
     """Drop candidates that fail a cheap bound (capacity, budget, power at idle, IOPS).
 
     Only bounds the full evaluation would fail the same way are used: capacity and purchase cost
-    are exact, idle power is a lower bound on power, and the steady-state IOPS bound at the final
-    year's fill is the figure the IOPS check compares against.
+    are exact, idle power is a lower bound on power, and ``performance.iops_upper_bound`` is an
+    upper bound on the sustained IOPS the simulation finds (so a pruned candidate would miss the
+    IOPS check in its busiest year).
     """
     catalog = catalog or builtin_catalog()
     need = required_capacity_bytes(req)
-    iops_needed = req.required_iops() * req.growth_factor_final_year()
+    iops_needed = max(_required_iops(req, y) for y in range(1, req.service_life_years + 1))
+    final_workload = req.workload.grown(req.service_life_years - 1)
     c = req.constraints
     kept, pruned = [], 0
     for cand in candidates:
@@ -391,12 +393,11 @@ def prune(req: PlanRequest, candidates: Iterable[Candidate], catalog: Catalog | 
             pruned += 1
             continue
         if iops_needed > 0:
-            # The steady-state bound at the final year's fill is what the IOPS check uses.
-            usable = usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes * (1.0 - cand.over_provisioning_fraction))
-            fill = min(1.0, need * req.workload.working_set_fraction / usable)
-            bound = performance.spec_iops_bound(drive, layout, cand.drive_count, req.workload.grown(req.service_life_years - 1),
-                                                fresh=False, fill_fraction=fill, extra_spare_fraction=cand.over_provisioning_fraction)
-            if bound < iops_needed:
+            # The screen: an upper bound on what the simulation can reach (fresh drives, the
+            # fewest member IOs the layout allows), checked against the simulation in
+            # tests/engine/test_one_path.py.
+            bound = performance.iops_upper_bound(drive, layout, cand.drive_count, final_workload)
+            if bound * (1.0 + performance.SCREEN_MARGIN) < iops_needed:
                 pruned += 1
                 continue
         kept.append(cand)
@@ -420,31 +421,102 @@ def _check(constraint: str, required: float, predicted: float, unit: str, *, at_
                            headroom_fraction=h, met=h >= 0)
 
 
+def _required_iops(req: PlanRequest, year: int) -> float:
+    """The IOPS required in ``year`` (1-based): year 1's grown by the workload's growth rate."""
+    return req.required_iops() * (1.0 + req.workload.growth_per_year) ** (year - 1)
+
+
+def _service_life_wear(req: PlanRequest, cand: Candidate, drive: Drive, layout: Layout) -> endurance.ServiceLifeWear:
+    op = cand.over_provisioning_fraction
+    usable = usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes * (1.0 - op))
+    return endurance.service_life_wear(drive, layout, cand.drive_count, req.workload, years=req.service_life_years,
+                                       data_bytes_year1=req.constraints.usable_capacity_bytes * req.workload.working_set_fraction,
+                                       usable_capacity_bytes=usable, extra_spare_fraction=op)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class CandidateYear:
+    """What the simulation of one candidate in one year of its service life is made of: the one
+    factory (``candidate_year_case``) the planner, the report and the tests share."""
+
+    drive: Drive
+    layout: Layout
+    drive_count: int
+    year: int
+    workload: Workload  # grown to the year, offered at the year's required IOPS (0 = closed loop)
+    fill_fraction: float
+    extra_spare_fraction: float
+    seed: int
+    spec: array.ArraySpec
+    upper_bound_iops: float
+
+
+def candidate_year_case(req: PlanRequest, cand: Candidate, year: int, catalog: Catalog | None = None, *,
+                        seed: np.random.SeedSequence | None = None,
+                        wear: endurance.ServiceLifeWear | None = None) -> CandidateYear:
+    """(request, candidate, year) -> the array spec and member service models the answer's
+    figures are simulated from (``evaluate.array_spec``): the year's grown workload offered at
+    the year's required IOPS, the drives at that year's fill, the candidate's seed stream child
+    ``year``, ``req.simulated_seconds`` cut to ``evaluate.MAX_SIMULATED_HOST_IOS``."""
+    catalog = catalog or builtin_catalog()
+    if not (1 <= year <= req.service_life_years):
+        raise InvalidInputError.one("year", f"must be in [1, {req.service_life_years}], got {year}")
+    drive = catalog.get(cand.drive_model)
+    layout = candidate_layout(cand)
+    wear = wear or _service_life_wear(req, cand, drive, layout)
+    fill = wear.years[year - 1].fill_fraction
+    seed = seed if seed is not None else candidate_seed(req, cand)
+    seed_y = one_path.seed_int(np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, year)))
+    required = _required_iops(req, year)
+    wl = replace(req.workload.grown(year - 1), target_iops=float(required))
+    bound = performance.iops_upper_bound(drive, layout, cand.drive_count, wl)
+    duration = one_path.capped_duration_s(req.simulated_seconds, required if required > 0 else bound)
+    spec = one_path.array_spec(drive, layout, cand.drive_count, wl, fill_fraction=max(fill, 1e-6),
+                               extra_spare_fraction=cand.over_provisioning_fraction, duration_s=duration, seed=seed_y)
+    return CandidateYear(drive=drive, layout=layout, drive_count=cand.drive_count, year=year, workload=wl,
+                         fill_fraction=fill, extra_spare_fraction=cand.over_provisioning_fraction, seed=seed_y, spec=spec,
+                         upper_bound_iops=bound)
+
+
+def simulate_candidate_year(req: PlanRequest, case: CandidateYear) -> one_path.SimulatedFigures:
+    """The figures of one candidate-year: its offered-load and saturation simulations."""
+    return one_path.simulate_figures(case.spec, latency_percentile=req.constraints.latency_percentile,
+                                     simulated_s=req.simulated_seconds, upper_bound_iops=case.upper_bound_iops)
+
+
+def find_candidate(req: PlanRequest, *, drive_model: str, layout: str, group_width: int, drive_count: int,
+                   over_provisioning_fraction: float = 0.0, catalog: Catalog | None = None,
+                   limit: int = 10 * DEFAULT_CANDIDATE_LIMIT) -> Candidate:
+    """The enumerated candidate with these fields (its index is its seed stream), for paths that
+    hold a recommendation's fields but not its index (the report)."""
+    for c in enumerate_candidates(req, catalog, limit=limit):
+        if (c.drive_model, c.layout, c.group_width, c.drive_count) == (drive_model, layout, group_width, drive_count) \
+                and math.isclose(c.over_provisioning_fraction, over_provisioning_fraction, abs_tol=1e-12):
+            return c
+    raise InvalidInputError.one("candidate", f"{drive_count} x {drive_model} in {layout} (width {group_width}) is not in the request's space")
+
+
 def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, *,
              seed: np.random.SeedSequence | None = None) -> Evaluation:
-    """Predict one candidate's figures year by year and check every constraint in its worst year."""
+    """Simulate one candidate year by year (``candidate_year_case``) and check every constraint
+    in its worst year. Every performance figure comes from the array simulation."""
     catalog = catalog or builtin_catalog()
     drive = catalog.get(cand.drive_model)
     layout = candidate_layout(cand)
-    w = req.workload
     c = req.constraints
     years = req.service_life_years
     op = cand.over_provisioning_fraction
     usable = usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes * (1.0 - op))
     seed = seed if seed is not None else candidate_seed(req, cand)
 
-    wear = endurance.service_life_wear(drive, layout, cand.drive_count, w, years=years,
-                                       data_bytes_year1=c.usable_capacity_bytes * w.working_set_fraction,
-                                       usable_capacity_bytes=usable, extra_spare_fraction=op)
+    wear = _service_life_wear(req, cand, drive, layout)
     year_figures: list[YearPerformance] = []
-    perfs: list[performance.Performance] = []
+    perfs: list[one_path.SimulatedFigures] = []
     required: list[float] = []
     for y, yw in zip(range(1, years + 1), wear.years, strict=True):
-        required_y = req.required_iops() * (1.0 + w.growth_per_year) ** (y - 1)
-        perf_y = performance.predict(drive, layout, cand.drive_count, w.grown(y - 1), offered_iops=required_y,
-                                     latency_percentile=c.latency_percentile, fill_fraction=yw.fill_fraction,
-                                     extra_spare_fraction=op, seed=np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, y)),
-                                     simulate=req.simulate, simulated_s=req.simulated_seconds)
+        case = candidate_year_case(req, cand, y, catalog, seed=seed, wear=wear)
+        perf_y = simulate_candidate_year(req, case)
+        required_y = case.workload.target_iops
         perfs.append(perf_y)
         required.append(required_y)
         year_figures.append(YearPerformance(
@@ -528,7 +600,7 @@ def evaluate_batch(req: PlanRequest, candidates: Sequence[Candidate], catalog: C
 
 def estimated_cost_s(req: PlanRequest, cand: Candidate) -> float:
     """Rough CPU seconds to evaluate a candidate (batch sizing), from the performance model."""
-    return req.service_life_years * performance.estimated_cost_s(cand.drive_count, req.workload, simulate=req.simulate)
+    return req.service_life_years * one_path.estimated_cost_s(cand.drive_count, req.workload)
 
 
 # -- ranking ------------------------------------------------------------------------------------
@@ -587,77 +659,77 @@ def pareto_front(evaluations: Sequence[Evaluation]) -> list[Evaluation]:
     return front
 
 
-def hdd_equivalence(req: PlanRequest, best: Evaluation, catalog: Catalog | None = None, *, max_drives: int = 4_096) -> HddEquivalence | None:
+def hdd_equivalence(req: PlanRequest, best: Evaluation, catalog: Catalog | None = None, *,
+                    max_drives: int = one_path.MAX_EQUIVALENT_DRIVES) -> HddEquivalence | None:
     """How many disks of ``req.hdd_model``, in the best candidate's layout family, carry the same
-    workload (its final-year IOPS at the latency target) with the same capacity: the smallest
-    count (whole groups) for which the same performance model says yes, found by bisection."""
+    workload (its final-year IOPS, or the winner's sustained IOPS when none is required, at the
+    latency target) with the same capacity: ``evaluate.equivalent_drive_count``, the one search
+    (simulation through the same factory, one cap ``max_drives``) ``arrayplan simulate
+    --compare-hdd`` uses too. ``drive_count`` is 0 when no array up to the cap meets every target;
+    the explanation says "no number holds" only when even a nearly idle group misses the latency
+    target."""
     catalog = catalog or builtin_catalog()
     hdd = catalog.get(req.hdd_model, "hdd_model")
     c = req.constraints
     cand = best.candidate
     base = candidate_layout(cand)
-    width = cand.group_width if base.kind not in (LayoutKind.RAID0, LayoutKind.RAID10) else None
+    stripes_all = base.kind in (LayoutKind.RAID0, LayoutKind.RAID10)
     w = req.workload.grown(req.service_life_years - 1)
-    iops = (req.required_iops() or best.predicted_iops) * req.growth_factor_final_year() if req.required_iops() else best.predicted_iops
+    iops = _required_iops(req, req.service_life_years) or best.predicted_iops
+    if not (iops > 0 and math.isfinite(iops)):
+        return None
+    step = 2 if base.kind is LayoutKind.RAID10 else (1 if stripes_all else cand.group_width)
+    cap = min(max_drives, MAX_STRIPE_WIDTH) if stripes_all else max_drives
 
     def layout_for(n: int) -> Layout:
-        return candidate_layout(Candidate(index=0, drive_model=hdd.name, layout=cand.layout, group_width=width or n, drive_count=n))
+        if stripes_all:
+            return candidate_layout(Candidate(index=0, drive_model=hdd.name, layout=cand.layout, group_width=max(n, 4 if base.kind is LayoutKind.RAID10 else 1),
+                                              drive_count=n))
+        return base
 
-    if width is None:  # RAID 0/10 stripe across the whole array, up to the widest stripe a layout allows
-        max_drives = min(max_drives, MAX_STRIPE_WIDTH)
-    step = width or (2 if base.kind is LayoutKind.RAID10 else 1)
-    first = max(step, 4 if base.kind is LayoutKind.RAID10 else step)
-
-    def ok(n: int, *, with_latency: bool) -> tuple[bool, str]:
-        layout = layout_for(n)
-        if usable_capacity_bytes(layout, n, hdd.capacity_bytes) < required_capacity_bytes(req):
-            return False, "capacity"
-        perf = performance.predict(hdd, layout, n, w, offered_iops=iops, latency_percentile=c.latency_percentile,
-                                   simulate=req.simulate, simulated_s=req.simulated_seconds)
-        if perf.max_iops < iops:
-            return False, "IOPS"
-        if with_latency and c.latency_target_s > 0 and perf.latency_at_percentile_s > c.latency_target_s:
-            return False, f"p{c.latency_percentile:g} latency"
-        return True, ""
-
-    def smallest(with_latency: bool) -> int | None:
-        hi = first
-        while not ok(hi, with_latency=with_latency)[0]:
-            hi *= 2
-            if hi > max_drives:
-                return None
-        lo = first
-        while lo < hi:
-            mid = lo + ((hi - lo) // 2) // step * step
-            if ok(mid, with_latency=with_latency)[0]:
-                hi = mid
-            else:
-                lo = mid + step
-        return hi
-
-    n = smallest(True)
-    latency_note = ""
-    if n is None:
-        n = smallest(False)
-        if n is None:
-            return None
-        floor = performance.predict(hdd, layout_for(n), n, w, offered_iops=iops / 1e3 if iops else 1.0,
-                                    latency_percentile=c.latency_percentile, simulate=req.simulate,
-                                    simulated_s=max(req.simulated_seconds, 20.0)).latency_at_percentile_s
-        latency_note = (f" No number of these disks holds p{c.latency_percentile:g} < {c.latency_target_s * 1e3:g} ms: "
-                        f"even unloaded a disk's p{c.latency_percentile:g} is {floor * 1e3:.1f} ms (seek + rotation).")
-    binding = ok(n - step, with_latency=not latency_note)[1] if n - step >= first else "the smallest array of this layout"
-    layout = layout_for(n)
-    perf = performance.predict(hdd, layout, n, w, offered_iops=iops, latency_percentile=c.latency_percentile,
-                               simulate=req.simulate, simulated_s=req.simulated_seconds)
+    need = required_capacity_bytes(req)
+    seed = one_path.seed_int(np.random.SeedSequence(req.seed, spawn_key=(2**32 - 1,)))
+    search = {"duration_s": req.simulated_seconds, "warmup_s": 0.25, "seed": seed, "max_drive_count": cap,
+              "required_capacity_bytes": need, "group_width": step}
+    q = c.latency_percentile / 100.0
+    eq = one_path.equivalent_drive_count(hdd, layout_for if stripes_all else base, w, target_iops=iops, latency_quantile=q,
+                                         latency_target_s=c.latency_target_s, **search)
+    pct = f"p{c.latency_percentile:g}"
+    target = f" at {pct} <= {c.latency_target_s * 1e3:g} ms" if c.latency_target_s > 0 else ""
+    what = f"{iops:,.0f} IOPS{target} with {need / 1e12:.1f} TB"
+    n = eq.drive_count
+    if n:
+        r = eq.result
+        assert r is not None
+        lat = r.latency_percentile_s(q)
+        smaller = [t for t in eq.tried if t[0] < n]
+        if n == eq.capacity_drive_count:
+            binding = "capacity"
+        elif smaller:
+            prev = max(smaller, key=lambda t: t[0])
+            binding = "IOPS" if prev[1] < (1.0 - one_path.KEEP_UP_TOLERANCE) * iops else f"{pct} latency"
+        else:
+            binding = "IOPS"
+        util = float(np.mean(r.drive_utilisation)) if len(r.drive_utilisation) else 1.0
+        explanation = (f"{n:,} x {hdd.display_name} in {cand.layout.upper()} carry {what} (simulated {pct} "
+                       f"{lat * 1e3:.3g} ms); fewer would miss on {binding}.")
+    else:
+        util = 1.0
+        if eq.no_number_holds_latency:
+            explanation = (f"No number of {hdd.display_name} in {cand.layout.upper()} carries {what}: even nearly idle, one "
+                           f"group's {pct} is {eq.unloaded_latency_s * 1e3:.3g} ms (seek + rotation).")
+            loose = one_path.equivalent_drive_count(hdd, layout_for if stripes_all else base, w, target_iops=iops,
+                                                    latency_quantile=q, latency_target_s=0.0, **search)
+            if loose.drive_count and loose.result is not None:
+                explanation += (f" Without the latency target, {loose.drive_count:,} of them carry the IOPS and capacity "
+                                f"(simulated {pct} {loose.result.latency_percentile_s(q) * 1e3:.3g} ms).")
+        else:
+            explanation = (f"No array of {hdd.display_name} in {cand.layout.upper()} up to {cap:,} disks carries {what} "
+                           f"in the simulation (the search's cap).")
     power = cost.average_power_w(idle_power_w=hdd.idle_power_w or 0.0, active_power_w=hdd.active_power_w or 0.0, drive_count=n,
-                                 utilization=perf.utilization)
-    target = f" at p{c.latency_percentile:g} < {c.latency_target_s * 1e3:g} ms" if c.latency_target_s and not latency_note else ""
-    return HddEquivalence(
-        hdd_model=hdd.name, drive_count=n, layout=cand.layout, purchase_cost_usd=(hdd.price_usd or 0.0) * n, power_w=power,
-        explanation=(f"{n} x {hdd.display_name} in {cand.layout.upper()} carry {iops:,.0f} IOPS{target} with "
-                     f"{required_capacity_bytes(req) / 1e12:.1f} TB; {n - step} would miss on {binding}.{latency_note}"),
-    )
+                                 utilization=util)
+    return HddEquivalence(hdd_model=hdd.name, drive_count=n, layout=cand.layout, purchase_cost_usd=(hdd.price_usd or 0.0) * n,
+                          power_w=power, explanation=explanation)
 
 
 def explain_pareto(e: Evaluation) -> str:

@@ -7,10 +7,12 @@ id) and writes ``out_dir/index.html`` (inline CSS, plots as base64 PNG data URIs
 Two figures need more than the plan holds and are computed here, each with a fallback:
 
 * latency CDFs: a ``Recommendation`` carries three latency figures only (p50, the requested
-  percentile, the worst second). When the plan's spec has a workload, the top arrays are simulated
-  briefly with the engine's discrete-event array model (``array.simulate``, fixed seed) in a child
-  process with a wall-clock budget (a cold numba cache compiles for about a minute); the CDFs then
-  come from its latency histograms, with the plan's own figures marked for comparison. Otherwise
+  percentile, the worst second). When the plan's spec has a workload, the top arrays' worst years
+  are simulated again through the planner's own factory (``recommend.candidate_year_case``: same
+  array spec, service models, seed and simulated time, so the very run the plan's figures come
+  from) in a child process with a wall-clock budget (a cold numba cache compiles for about a
+  minute); the CDFs then come from its latency histograms, with the plan's own figures marked on
+  them. Otherwise
   (or if the simulation fails) the CDF is drawn through the plan's percentiles and the caption says
   so.
 * the consistency plot: ``ssd.consistency_experiment`` on the winner's drive (skipped for HDDs).
@@ -28,7 +30,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any
@@ -50,7 +52,6 @@ MARKDOWN_NAME = "report.md"
 TOP_N = 3
 # Seconds of simulated time per array for the latency CDFs, and its fixed seed.
 DEFAULT_ARRAY_SIMULATION_S = 2.0
-ARRAY_SIMULATION_SEED = 0
 # Wall-clock budget of the child process that simulates the top arrays (a cold numba cache
 # compiles the array kernel in about a minute; a warm one answers in a few seconds).
 DEFAULT_SIMULATION_TIMEOUT_S = 180.0
@@ -405,47 +406,43 @@ class _CdfSet:
     note: str = ""
     simulated: bool = False
     elapsed_s: float = 0.0
+    simulated_s: float = 0.0  # the longest simulated window among the curves
 
 
 def _sim_jobs(plan: pb.Plan, frame: _Frame, duration_s: float) -> list[dict[str, Any]]:
+    del duration_s  # the plan's own simulated time: the CDF is the run the plan's figures come from
     jobs = []
+    spec = base64.b64encode(plan.spec.SerializeToString()).decode()
     for r in frame.top:
         # The year whose latency is worst (the one the plan's latency figure comes from).
         year = max(r.years, key=lambda y: _s(y.latency_at_percentile)) if r.years else None
         jobs.append({
             "rank": r.rank, "drive_model": r.drive_model, "drive_count": r.drive_count, "layout": r.layout,
             "group_width": r.group_width, "over_provisioning_fraction": r.over_provisioning_fraction,
-            "year": year.year if year else 1, "fill_fraction": year.fill_fraction if year else 1.0,
-            "required_iops": year.required_iops if year else 0.0,
-            "workload": base64.b64encode(plan.spec.workload.SerializeToString()).decode(),
-            "duration_s": duration_s, "seed": ARRAY_SIMULATION_SEED, "percentile": frame.percentile,
+            "year": year.year if year else 1, "plan_spec": spec, "percentile": frame.percentile,
         })
     return jobs
 
 
 def _simulate_jobs(jobs: Sequence[dict[str, Any]], out_path: Path) -> None:
-    """Child-process side: simulate each job's array and save its CDF (``--simulate``)."""
-    from arrayplan_engine import array
-    from arrayplan_engine.layout import make_layout
+    """Child-process side: simulate each job's array and save its CDF (``--simulate``).
 
-    from .server.convert import workload_from_proto
+    The array, workload, fill, seed and simulated time come from the planner's factory
+    (``recommend.candidate_year_case``) for the plan's request, the recommendation's candidate and
+    its worst year, so the CDF is the very run the plan's p50 and percentile were read from.
+    """
+    from arrayplan_engine import array, recommend
+
+    from .server.convert import plan_request_from_proto
 
     arrays: dict[str, np.ndarray] = {}
     meta = []
     for job in jobs:
-        wl = workload_from_proto(pb.Workload.FromString(base64.b64decode(job["workload"])))
-        wl = wl.grown(job["year"] - 1)
-        if job["required_iops"] > 0:
-            wl = replace(wl, target_iops=float(job["required_iops"]))
-        if job["layout"].startswith("ec:"):
-            layout = make_layout(job["layout"])
-        else:
-            layout = make_layout(job["layout"], job["group_width"] or job["drive_count"])
-        models = array.array_service_models(job["drive_model"], job["drive_count"], workload=wl,
-                                            fill_fraction=job["fill_fraction"],
-                                            extra_spare_fraction=job["over_provisioning_fraction"], seed=job["seed"])
-        res = array.simulate(array.ArraySpec(layout=layout, drive_count=job["drive_count"], service_models=models,
-                                             workload=wl, duration_s=job["duration_s"], seed=job["seed"]))
+        req = plan_request_from_proto(pb.PlanSpec.FromString(base64.b64decode(job["plan_spec"])), "plan.spec")
+        cand = recommend.find_candidate(req, drive_model=job["drive_model"], layout=job["layout"], group_width=job["group_width"],
+                                        drive_count=job["drive_count"], over_provisioning_fraction=job["over_provisioning_fraction"])
+        case = recommend.candidate_year_case(req, cand, int(job["year"]))
+        res = array.simulate(case.spec)
         # CDF at the bucket edges, from the lower edge of the first occupied bucket (fraction 0).
         h = res.latency_histograms[0]
         n = int(h.sum())
@@ -460,7 +457,8 @@ def _simulate_jobs(jobs: Sequence[dict[str, Any]], out_path: Path) -> None:
         arrays[f"y{job['rank']}"] = y
         meta.append({"rank": job["rank"], "ios": n, "saturated": bool(res.saturated), "achieved_iops": res.achieved_iops,
                      "p50_s": res.latency_percentile_s(0.5) if n else math.nan,
-                     "at_percentile_s": res.latency_percentile_s(job["percentile"] / 100.0) if n else math.nan})
+                     "at_percentile_s": res.latency_percentile_s(job["percentile"] / 100.0) if n else math.nan,
+                     "duration_s": case.spec.duration_s, "seed": case.seed})
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     np.savez(out_path, **arrays)
 
@@ -497,6 +495,7 @@ def _simulated_cdfs(plan: pb.Plan, frame: _Frame, duration_s: float, timeout_s: 
             for m in meta:
                 x, y = data[f"x{m['rank']}"], data[f"y{m['rank']}"]
                 if x.size:
+                    out.simulated_s = max(out.simulated_s, float(m.get("duration_s", 0.0)))
                     out.curves[m["rank"]] = _Cdf(latency_s=x, fraction=y, simulated=True, ios=int(m["ios"]),
                                                  at_percentile_s=float(m["at_percentile_s"]), saturated=bool(m["saturated"]))
     out.simulated = bool(out.curves)
@@ -582,9 +581,10 @@ def _cdf_plot(plan: pb.Plan, frame: _Frame, duration_s: float, timeout_s: float)
     png = _render(fig)
     if sims.simulated:
         has_ws = any(_s(r.worst_second_latency) > 0 for r in top)
-        caption = (f"Solid lines: CDF of host IO latency from the engine's discrete-event array simulation "
-                   f"({duration_s:g} s simulated per array, seed {ARRAY_SIMULATION_SEED}, at the required IOPS and the "
-                   f"fill level of each array's worst year). Hollow circles{' and dotted lines' if has_ws else ''}: the "
+        caption = (f"Solid lines: CDF of host IO latency from the engine's discrete-event array simulation: the run "
+                   f"the plan's own figures were read from (the planner's factory for each array's worst year: the "
+                   f"required IOPS, that year's fill and the array's seed stream, {sims.simulated_s:.3g} s simulated). "
+                   f"Hollow circles{' and dotted lines' if has_ws else ''}: the "
                    f"plan's own figures (p50, {frame.pct_label}{', worst second' if has_ws else ''}) from "
                    f"{', '.join(_perf_models(plan)) or 'its performance model'}.")
         if len(sims.curves) < len(top):

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from opentelemetry import trace
 
 from arrayplan.v1 import planner_pb2 as pb
-from arrayplan_engine import array, cost, endurance, performance
+from arrayplan_engine import array, cost, endurance
+from arrayplan_engine import evaluate as one_path
 from arrayplan_engine.catalog import Catalog
 from arrayplan_engine.errors import InvalidInputError, UnknownNameError, Violation
 from arrayplan_engine.layout import make_layout, usable_capacity_bytes
@@ -77,12 +78,10 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
     duration_s = request.duration.seconds + request.duration.nanos / 1e9 if request.HasField("duration") else 10.0
     tracer = telemetry.tracer()
     with tracer.start_as_current_span("arrayplan.service_model", attributes={"arrayplan.drive_model": drive.name}):
-        model = performance.service_model_for(drive, workload, fill_fraction=fill)
-    spec = array.ArraySpec(
-        layout=layout, drive_count=request.drive_count, service_models=(model,), workload=workload, duration_s=duration_s,
-        seed=request.seed, failed_drives=request.failed_drive_count,
-        rebuild_rate_bytes_per_s=request.rebuild_rate_bytes_per_second, drive_capacity_bytes=float(drive.capacity_bytes),
-    )
+        # the planner's factory: same drive, layout, workload, fill and seed -> the same simulation
+        spec = one_path.array_spec(drive, layout, request.drive_count, workload, fill_fraction=fill, duration_s=duration_s,
+                                   seed=request.seed, failed_drives=request.failed_drive_count,
+                                   rebuild_rate_bytes_per_s=request.rebuild_rate_bytes_per_second)
     parts = array.split_simulation(spec, max(1, min(executor.worker_count, int(duration_s))))
     results: list[array.ArrayResult] = []
     cancel = threading.Event()
@@ -115,7 +114,7 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
         drive_utilization_fractions=[float(x) for x in r.drive_utilisation],
         endurance_years=years if 0 < years < 1e9 else (1e9 if years else 0.0),
         purchase_cost_usd=cost.purchase_cost_usd(drive.price_usd or 0.0, request.drive_count),
-        models=[performance.SIMULATION_MODEL, f"service-model:{'hdd' if drive.kind == 'hdd' else 'ssd-ftl-gc-profile'}"],
+        models=[one_path.SIMULATION_MODEL, f"service-model:{'hdd' if drive.kind == 'hdd' else 'ssd-ftl-gc-profile'}"],
     )
     if r.rebuild_simulated and r.rebuild_done:
         d = to_duration(r.rebuild_duration_s)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from arrayplan_engine import array as arr
+from arrayplan_engine import evaluate as one_path
 from arrayplan_engine.errors import ArrayplanError, InvalidInputError, Violation
 from arrayplan_engine.layout import MAX_GROUP_WIDTH, make_layout
 from arrayplan_engine.units import MB, KiB
@@ -115,12 +116,11 @@ def _build(args: argparse.Namespace) -> tuple[arr.ArraySpec, Any]:
     drive = get_drive(args.drive)
     layout = _layout(args)
     workload = _workload(args)
-    models = arr.array_service_models(drive, 1, workload=workload, seed=args.seed)
     rebuild_rate = (args.rebuild_rate_mb_s or 0.0) * MB
-    spec = arr.ArraySpec(layout=layout, drive_count=args.drives, service_models=models, workload=workload,
-                         duration_s=args.duration_s, warmup_s=args.warmup_s, seed=args.seed,
-                         failed_drives=args.failed, rebuild_rate_bytes_per_s=rebuild_rate,
-                         drive_capacity_bytes=float(drive.capacity_bytes), reorder_window=args.reorder_window)
+    # the planner's and SimulateArray's factory (service models at the fill, cached)
+    spec = one_path.array_spec(drive, layout, args.drives, workload, fill_fraction=args.fill_fraction,
+                               duration_s=args.duration_s, warmup_s=args.warmup_s, seed=args.seed, failed_drives=args.failed,
+                               rebuild_rate_bytes_per_s=rebuild_rate, reorder_window=args.reorder_window)
     return spec, drive
 
 
@@ -206,16 +206,17 @@ def handler(args: argparse.Namespace) -> int:
         summary["second_p99_latency_s"] = [None if not math.isfinite(x) else float(x) for x in result.second_p99_latency_s]
         results = {f"{drive.name} x{args.drives} {spec.layout.name}": result}
         if args.compare_hdd:
-            from arrayplan_engine import hdd
             from arrayplan_engine.catalog import get_drive
 
             hdd_drive = get_drive(args.compare_hdd)
-            model = hdd.service_model(hdd_drive)
-            eq = hdd.equivalent_drive_count(
-                model, spec.layout, spec.workload, target_iops=result.achieved_iops,
+            if hdd_drive.kind != "hdd":
+                raise InvalidInputError.one("compare_hdd", f"{hdd_drive.name} is a {hdd_drive.kind}; name a catalog HDD")
+            # the planner's search (one search, one cap), through the same factory
+            eq = one_path.equivalent_drive_count(
+                hdd_drive, spec.layout, spec.workload, target_iops=result.achieved_iops,
                 latency_quantile=args.latency_quantile, latency_target_s=args.latency_target_ms * 1e-3,
-                drive_capacity_bytes=float(hdd_drive.capacity_bytes), duration_s=min(args.duration_s, 10.0),
-                seed=args.seed, reorder_window=args.reorder_window, max_drive_count=args.max_hdd_count)
+                duration_s=min(args.duration_s, 10.0), seed=args.seed, reorder_window=args.reorder_window,
+                max_drive_count=args.max_hdd_count, max_host_ios=10**9)
             summary["hdd_equivalence"] = eq.summary()
             if eq.result is not None:
                 results[f"{hdd_drive.name} x{eq.drive_count} {spec.layout.name}"] = eq.result
@@ -232,8 +233,14 @@ def handler(args: argparse.Namespace) -> int:
         print(_text(summary))
         if "hdd_equivalence" in summary:
             eq_s = summary["hdd_equivalence"]
-            print(f"{'hdd_equivalent_drive_count':42s} {eq_s['drive_count']} x {eq_s['drive_name']} "
-                  f"(p{eq_s['latency_quantile'] * 100:g} <= {eq_s['latency_target_s'] * 1e3:g} ms at {eq_s['target_iops']:.0f} IOPS)")
+            target = f"p{eq_s['latency_quantile'] * 100:g} <= {eq_s['latency_target_s'] * 1e3:g} ms at {eq_s['target_iops']:.0f} IOPS"
+            if eq_s["drive_count"]:
+                print(f"{'hdd_equivalent_drive_count':42s} {eq_s['drive_count']} x {eq_s['drive_name']} ({target})")
+            elif eq_s["no_number_holds_latency"]:
+                print(f"{'hdd_equivalent_drive_count':42s} none: no number of {eq_s['drive_name']} holds {target} "
+                      f"(one group nearly idle: {eq_s['unloaded_latency_s'] * 1e3:.3g} ms)")
+            else:
+                print(f"{'hdd_equivalent_drive_count':42s} none up to {eq_s['max_drive_count']} x {eq_s['drive_name']} ({target})")
     return EXIT_OK
 
 
@@ -251,6 +258,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--io-bytes", type=int, help="IO size in bytes (one size)")
     p.add_argument("--queue-depth", type=int, help="closed-loop queue depth")
     p.add_argument("--target-iops", type=float, help="open-loop arrival rate (0 = closed loop at the queue depth)")
+    p.add_argument("--fill-fraction", type=float, default=1.0,
+                   help="share of each SSD's user capacity holding data, in (0, 1] (service model at this fill, rounded up to 0.1)")
     p.add_argument("--failed", type=int, default=0, help="failed members in the first group (degraded mode)")
     p.add_argument("--rebuild-rate-mb-s", type=float, help="rebuild the failed members at this rate (MB/s) from the window start")
     p.add_argument("--reorder-window", type=int, default=1, help="HDDs: SATF reordering over up to this many queued IOs (1 = FCFS)")

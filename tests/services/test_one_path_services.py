@@ -1,0 +1,85 @@
+"""One path for every answer, through the services: a plan's figures, SimulateArray's and the
+report's latency CDF for the same (request, candidate, year) are the same simulation, bit for bit
+(the report and SimulateArray once built their service models with factories of their own)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from google.protobuf import duration_pb2
+
+from arrayplan.v1 import planner_pb2 as pb
+from arrayplan_engine import array
+from arrayplan_engine import recommend as rc
+from arrayplan_engine.catalog import builtin_catalog
+from arrayplan_services import report, simulate
+from arrayplan_services.fanout import LocalExecutor
+from arrayplan_services.server.convert import outcome_to_proto, plan_request_from_proto
+
+
+def _spec() -> pb.PlanSpec:
+    return pb.PlanSpec(
+        workload=pb.Workload(read_fraction=0.7, target_iops=15_000, daily_write_bytes=5e11, growth_fraction_per_year=0.1,
+                             io_size_mix=[pb.IoSizeShare(io_bytes=8192, weight=1.0)]),
+        constraints=pb.Constraints(usable_capacity_bytes=2 * 10**12, latency_percentile=99.0,
+                                   latency_target=duration_pb2.Duration(nanos=5_000_000)),
+        service_life_years=2,
+        candidate_space=pb.CandidateSpace(drive_models=["intel-dc-s3500-480gb"], layouts=["raid6"], group_widths=[8],
+                                          max_drive_count=16),
+    )
+
+
+@pytest.fixture(scope="module")
+def planned() -> tuple[rc.PlanRequest, rc.PlanOutcome, pb.Plan]:
+    spec = _spec()
+    req = plan_request_from_proto(spec)
+    outcome = rc.plan(req)
+    assert outcome.recommendations
+    plan = pb.Plan(name="plans/one-path", spec=spec, state=pb.Plan.STATE_SUCCEEDED, result=outcome_to_proto(outcome))
+    return req, outcome, plan
+
+
+def _ns(seconds: float) -> int:
+    return round(seconds * 1e9)
+
+
+def test_simulate_array_gives_the_planners_numbers(planned: tuple[rc.PlanRequest, rc.PlanOutcome, pb.Plan]) -> None:
+    req, outcome, _ = planned
+    e = outcome.recommendations[0].evaluation
+    cand = e.candidate
+    for y in e.years:
+        case = rc.candidate_year_case(req, cand, y.year)
+        wl = case.workload
+        request = pb.SimulateArrayRequest(
+            drive_model=cand.drive_model, drive_count=cand.drive_count, layout=cand.layout, group_width=cand.group_width,
+            workload=pb.Workload(read_fraction=wl.read_fraction, random_fraction=wl.random_fraction, queue_depth=wl.queue_depth,
+                                 target_iops=wl.target_iops, hot_write_fraction=wl.hot_write_fraction,
+                                 hot_space_fraction=wl.hot_space_fraction, working_set_fraction=wl.working_set_fraction,
+                                 io_size_mix=[pb.IoSizeShare(io_bytes=int(b), weight=float(w)) for b, w in wl.io_size_mix]),
+            fill_fraction=case.fill_fraction, seed=case.seed)
+        request.duration.FromNanoseconds(_ns(case.spec.duration_s))
+        resp = simulate.simulate_array(request, builtin_catalog(), LocalExecutor())
+        planner_run = array.simulate(case.spec)
+        assert resp.achieved_iops == planner_run.achieved_iops
+        # the plan's latency figure for the year is SimulateArray's p99 (the request's percentile is 99)
+        assert resp.latency.p99.ToNanoseconds() == _ns(y.latency_at_percentile_s)
+        assert resp.latency.p50.ToNanoseconds() == _ns(planner_run.latency_percentile_s(0.5))
+
+
+def test_report_cdf_is_the_plans_run(planned: tuple[rc.PlanRequest, rc.PlanOutcome, pb.Plan], tmp_path: Path) -> None:
+    _, outcome, plan = planned
+    frame = report._frame(plan)
+    jobs = report._sim_jobs(plan, frame, 1.0)
+    out = tmp_path / "cdf.npz"
+    report._simulate_jobs(jobs, out)
+    with np.load(out) as data:
+        meta = json.loads(data["meta"].tobytes().decode())
+    by_rank = {r.rank: r.evaluation for r in outcome.recommendations}
+    assert meta
+    for m in meta:
+        e = by_rank[m["rank"]]
+        worst = max(e.years, key=lambda y: y.latency_at_percentile_s)
+        assert m["at_percentile_s"] == worst.latency_at_percentile_s
