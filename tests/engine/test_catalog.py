@@ -200,7 +200,7 @@ def test_every_hdd_has_mechanics_and_no_flash(drive: Drive) -> None:
     assert drive.full_stroke_seek_s is not None
     assert drive.full_stroke_seek_s > drive.average_seek_s
     assert drive.raw_nand_bytes is None and drive.gc_policy is None and drive.pe_cycles is None
-    assert drive.spare_factor is None
+    assert drive.spare_bytes_per_user_byte is None
     # Derived IOPS agree with the mechanics: 1 / (seek + half a rotation).
     assert drive.random_read_iops == pytest.approx(1 / (drive.average_seek_s + 30 / drive.rpm))
 
@@ -230,8 +230,8 @@ def test_s3500_240gb_raw_vs_user_capacity() -> None:
     assert d.raw_nand_bytes == 264 * 1024**3 == 283_467_841_536
     # User-accessible 223GB in the table is GiB: 240e9 / 2^30 = 223.5.
     assert d.capacity_bytes / GiB == pytest.approx(223.5, abs=0.1)
-    assert d.spare_factor == pytest.approx((283_467_841_536 - 240e9) / 240e9)
-    assert d.spare_factor == pytest.approx(0.1811, abs=1e-4)
+    assert d.spare_bytes_per_user_byte == pytest.approx((283_467_841_536 - 240e9) / 240e9)
+    assert d.spare_bytes_per_user_byte == pytest.approx(0.1811, abs=1e-4)
     assert d.price_usd == 320.0 and d.price_year == 2013
 
 
@@ -239,7 +239,7 @@ def test_s3500_480gb_spare_factor() -> None:
     # Same NAND ratio as the 240GB (264 GiB per 240 GB): 528 GiB = 566,935,683,072 B.
     d = get_drive("intel-dc-s3500-480gb")
     assert d.raw_nand_bytes == 566_935_683_072
-    assert d.spare_factor == pytest.approx(566_935_683_072 / 480e9 - 1) == pytest.approx(0.18112, abs=1e-5)
+    assert d.spare_bytes_per_user_byte == pytest.approx(566_935_683_072 / 480e9 - 1) == pytest.approx(0.18112, abs=1e-5)
     assert d.provenance["raw_nand_bytes"].assumed
     assert d.spare_fraction_of_raw == pytest.approx(1 - 480e9 / 566_935_683_072)
 
@@ -306,7 +306,7 @@ def test_ssd_320_300gb_nand_vs_rated_capacity() -> None:
     assert d.raw_nand_bytes == 20 * 2 * 64 * 1024**3 // 8 == 343_597_383_680
     assert d.capacity_bytes / GiB == pytest.approx(279.4, abs=0.1)  # "~279GB"
     assert d.spare_fraction_of_raw == pytest.approx(0.128, abs=0.002)  # "12.8%"
-    assert d.spare_factor == pytest.approx(343_597_383_680 / 300e9 - 1) == pytest.approx(0.1453, abs=1e-4)
+    assert d.spare_bytes_per_user_byte == pytest.approx(343_597_383_680 / 300e9 - 1) == pytest.approx(0.1453, abs=1e-4)
     assert d.internal_parity == "raid4-dies" and d.page_bytes == 8192 and d.channels == 10
     assert d.interface == "sata-3g"
 
@@ -357,7 +357,7 @@ def test_ssd_910_values() -> None:
     big, small = get_drive("intel-ssd-910-800gb"), get_drive("intel-ssd-910-400gb")
     assert big.raw_nand_bytes == 56 * 32 * GiB == 1792 * GiB
     assert small.raw_nand_bytes == 28 * 32 * GiB
-    assert big.spare_factor == pytest.approx(1792 * GiB / 800e9 - 1) == pytest.approx(1.405, abs=1e-3)
+    assert big.spare_bytes_per_user_byte == pytest.approx(1792 * GiB / 800e9 - 1) == pytest.approx(1.405, abs=1e-3)
     assert (small.controllers, big.controllers) == (2, 4)
     assert (small.endurance_bytes_written, big.endurance_bytes_written) == (5 * PB, 7 * PB)
     assert small.active_power_w == big.active_power_w == 25
@@ -378,7 +378,7 @@ def test_p320h_values() -> None:
     assert d.endurance_bytes_written == 50 * PB
     assert get_drive("micron-p320h-350gb").endurance_bytes_written == 25 * PB
     assert d.raw_nand_bytes == 4 * 250 * GiB
-    assert d.spare_factor == pytest.approx(1000 * GiB / 700e9 - 1) == pytest.approx(0.5339, abs=1e-4)
+    assert d.spare_bytes_per_user_byte == pytest.approx(1000 * GiB / 700e9 - 1) == pytest.approx(0.5339, abs=1e-4)
     assert d.internal_parity == "rain-7+1" and d.nand_type == "slc" and d.channels == 32
     assert d.price_usd == 6995 and d.active_power_w == 25
 
@@ -514,7 +514,7 @@ def test_valid_user_ssd_and_hdd() -> None:
     assert s.endurance_bytes_written == 1_750_000_000_000_000
     assert s.random_read_iops == 90_000.0 and isinstance(s.random_read_iops, float)
     assert s.controllers == 1 and s.internal_parity == "none" and s.vendor == "user"
-    assert s.spare_factor == pytest.approx(1024 * GiB / 960e9 - 1)
+    assert s.spare_bytes_per_user_byte == pytest.approx(1024 * GiB / 960e9 - 1)
     for f in PROVENANCED_FIELDS:
         if getattr(s, f) is not None:
             assert s.provenance[f] == Provenance(source="user", quote="supplied by user")

@@ -278,7 +278,7 @@ def cmd_drives(args: argparse.Namespace) -> int:
         table.add_column(c, justify="left" if c in ("name", "kind", "interface") else "right")
     for d in drives:
         table.add_row(d.name, pb.DriveKind.Name(d.kind).removeprefix("DRIVE_KIND_").lower(), d.interface, f"{d.capacity_bytes / 1e9:,.0f}",
-                      f"{d.spare_factor:.1%}" if d.spare_factor else "-", f"{d.random_read_iops:,.0f}", f"{d.random_write_iops:,.0f}",
+                      f"{d.spare_bytes_per_user_byte:.1%}" if d.spare_bytes_per_user_byte else "-", f"{d.random_read_iops:,.0f}", f"{d.random_write_iops:,.0f}",
                       f"{d.steady_random_write_iops:,.0f}" if d.steady_random_write_iops else "-",
                       f"{d.endurance_bytes_written / 1e12:,.0f}" if d.endurance_bytes_written else "-",
                       f"{d.price_usd:,.0f}" if d.price_usd else "-", f"{d.active_power_w:g}" if d.active_power_w else "-")
