@@ -56,6 +56,7 @@ from arrayplan_engine.errors import InvalidInputError, UnknownNameError, Violati
 from arrayplan_engine.provenance import Provenance
 
 __all__ = [
+    "CATALOG_FILE_SCHEMA",
     "FORM_FACTORS",
     "GC_POLICIES",
     "INTERFACES",
@@ -66,14 +67,19 @@ __all__ = [
     "PROVENANCED_FIELDS",
     "SEED_FILES",
     "Catalog",
+    "CatalogFileError",
     "Drive",
     "Provenance",
     "all_drives",
     "builtin_catalog",
     "catalog_markdown",
+    "drive_from_fields",
     "drive_from_mapping",
+    "drive_from_toml",
+    "drive_to_toml",
     "drive_violations",
     "get_drive",
+    "load_catalog_files",
     "with_user_drives",
 ]
 
@@ -602,7 +608,8 @@ def drive_to_toml(drive: Drive) -> str:
         "# with `reason`. SI units: bytes, seconds, bytes per second, watts, US dollars.",
     ]
     for key in _IDENTITY_FIELDS:
-        lines.append(f"{key} = {_toml_value(getattr(drive, key))}")
+        if getattr(drive, key):  # an empty family is left out (and read back as empty)
+            lines.append(f"{key} = {_toml_value(getattr(drive, key))}")
     for key in PROVENANCED_FIELDS:
         value = getattr(drive, key)
         if value is None:
