@@ -65,6 +65,7 @@ __all__ = [
     "KINDS",
     "NAND_TYPES",
     "PROVENANCED_FIELDS",
+    "RECORDINGS",
     "SEED_FILES",
     "Catalog",
     "CatalogFileError",
@@ -84,8 +85,10 @@ __all__ = [
 ]
 
 Kind = Literal["ssd", "hdd"]
-Interface = Literal["sata-1.5g", "sata-3g", "sata-6g", "sas-6g", "pcie-gen2-x4", "pcie-gen2-x8"]
-NandType = Literal["slc", "mlc", "emlc", "hdd"]
+Interface = Literal["sata-1.5g", "sata-3g", "sata-6g", "sas-6g", "sas-12g", "sas-24g", "pcie-gen2-x4", "pcie-gen2-x8",
+                    "pcie-gen3-x4", "pcie-gen4-x4", "pcie-gen5-x4"]
+NandType = Literal["slc", "mlc", "emlc", "tlc", "qlc", "hdd"]
+Recording = Literal["cmr", "smr-host-managed", "smr-drive-managed"]
 InternalParity = Literal["none", "raid4-dies", "rain-7+1"]
 GcPolicy = Literal["eager", "lazy"]
 
@@ -95,9 +98,18 @@ INTERFACES: Final[tuple[str, ...]] = (
     "sata-3g",
     "sata-6g",
     "sas-6g",
+    "sas-12g",
+    "sas-24g",
     "pcie-gen2-x4",
     "pcie-gen2-x8",
+    "pcie-gen3-x4",
+    "pcie-gen4-x4",
+    "pcie-gen5-x4",
 )
+#: PCIe 4.0 / 5.0 lanes (16 / 32 GT/s, 128b/130b) and 24G SAS (SAS-4: 22.5 Gbit/s, 128b/150b), payload.
+PCIE_GEN4_LANE_BYTES_PER_S: Final = 1_969 * units.MB
+PCIE_GEN5_LANE_BYTES_PER_S: Final = 3_938 * units.MB
+SAS_24G_BYTES_PER_S: Final = 2_400 * units.MB
 #: Payload bandwidth of each interface (after line encoding), from ``units``.
 INTERFACE_BYTES_PER_S: Final[Mapping[str, int]] = MappingProxyType(
     {
@@ -105,13 +117,21 @@ INTERFACE_BYTES_PER_S: Final[Mapping[str, int]] = MappingProxyType(
         "sata-3g": units.SATA_3G_BYTES_PER_S,
         "sata-6g": units.SATA_6G_BYTES_PER_S,
         "sas-6g": units.SAS_6G_BYTES_PER_S,
+        "sas-12g": units.SAS_12G_BYTES_PER_S,
+        "sas-24g": SAS_24G_BYTES_PER_S,
         "pcie-gen2-x4": 4 * units.PCIE_GEN2_LANE_BYTES_PER_S,
         "pcie-gen2-x8": 8 * units.PCIE_GEN2_LANE_BYTES_PER_S,
+        "pcie-gen3-x4": 4 * units.PCIE_GEN3_LANE_BYTES_PER_S,
+        "pcie-gen4-x4": 4 * PCIE_GEN4_LANE_BYTES_PER_S,
+        "pcie-gen5-x4": 4 * PCIE_GEN5_LANE_BYTES_PER_S,
     }
 )
 #: ``pcie-hh``: half-height PCIe card; ``pcie-hhhl``: half-height, half-length.
 FORM_FACTORS: Final[tuple[str, ...]] = ("1.8in", "2.5in", "3.5in", "pcie-hh", "pcie-hhhl")
-NAND_TYPES: Final[tuple[str, ...]] = ("slc", "mlc", "emlc", "hdd")
+NAND_TYPES: Final[tuple[str, ...]] = ("slc", "mlc", "emlc", "tlc", "qlc", "hdd")
+#: How a hard disk lays tracks: conventional, or shingled (host-managed: the host must write each
+#: zone sequentially, so the disk takes no random writes; drive-managed: the disk remaps them).
+RECORDINGS: Final[tuple[str, ...]] = ("cmr", "smr-host-managed", "smr-drive-managed")
 INTERNAL_PARITIES: Final[tuple[str, ...]] = ("none", "raid4-dies", "rain-7+1")
 GC_POLICIES: Final[tuple[str, ...]] = ("eager", "lazy")
 
@@ -168,6 +188,7 @@ class Drive:
     rpm: int | None = None
     average_seek_s: float | None = None
     full_stroke_seek_s: float | None = None
+    recording: Recording | None = None
     active_power_w: float | None = None
     idle_power_w: float | None = None
     price_usd: float | None = None
@@ -220,7 +241,7 @@ _SSD_ONLY: Final = (
     "gc_policy",
     "pe_cycles",
 )
-_HDD_ONLY: Final = ("rpm", "average_seek_s", "full_stroke_seek_s")
+_HDD_ONLY: Final = ("rpm", "average_seek_s", "full_stroke_seek_s", "recording")
 
 
 # --------------------------------------------------------------------------------------------
@@ -330,6 +351,7 @@ _CHOICES: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
         "nand_type": NAND_TYPES,
         "internal_parity": INTERNAL_PARITIES,
         "gc_policy": GC_POLICIES,
+        "recording": RECORDINGS,
     }
 )
 _TEXT: Final = ("name", "display_name", "vendor", "family")
@@ -442,7 +464,7 @@ def _validate(d: Any, prefix: str, *, spec_defaults: bool = False) -> tuple[dict
             if key in supplied:
                 bad(key, "applies only to kind 'hdd'; omit it or set null")
         if clean.get("nand_type") == "hdd":
-            bad("nand_type", "must be one of slc, mlc, emlc for kind 'ssd'; got 'hdd'")
+            bad("nand_type", "must be one of slc, mlc, emlc, tlc, qlc for kind 'ssd'; got 'hdd'")
     elif kind == "hdd":
         for key in ("rpm", "average_seek_s"):
             if key not in supplied:

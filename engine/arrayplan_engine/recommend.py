@@ -476,7 +476,9 @@ def bound_checks(req: PlanRequest, cand: Candidate, catalog: Catalog | None = No
     """Every cheap bound on one candidate. Each is one the full evaluation would fail the same
     way: capacity and the drives' purchase cost (hot spares left out) are exact, idle power is a
     lower bound on power, the steady-state IOPS bound at the final year's fill is the figure the
-    IOPS check compares against, and a disk's rotational delay bounds its read latency."""
+    IOPS check compares against, and a disk's rotational delay bounds its read latency. A
+    host-managed SMR disk (``recording``) takes no random writes, so its IOPS bound is zero for a
+    workload that has any."""
     catalog = request_catalog(req, catalog)
     drive = catalog.get(cand.drive_model)
     layout = candidate_layout(cand)
@@ -495,6 +497,9 @@ def bound_checks(req: PlanRequest, cand: Candidate, catalog: Catalog | None = No
         fill = min(1.0, need * req.workload.working_set_fraction / usable)
         bound = performance.spec_iops_bound(drive, layout, cand.drive_count, req.workload.grown(req.service_life_years - 1),
                                             fresh=False, fill_fraction=fill, extra_spare_fraction=cand.over_provisioning_fraction)
+        w = req.workload
+        if drive.recording == "smr-host-managed" and w.read_fraction < 1.0 and w.random_fraction > 0.0:
+            bound = 0.0  # a host-managed SMR zone takes only sequential writes: no random-write IOPS at all
         out.append(BoundCheck(bound="iops", required=iops_needed, bound_value=bound, unit="iops", at_most=False))
     if c.latency_target_s > 0:
         floor = _latency_floor_s(req, drive)

@@ -74,8 +74,8 @@ def test_every_quote_occurs_verbatim_in_its_file() -> None:
     checked = 0
     for d in DRIVES:
         for f, p in d.provenance.items():
-            if not p.quote:
-                continue
+            if not p.quote or p.source.startswith(("https://", "http://")):
+                continue  # a public page: test_web_sources_name_an_address_and_a_sentence
             assert p.source in catalog.SEED_FILES, (d.name, f, p.source)
             checked += 1
             if _norm(p.quote) not in _source_text(p.source):
@@ -102,6 +102,33 @@ def test_sourced_values_quote_and_assumed_values_explain() -> None:
                 assert len(p.reason) > 15, (d.name, f)
             else:
                 assert p.source and len(p.quote) > 10, (d.name, f)
+
+
+def test_web_sources_name_an_address_and_a_sentence() -> None:
+    """Today's drives quote public pages (datasheets, reviews): the address is the source and the
+    quote a whole sentence or table row; prices are assumed with the year they stand for."""
+    web = [(d, f, p) for d in DRIVES for f, p in d.provenance.items() if p.source.startswith(("https://", "http://"))]
+    assert len({d.name for d, _, _ in web}) >= 12
+    for d, f, p in web:
+        assert re.fullmatch(r"https?://[^\s]+\.[a-z]{2,}/\S*", p.source), (d.name, f, p.source)
+        assert len(p.quote) >= 10, (d.name, f, p.quote)
+    for name in (*TODAY_SSD_NAMES, *TODAY_HDD_NAMES):
+        d = get_drive(name)
+        assert d.price_year is not None and (d.provenance["price_usd"].assumed or d.provenance["price_usd"].quote)
+        quoted = [f for f, p in d.provenance.items() if not p.assumed]
+        assert "capacity_bytes" in quoted, name
+
+
+def test_todays_drives_cover_the_classes_a_planner_needs() -> None:
+    ssds = [get_drive(n) for n in TODAY_SSD_NAMES]
+    assert len(ssds) >= 8 and all(d.capacity_bytes >= 3.84e12 for d in ssds)
+    dwpd = {round(d.endurance_bytes_written / (d.capacity_bytes * 365 * 5), 2) for d in ssds if d.nand_type == "tlc"}
+    assert {1.0, 3.0} <= dwpd
+    assert any(d.nand_type == "qlc" for d in ssds) and any(d.interface.startswith("sas") for d in ssds)
+    assert any(d.interface.startswith("pcie-gen4") and (d.channels or 0) >= 16 for d in ssds)
+    hdds = [get_drive(n) for n in TODAY_HDD_NAMES]
+    assert len(hdds) >= 2 and all(d.capacity_bytes >= 16e12 for d in hdds)
+    assert {d.recording for d in hdds} == {"cmr", "smr-host-managed"}
 
 
 def test_provenance_refuses_assumed_without_reason_and_sourced_without_quote() -> None:
@@ -147,6 +174,15 @@ EXPECTED_NAMES = [
     "hdd-7k2-nearline-8tb",
     "wd-velociraptor-300gb",
 ]
+#: Today's drives (catalog files 101-199, 951-999; quotes from public pages, see docs/catalog.md).
+TODAY_SSD_NAMES = [
+    "kioxia-cm6-r-30720gb", "kioxia-cm6-v-12800gb", "kioxia-cd6-r-15360gb", "micron-7400-pro-7680gb",
+    "intel-d7-p5500-7680gb", "intel-d7-p5600-6400gb", "solidigm-d5-p5336-61440gb", "intel-d5-p4320-7680gb",
+    "kioxia-pm6-r-30720gb",
+]
+TODAY_HDD_NAMES = ["wd-ultrastar-hc560-20tb", "wd-ultrastar-hc570-22tb", "wd-ultrastar-hc670-26tb"]
+SEED_NAMES = EXPECTED_NAMES
+EXPECTED_NAMES = [*SEED_NAMES[:-4], *TODAY_SSD_NAMES, *SEED_NAMES[-4:], *TODAY_HDD_NAMES]
 
 
 def test_catalog_holds_every_seed_drive_in_a_stable_order() -> None:
@@ -169,7 +205,7 @@ def test_drive_field_names_are_exactly_the_specified_ones() -> None:
         "channels", "controllers", "internal_parity", "gc_policy", "random_read_iops",
         "random_write_iops", "steady_random_write_iops", "seq_read_bytes_per_s",
         "seq_write_bytes_per_s", "read_latency_s", "write_latency_s", "endurance_bytes_written",
-        "pe_cycles", "rpm", "average_seek_s", "full_stroke_seek_s", "active_power_w",
+        "pe_cycles", "rpm", "average_seek_s", "full_stroke_seek_s", "recording", "active_power_w",
         "idle_power_w", "price_usd", "price_year", "annual_failure_rate", "uber", "provenance",
     ]  # fmt: skip
 
@@ -185,7 +221,7 @@ def test_every_ssd_has_what_a_planner_needs(drive: Drive) -> None:
     assert drive.active_power_w is not None and drive.idle_power_w is not None
     assert drive.price_usd is not None and drive.price_usd > 0
     assert drive.gc_policy in ("eager", "lazy")
-    assert drive.nand_type in ("slc", "mlc", "emlc")
+    assert drive.nand_type in ("slc", "mlc", "emlc", "tlc", "qlc")
     assert drive.page_bytes is not None and drive.pages_per_block is not None
     assert drive.channels is not None and drive.controllers is not None
     assert drive.internal_parity in ("none", "raid4-dies", "rain-7+1")
@@ -553,7 +589,7 @@ BAD_INPUTS = [
     ({"gc_policy": None}, "gc_policy", "is required for kind 'ssd'"),
     ({"random_write_iops": None, "steady_random_write_iops": None}, "random_write_iops", "is required"),
     ({"endurance_bytes_written": None}, "endurance_bytes_written", "(or pe_cycles)"),
-    ({"nand_type": "hdd"}, "nand_type", "must be one of slc, mlc, emlc for kind 'ssd'"),
+    ({"nand_type": "hdd"}, "nand_type", "must be one of slc, mlc, emlc, tlc, qlc for kind 'ssd'"),
 ]
 
 
