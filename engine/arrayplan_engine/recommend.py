@@ -303,15 +303,13 @@ def _layouts_for(name: str, widths: Sequence[int], field_path: str) -> list[Layo
 
 def _drive_names(req: PlanRequest, catalog: Catalog) -> list[str]:
     """The drives to search: ``candidate_space.drive_models``, or by default every drive in the
-    catalog (SSDs and hard disks, the request's custom drives included) that can hold the data:
-    the final year's capacity fits on ``candidate_space.max_drive_count`` of them."""
+    catalog, SSDs and hard disks (the request's custom drives included). The arrays of a drive
+    too small to hold the data fall to the capacity bound, which counts them."""
     catalog = request_catalog(req, catalog)
     if req.candidate_space.drive_models:
         names = [catalog.get(n).name for n in req.candidate_space.drive_models]
         return list(dict.fromkeys(names))
-    need = required_capacity_bytes(req)
-    slots = req.candidate_space.max_drive_count
-    return [d.name for d in catalog if d.capacity_bytes * slots >= need]
+    return [d.name for d in catalog]
 
 
 def _shapes(req: PlanRequest, *, drive_slots: bool = True) -> list[tuple[str, int, int]]:
