@@ -65,3 +65,33 @@ def test_a_malformed_catalog_file_stops_the_server_naming_file_line_and_field(tm
                          "--executor", "local"], capsys, monkeypatch)
     assert code == 2
     assert f"{bad}:8: capacity_bytes: must be an integer > 0" in err
+
+
+@pytest.mark.slow
+def test_consistency_fio_log_round_trips_through_drives_fit(tmp_path: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    log, base, fitted, figure = (tmp_path / n for n in ("s3500.log", "base.toml", "fitted.toml", "fit.png"))
+    code, _, _ = _run(["consistency", "intel-dc-s3500-480gb", "--duration-s", "2000", "--seed", "5", "--fio-log-out", str(log)],
+                      capsys, monkeypatch)
+    assert code == 0 and log.read_text().splitlines()[0].endswith(", 1, 4096, 0")
+    code, out, _ = _run(["drives", "export", "intel-dc-s3500-480gb"], capsys, monkeypatch)
+    base.write_text(out)
+    code, out, err = _run(["drives", "fit", "--base", str(base), "--fio-log", str(log), "--figure", str(figure), "--out", str(fitted),
+                           "--name", "my-s3500", "--quiet"], capsys, monkeypatch)
+    assert code == 0, err
+    drive = drive_from_toml(out)
+    assert drive.name == "my-s3500" and fitted.read_text() == out and figure.stat().st_size > 10_000
+    assert "steady" in err and "time to steady" in err
+    # the fitted file runs as a drive: its own consistency run keeps the measured steady level
+    code, out, _ = _run(["consistency", str(fitted), "--duration-s", "2000", "--seed", "5", "--fio-log-out", str(tmp_path / "again.log"),
+                         "--format", "json"], capsys, monkeypatch)
+    assert code == 0
+    from arrayplan_engine.drive_fit import curve_figures, parse_fio_log
+
+    measured = curve_figures(parse_fio_log(log.read_text()))
+    assert json.loads(out)["steady_iops_mean"] == pytest.approx(measured.steady_iops, rel=0.10)
+
+
+def test_drives_fit_refuses_a_log_that_is_not_fio(tmp_path: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "x.log").write_text("time,iops\n0,5000\n")
+    code, _, err = _run(["drives", "fit", "--base", "intel-dc-s3500-480gb", "--fio-log", str(tmp_path / "x.log")], capsys, monkeypatch)
+    assert code == 2 and f"{tmp_path / 'x.log'}:1: not a fio write_iops_log line" in err

@@ -22,8 +22,8 @@ DEFAULT_SERVER = "127.0.0.1:50051"
 DEFAULT_DATA_DIR = Path(os.environ.get("ARRAYPLAN_DATA_DIR", "data"))
 
 # Subcommands contributed by other modules: each has register(subparsers).
-_PLUGINS = ("arrayplan_services.cli.ssd_commands", "arrayplan_services.cli.simulate_command", "arrayplan_services.cli.reliability_command",
-            "arrayplan_services.cli.cluster_commands")
+_PLUGINS = ("arrayplan_services.cli.ssd_commands", "arrayplan_services.cli.fit_command", "arrayplan_services.cli.simulate_command",
+            "arrayplan_services.cli.reliability_command", "arrayplan_services.cli.cluster_commands")
 
 
 def _err(msg: str) -> None:
