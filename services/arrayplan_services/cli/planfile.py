@@ -223,8 +223,11 @@ class _Builder:
         fields = msg.DESCRIPTOR.fields_by_name
         for key, value in data.items():
             where = at + (key,)
-            if key not in fields or key == "provenance":
-                self.fail(where, f"unknown field; allowed: {', '.join(f for f in fields if f != 'provenance')}")
+            if key == "provenance":  # the API's form: [{field, source, quote, assumed, reason}]
+                self.set_field(msg, fields[key], value, where)
+                continue
+            if key not in fields:
+                self.fail(where, f"unknown field; allowed: {', '.join(fields)}")
                 continue
             field = fields[key]
             prov: dict[str, Any] | None = None
