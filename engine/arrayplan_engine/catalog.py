@@ -1,10 +1,19 @@
-"""Drive catalog: every drive in the five seed reviews, each value with its provenance.
+"""Drive catalog: every value of every drive with its provenance, read from data files.
 
 A ``Drive`` is a flat, frozen record in SI units (bytes, seconds, bytes per second, watts, US
 dollars). Every non-None value other than the identity fields (``name``, ``display_name``,
-``vendor``, ``family``, ``kind``) carries a ``Provenance``: the seed file and the exact sentence or
-table row it came from, or ``assumed=True`` with the reason when the seeds do not give it. The test
-suite checks that every quote really occurs in its file.
+``vendor``, ``family``, ``kind``) carries a ``Provenance``: the source (a seed file, a shared data
+file or a datasheet's web address) and the exact sentence or table row it came from, or
+``assumed=True`` with the reason. The test suite checks that every seed quote really occurs in its
+file.
+
+The built-in drives live in catalog files shipped with the engine,
+``arrayplan_engine/data/drives/NNN-name.toml``: one drive per file, the identity fields at the top
+and one table per value (``value`` with ``source`` + ``quote``, or ``assumed = true`` with
+``reason``). ``drive_to_toml`` writes one, ``drive_from_toml`` reads one back (every field
+validated with its line and allowed range), ``load_catalog_files`` adds a site's files to a
+catalog. The files are read with ``tomllib`` through ``importlib.resources`` (package data, no
+other I/O).
 
 Conventions (also in docs/catalog.md):
 
@@ -12,9 +21,11 @@ Conventions (also in docs/catalog.md):
   ``raw_nand_bytes`` is the physical NAND in binary multiples, as NAND is built: the SSD 320 300GB
   carries "320GB of NAND", which is 20 devices x 2 dies x 64 Gbit = 320 GiB. When a review writes
   "GB" for NAND it means GiB; when it writes "GB" for a rated capacity it means 10^9 bytes.
-* ``spare_factor`` = (raw_nand_bytes - capacity_bytes) / capacity_bytes: spare NAND per byte of
-  user capacity (S3500 240GB: 264 GiB / 240 GB -> 0.181). The reviews quote spare as a share of
-  the NAND instead (SSD 320: "12.8% of the total NAND"); that is ``spare_fraction_of_raw``.
+* ``spare_bytes_per_user_byte`` = (raw_nand_bytes - capacity_bytes) / capacity_bytes: spare NAND
+  per byte of user capacity (S3500 240GB: 264 GiB / 240 GB -> 0.181). The reviews quote spare as a
+  share of the NAND instead (SSD 320: "12.8% of the total NAND"); that is
+  ``spare_fraction_of_raw``. Neither is the FTL's ``spare_factor`` (spare over the raw NAND left
+  after internal parity, ``ssd.py``).
 * ``random_write_iops`` is the fresh-out-of-box 4 KB spec (or, where marked assumed, a
   measurement standing in for it); ``steady_random_write_iops`` is the sustained / full-span 4 KB
   spec. Intel's enterprise tables in the 001 and 002 seeds give the sustained figure (the same
@@ -25,22 +36,27 @@ Conventions (also in docs/catalog.md):
 * ``channels`` counts NAND channels per controller; an SSD 910 has ``controllers`` of them.
 * MB/s in the reviews is read as 10^6 B/s; "4KB" IOs as 4096 B.
 
-Pure: no file I/O; imports only the standard library and the engine's ``units`` / ``errors``.
+Imports only the standard library and the engine's ``units`` / ``errors`` / ``provenance``.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
+from importlib import resources
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
 from arrayplan_engine import units
 from arrayplan_engine.errors import InvalidInputError, UnknownNameError, Violation
+from arrayplan_engine.provenance import Provenance
 
 __all__ = [
+    "CATALOG_FILE_SCHEMA",
     "FORM_FACTORS",
     "GC_POLICIES",
     "INTERFACES",
@@ -49,22 +65,30 @@ __all__ = [
     "KINDS",
     "NAND_TYPES",
     "PROVENANCED_FIELDS",
+    "RECORDINGS",
     "SEED_FILES",
     "Catalog",
+    "CatalogFileError",
     "Drive",
     "Provenance",
     "all_drives",
     "builtin_catalog",
     "catalog_markdown",
+    "drive_from_fields",
     "drive_from_mapping",
+    "drive_from_toml",
+    "drive_to_toml",
     "drive_violations",
     "get_drive",
+    "load_catalog_files",
     "with_user_drives",
 ]
 
 Kind = Literal["ssd", "hdd"]
-Interface = Literal["sata-1.5g", "sata-3g", "sata-6g", "sas-6g", "pcie-gen2-x4", "pcie-gen2-x8"]
-NandType = Literal["slc", "mlc", "emlc", "hdd"]
+Interface = Literal["sata-1.5g", "sata-3g", "sata-6g", "sas-6g", "sas-12g", "sas-24g", "pcie-gen2-x4", "pcie-gen2-x8",
+                    "pcie-gen3-x4", "pcie-gen4-x4", "pcie-gen5-x4"]
+NandType = Literal["slc", "mlc", "emlc", "tlc", "qlc", "hdd"]
+Recording = Literal["cmr", "smr-host-managed", "smr-drive-managed"]
 InternalParity = Literal["none", "raid4-dies", "rain-7+1"]
 GcPolicy = Literal["eager", "lazy"]
 
@@ -74,9 +98,18 @@ INTERFACES: Final[tuple[str, ...]] = (
     "sata-3g",
     "sata-6g",
     "sas-6g",
+    "sas-12g",
+    "sas-24g",
     "pcie-gen2-x4",
     "pcie-gen2-x8",
+    "pcie-gen3-x4",
+    "pcie-gen4-x4",
+    "pcie-gen5-x4",
 )
+#: PCIe 4.0 / 5.0 lanes (16 / 32 GT/s, 128b/130b) and 24G SAS (SAS-4: 22.5 Gbit/s, 128b/150b), payload.
+PCIE_GEN4_LANE_BYTES_PER_S: Final = 1_969 * units.MB
+PCIE_GEN5_LANE_BYTES_PER_S: Final = 3_938 * units.MB
+SAS_24G_BYTES_PER_S: Final = 2_400 * units.MB
 #: Payload bandwidth of each interface (after line encoding), from ``units``.
 INTERFACE_BYTES_PER_S: Final[Mapping[str, int]] = MappingProxyType(
     {
@@ -84,13 +117,21 @@ INTERFACE_BYTES_PER_S: Final[Mapping[str, int]] = MappingProxyType(
         "sata-3g": units.SATA_3G_BYTES_PER_S,
         "sata-6g": units.SATA_6G_BYTES_PER_S,
         "sas-6g": units.SAS_6G_BYTES_PER_S,
+        "sas-12g": units.SAS_12G_BYTES_PER_S,
+        "sas-24g": SAS_24G_BYTES_PER_S,
         "pcie-gen2-x4": 4 * units.PCIE_GEN2_LANE_BYTES_PER_S,
         "pcie-gen2-x8": 8 * units.PCIE_GEN2_LANE_BYTES_PER_S,
+        "pcie-gen3-x4": 4 * units.PCIE_GEN3_LANE_BYTES_PER_S,
+        "pcie-gen4-x4": 4 * PCIE_GEN4_LANE_BYTES_PER_S,
+        "pcie-gen5-x4": 4 * PCIE_GEN5_LANE_BYTES_PER_S,
     }
 )
 #: ``pcie-hh``: half-height PCIe card; ``pcie-hhhl``: half-height, half-length.
 FORM_FACTORS: Final[tuple[str, ...]] = ("1.8in", "2.5in", "3.5in", "pcie-hh", "pcie-hhhl")
-NAND_TYPES: Final[tuple[str, ...]] = ("slc", "mlc", "emlc", "hdd")
+NAND_TYPES: Final[tuple[str, ...]] = ("slc", "mlc", "emlc", "tlc", "qlc", "hdd")
+#: How a hard disk lays tracks: conventional, or shingled (host-managed: the host must write each
+#: zone sequentially, so the disk takes no random writes; drive-managed: the disk remaps them).
+RECORDINGS: Final[tuple[str, ...]] = ("cmr", "smr-host-managed", "smr-drive-managed")
 INTERNAL_PARITIES: Final[tuple[str, ...]] = ("none", "raid4-dies", "rain-7+1")
 GC_POLICIES: Final[tuple[str, ...]] = ("eager", "lazy")
 
@@ -109,30 +150,6 @@ USER_SOURCE: Final = "user"
 
 # --------------------------------------------------------------------------------------------
 # Records
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Provenance:
-    """Where one value came from.
-
-    ``source`` is a seed file name (``"001_4993870e060cd6fa.txt"``), a shared data file
-    (``"data/reliability/survival.csv"``) or ``"user"``; ``quote`` is the exact sentence or table
-    row (a verbatim substring of the file, up to whitespace). ``assumed=True`` marks a value the
-    sources do not give; ``reason`` then says what it is and why (an assumed value may still quote
-    the sentence that supports it). On a quoted value ``reason`` is an optional note (how a table
-    was read, the arithmetic from the quote to the value).
-    """
-
-    source: str
-    quote: str
-    assumed: bool = False
-    reason: str = ""
-
-    def __post_init__(self) -> None:
-        if self.assumed and not self.reason:
-            raise ValueError("an assumed value needs a reason")
-        if not self.assumed and not (self.source and self.quote):
-            raise ValueError("a sourced value needs a source and a quote")
 
 
 USER_PROVENANCE: Final = Provenance(source=USER_SOURCE, quote="supplied by user")
@@ -171,6 +188,7 @@ class Drive:
     rpm: int | None = None
     average_seek_s: float | None = None
     full_stroke_seek_s: float | None = None
+    recording: Recording | None = None
     active_power_w: float | None = None
     idle_power_w: float | None = None
     price_usd: float | None = None
@@ -184,7 +202,7 @@ class Drive:
         return self.kind == "ssd"
 
     @property
-    def spare_factor(self) -> float | None:
+    def spare_bytes_per_user_byte(self) -> float | None:
         """Spare NAND per byte of user capacity: (raw_nand_bytes - capacity_bytes) /
         capacity_bytes, raw in binary and capacity in decimal bytes (S3500 240GB: 264 GiB for
         240 GB -> 0.181). None for a hard disk."""
@@ -223,7 +241,7 @@ _SSD_ONLY: Final = (
     "gc_policy",
     "pe_cycles",
 )
-_HDD_ONLY: Final = ("rpm", "average_seek_s", "full_stroke_seek_s")
+_HDD_ONLY: Final = ("rpm", "average_seek_s", "full_stroke_seek_s", "recording")
 
 
 # --------------------------------------------------------------------------------------------
@@ -333,6 +351,7 @@ _CHOICES: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
         "nand_type": NAND_TYPES,
         "internal_parity": INTERNAL_PARITIES,
         "gc_policy": GC_POLICIES,
+        "recording": RECORDINGS,
     }
 )
 _TEXT: Final = ("name", "display_name", "vendor", "family")
@@ -379,8 +398,10 @@ def _check_number(value: Any, spec: _Num) -> tuple[float | int | None, str | Non
     return number, None
 
 
-def _validate(d: Any, prefix: str) -> tuple[dict[str, Any], list[Violation]]:
-    """Check a mapping of drive fields; returns the cleaned values and the violations."""
+def _validate(d: Any, prefix: str, *, spec_defaults: bool = False) -> tuple[dict[str, Any], list[Violation]]:
+    """Check a mapping of drive fields; returns the cleaned values and the violations. With
+    ``spec_defaults`` an SSD may leave out ``raw_nand_bytes`` and ``gc_policy`` (a spec sheet
+    gives neither; ``drive_from_fields`` fills them in, marked assumed)."""
     out: list[Violation] = []
 
     def bad(key: str, reason: str) -> None:
@@ -433,7 +454,7 @@ def _validate(d: Any, prefix: str) -> tuple[dict[str, Any], list[Violation]]:
     kind = clean.get("kind")
     if kind == "ssd":
         for key in ("raw_nand_bytes", "nand_type", "gc_policy", "random_read_iops"):
-            if key not in supplied:
+            if key not in supplied and not (spec_defaults and key in ("raw_nand_bytes", "gc_policy")):
                 bad(key, "is required for kind 'ssd'")
         if not supplied & {"random_write_iops", "steady_random_write_iops"}:
             bad("random_write_iops", "is required for kind 'ssd' (or steady_random_write_iops)")
@@ -443,7 +464,7 @@ def _validate(d: Any, prefix: str) -> tuple[dict[str, Any], list[Violation]]:
             if key in supplied:
                 bad(key, "applies only to kind 'hdd'; omit it or set null")
         if clean.get("nand_type") == "hdd":
-            bad("nand_type", "must be one of slc, mlc, emlc for kind 'ssd'; got 'hdd'")
+            bad("nand_type", "must be one of slc, mlc, emlc, tlc, qlc for kind 'ssd'; got 'hdd'")
     elif kind == "hdd":
         for key in ("rpm", "average_seek_s"):
             if key not in supplied:
@@ -462,6 +483,10 @@ def _validate(d: Any, prefix: str) -> tuple[dict[str, Any], list[Violation]]:
 
     if (p := pair("raw_nand_bytes", "capacity_bytes")) and p[0] < p[1]:
         bad("raw_nand_bytes", f"must be >= capacity_bytes ({p[1]}), got {p[0]}")
+    if (p := pair("endurance_bytes_written", "capacity_bytes")) and p[0] < p[1]:
+        bad("endurance_bytes_written", (
+            f"must be in bytes written over the drive's life, at least its capacity ({p[1]}); got {p[0]}, which looks like "
+            "TBW or drive writes per day: give TBW x 1e12, or DWPD x capacity_bytes x 365 x warranty years"))
     if (p := pair("steady_random_write_iops", "random_write_iops")) and p[0] > p[1]:
         bad("steady_random_write_iops", f"must be <= random_write_iops ({_fmt(p[1])}), got {_fmt(p[0])}")
     if (p := pair("full_stroke_seek_s", "average_seek_s")) and p[0] < p[1]:
@@ -553,43 +578,228 @@ def with_user_drives(
 
 
 # --------------------------------------------------------------------------------------------
-# Building the built-in catalog
+# Catalog files (TOML): one drive per file, every value with its provenance
 
-_Val = tuple[Any, Provenance]
-
-
-def _q(source: str, quote: str, note: str = "") -> Provenance:
-    """A quoted value; ``note`` says how the quote was read."""
-    return Provenance(source=source, quote=quote, reason=note)
+#: The version of the catalog file layout (docs/catalog.md, "Catalog files").
+CATALOG_FILE_SCHEMA: Final = 1
+_PROVENANCE_KEYS: Final = ("value", "source", "quote", "assumed", "reason")
 
 
-def _a(reason: str, source: str = "", quote: str = "") -> Provenance:
-    """An assumed value with its reason (and the sentence that supports it, if any)."""
-    return Provenance(source=source, quote=quote, assumed=True, reason=reason)
+class CatalogFileError(InvalidInputError):
+    """A catalog file that does not load: every problem with its line (None when unknown).
+
+    ``str()`` gives one ``path:line: field: reason`` line per problem; ``violations`` name the
+    field (``capacity_bytes.value``) so an API error can re-prefix them."""
+
+    def __init__(self, path: str, problems: list[tuple[int | None, str, str]]) -> None:
+        self.path = path
+        self.problems = problems
+        super().__init__([Violation(field=f or "(file)", reason=r) for _, f, r in problems])
+        self.args = ("\n".join(f"{path}:{line or '?'}: {f + ': ' if f else ''}{r}" for line, f, r in problems),)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
-def _drive(
-    *, name: str, display_name: str, vendor: str, family: str, kind: Kind, **values: _Val | None
-) -> Drive:
-    kwargs: dict[str, Any] = {}
-    prov: dict[str, Provenance] = {}
-    for key, pair in values.items():
-        if pair is None:
+def _toml_string(text: str) -> str:
+    out = json.dumps(text, ensure_ascii=False)
+    return out.replace("\x7f", "\\u007f")
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"a catalog value must be finite, got {value!r}")
+        return repr(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    raise TypeError(f"cannot write {type(value).__name__} to a catalog file")
+
+
+def drive_to_toml(drive: Drive) -> str:
+    """One drive as a catalog file (TOML): the identity fields at the top (a ``name = "..."``
+    line first), then one table per value with its provenance. ``drive_from_toml`` reads it back
+    to an equal ``Drive``."""
+    lines = [
+        f"# arrayplan drive catalog file (schema {CATALOG_FILE_SCHEMA}; docs/catalog.md): {drive.display_name}",
+        "# Every value: `value` with `source` + `quote` (verbatim from the source), or `assumed = true`",
+        "# with `reason`. SI units: bytes, seconds, bytes per second, watts, US dollars.",
+    ]
+    for key in _IDENTITY_FIELDS:
+        if getattr(drive, key):  # an empty family is left out (and read back as empty)
+            lines.append(f"{key} = {_toml_value(getattr(drive, key))}")
+    for key in PROVENANCED_FIELDS:
+        value = getattr(drive, key)
+        if value is None:
             continue
-        value, p = pair
-        kwargs[key] = value
-        if value is not None:
-            prov[key] = p
-    return Drive(
-        name=name,
-        display_name=display_name,
-        vendor=vendor,
-        family=family,
-        kind=kind,
-        **kwargs,
-        provenance=MappingProxyType(prov),
-    )
+        p = drive.provenance[key]
+        lines += ["", f"[{key}]", f"value = {_toml_value(value)}"]
+        if p.source:
+            lines.append(f"source = {_toml_string(p.source)}")
+        if p.quote:
+            lines.append(f"quote = {_toml_string(p.quote)}")
+        if p.assumed:
+            lines.append("assumed = true")
+        if p.reason:
+            lines.append(f"reason = {_toml_string(p.reason)}")
+    return "\n".join(lines) + "\n"
 
+
+def _line_of_key(text: str, key: str) -> int | None:
+    """The line of ``FIELD`` or ``FIELD.KEY`` in a catalog file: the key's line inside the
+    ``[FIELD]`` table (``value`` for a bare field), else the table's header, else a top-level
+    ``FIELD = ...`` line."""
+    top, _, sub = key.partition(".")
+    sub = sub or "value"
+    lines = text.splitlines()
+    header = re.compile(rf"^\s*\[\s*{re.escape(top)}\s*\]")
+    assign = re.compile(rf"^\s*{re.escape(top)}\s*[=.]")
+    for i, line in enumerate(lines, start=1):
+        if header.match(line):
+            inner = re.compile(rf"^\s*{re.escape(sub)}\s*=")
+            for j in range(i, len(lines)):
+                if lines[j].lstrip().startswith("["):
+                    break
+                if inner.match(lines[j]):
+                    return j + 1
+            return i
+        if assign.match(line):
+            return i
+    return None
+
+
+def split_provenance(
+    data: Mapping[str, Any], prefix: str, *, bare: Provenance | None
+) -> tuple[dict[str, Any], dict[str, Provenance], list[Violation]]:
+    """Split drive fields given as ``{value, source, quote}`` / ``{value, assumed, reason}``
+    tables (or, when ``bare`` is given, plain values carrying that provenance) into values and
+    provenance. Violations name ``prefix.FIELD`` (or ``prefix.FIELD.KEY``)."""
+    values: dict[str, Any] = {}
+    prov: dict[str, Provenance] = {}
+    out: list[Violation] = []
+
+    def path(*parts: str) -> str:
+        return ".".join(p for p in (prefix, *parts) if p)
+
+    for key, item in data.items():
+        if key in _IDENTITY_FIELDS or key not in PROVENANCED_FIELDS:
+            values[key] = item  # identity text, or an unknown key _validate names
+            continue
+        if not isinstance(item, Mapping):
+            if bare is None:
+                out.append(Violation(field=path(key), reason=(
+                    "must be a table with value and source + quote, or value, assumed = true and reason; "
+                    f"got a bare {type(item).__name__}")))
+                continue
+            values[key] = item
+            prov[key] = bare
+            continue
+        unknown = [k for k in item if k not in _PROVENANCE_KEYS]
+        for k in unknown:
+            out.append(Violation(field=path(key, str(k)), reason="unknown key; allowed: " + ", ".join(_PROVENANCE_KEYS)))
+        if "value" not in item:
+            out.append(Violation(field=path(key, "value"), reason="is required"))
+            continue
+        values[key] = item["value"]
+        assumed = item.get("assumed", False)
+        texts = {k: item.get(k, "") for k in ("source", "quote", "reason")}
+        bad = False
+        if not isinstance(assumed, bool):
+            out.append(Violation(field=path(key, "assumed"), reason=f"must be true or false, got {assumed!r}"))
+            bad = True
+        for k, v in texts.items():
+            if not isinstance(v, str):
+                out.append(Violation(field=path(key, k), reason=f"must be a string, got {v!r}"))
+                bad = True
+        if bad:
+            continue
+        if assumed and not texts["reason"].strip():
+            out.append(Violation(field=path(key, "reason"), reason="is required when assumed = true (say what the value is and why)"))
+            continue
+        if not assumed and not (texts["source"].strip() and texts["quote"].strip()):
+            if bare is not None and not texts["source"] and not texts["quote"]:
+                prov[key] = bare
+                continue
+            missing = "source" if not texts["source"].strip() else "quote"
+            out.append(Violation(field=path(key, missing), reason=(
+                "is required: a value needs source + quote (the sentence it was read from), or assumed = true with reason")))
+            continue
+        prov[key] = Provenance(source=texts["source"], quote=texts["quote"], assumed=assumed, reason=texts["reason"])
+    return values, prov, out
+
+
+def drive_from_fields(
+    data: Mapping[str, Any], prefix: str = "", *, bare: Provenance | None = None, defaults_reason: str = ""
+) -> Drive:
+    """A drive from catalog-file fields (see ``split_provenance``), every value validated with
+    its path and allowed range (``InvalidInputError``). Fields the file leaves out that the model
+    has a default for (display name, vendor, family, one controller, no internal parity, HDD
+    ``nand_type``) get that default, marked assumed with ``defaults_reason``."""
+    if not isinstance(data, Mapping):
+        raise InvalidInputError.one(prefix or "drive", f"must be a table of drive fields, got {type(data).__name__}")
+    values, prov, out = split_provenance(data, prefix, bare=bare)
+    clean, more = _validate(values, prefix or "_", spec_defaults=True)
+    if not prefix:
+        more = [Violation(field=v.field.removeprefix("_").removeprefix("."), reason=v.reason) for v in more]
+    out += more
+    if out:
+        raise InvalidInputError(out)
+    for key, value in values.items():  # a whole number written as one stays one (loads back unchanged)
+        if type(value) is int and isinstance(clean.get(key), float) and clean[key] == value:
+            clean[key] = value
+    clean.setdefault("display_name", clean["name"])
+    clean.setdefault("vendor", "user" if bare is not None else "unknown")
+    clean.setdefault("family", "")
+    why = defaults_reason or "not given in the catalog file: the model's default"
+    default_prov = Provenance(source="", quote="", assumed=True, reason=why)
+    if clean["kind"] == "ssd":
+        for key, value in (("controllers", 1), ("internal_parity", "none")):
+            if key not in clean:
+                clean[key] = value
+                prov[key] = bare if bare is not None else default_prov
+        if "raw_nand_bytes" not in clean:
+            raw = units.GiB
+            while raw <= clean["capacity_bytes"]:
+                raw *= 2
+            clean["raw_nand_bytes"] = raw
+            prov["raw_nand_bytes"] = Provenance(assumed=True, reason=(
+                f"not given: the smallest power-of-two GiB of NAND above the rated capacity ({raw / GiB:,.0f} GiB), how "
+                "NAND is built (3.84 TB on 4 TiB, 7.68 TB on 8 TiB); a spec sheet rarely states it"))
+        if "gc_policy" not in clean:
+            clean["gc_policy"] = "eager"
+            prov["gc_policy"] = Provenance(assumed=True, reason=(
+                "not given: eager (background) cleaning, what data-centre SSD firmware does to bound write latency; "
+                "a spec sheet does not say"))
+    elif "nand_type" not in clean:
+        clean["nand_type"] = "hdd"
+        prov["nand_type"] = Provenance(source="", quote="", assumed=True, reason="a hard disk: no NAND")
+    kept = {k: p for k, p in prov.items() if clean.get(k) is not None}
+    return Drive(**clean, provenance=MappingProxyType(kept))
+
+
+def drive_from_toml(text: str, path: str = "<catalog file>") -> Drive:
+    """Parse one catalog file (TOML). Raises ``CatalogFileError`` naming the file, the line and
+    the field of every problem."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"at line (\d+)", str(exc))
+        raise CatalogFileError(path, [(int(m.group(1)) if m else None, "", f"not valid TOML: {exc}")]) from None
+    try:
+        return drive_from_fields(data)
+    except InvalidInputError as exc:
+        problems = []
+        for v in exc.violations:
+            problems.append((_line_of_key(text, v.field) if v.field else None, v.field, v.reason))
+        raise CatalogFileError(path, problems) from None
+
+
+# --------------------------------------------------------------------------------------------
+# The built-in catalog: the data files shipped with the engine
 
 GB = units.GB
 GiB = units.GiB
@@ -598,1091 +808,47 @@ PB = units.PB
 MB = units.MB
 KiB = units.KiB
 
-
-def _iops_from_mb_s(mb_s: float) -> float:
-    """A review's 4 KB random MB/s as IOPS (MB = 10^6 B, 4 KB = 4096 B)."""
-    return mb_s * MB / (4 * KiB)
+#: The package folder holding the built-in catalog files.
+BUILTIN_DATA_PACKAGE: Final = "arrayplan_engine.data.drives"
 
 
-# Quotes used by several drives.
-_Q_PAGE_4K_TO_8K = (
-    "You may remember that with the move to 25nm Intel also increased page size from 4KB to 8KB."
-)
-_Q_10_CHANNEL = (
-    "Intel's controller is a 10-channel architecture and thus drive capacities are still a little "
-    "wonky compared to the competition."
-)
-_Q_LATE_CLEAN = (
-    "The 320 behaves a lot like the old X25-M G2 did when tortured. Minimum performance drops "
-    "pretty low - Intel prefers cleaning up as late as possible to extend drive longevity."
-)
-_Q_INTEL_EARLY = (
-    "Clean early and often and you'll do well. Put off cleaning until later and you'll enjoy tons "
-    "of free time early but you'll quickly run into a problem. It's an oversimplification, but "
-    "the latter is what most SSD controllers have done historically, and the former is what Intel "
-    "always believed in."
-)
-_Q_OTHERS_LATE = (
-    "It's an oversimplification, but the latter is what most SSD controllers have done "
-    "historically"
-)
-_Q_NO_REDUNDANCY_G2 = (
-    "Things like full disk encryption and NAND redundancy never made it out in G2 but are here in "
-    "the 320 all thanks to new firmware."
-)
-_Q_G2_AFR = (
-    "Intel claims the 510 should have the same failure rate as the 34nm X25-M G2 at ~0.6% per year."
-)
-_Q_000_YEAR = (
-    "The SF-1200 was the king of 2010. This year is shaping up to be all about the SF-2200 and the "
-    "G3 isn't quite as competitive there."
-)
-_Q_001_YEAR = "by Anand Lal Shimpi on June 11, 2013 6:10 PM EST"
-_Q_002_YEAR = "by Anand Lal Shimpi on August 9, 2012 1:00 PM EST"
-_Q_004_YEAR = "Date: Oct 15, 2012"
-_Q_000_HEADER = (
-    "X25-M G2 160GB Intel SSD 320 40GB Intel SSD 320 80GB Intel SSD 320 120GB Intel SSD 320 "
-    "160GB Intel SSD 320 300GB Intel SSD 320 600GB SSD 510 120GB SSD 510 250GB"
-)
-_Q_000_RREAD = (
-    "Random Read Performance Up to 35K IOPS Up to 30K IOPS Up to 38K IOPS Up to 38K IOPS Up to "
-    "39K IOPS Up to 39.5K IOPS Up to 39.5K IOPS Up to 20K IOPS Up to 20K IOPS"
-)
-_Q_000_RWRITE = (
-    "Random Write Performance Up to 8.6K IOPS Up to 3.7K IOPS Up to 10K IOPS Up to 14K IOPS Up "
-    "to 21K IOPS Up to 23K IOPS Up to 23K IOPS Up to 8K IOPS Up to 8K IOPS"
-)
-_Q_000_SREAD = (
-    "Sequential Read Performance Up to 250MB/s Up to 200MB/s Up to 270MB/s Up to 400MB/s (6Gbps) "
-    "Up to 500MB/s (6Gbps)"
-)
-_N_000_SREAD = (
-    "the row has 5 values for 9 columns (merged cells), read as: X25-M G2 250, SSD 320 40GB 200, "
-    "SSD 320 80-600GB 270, SSD 510 120GB 400, SSD 510 250GB 500 MB/s; the 001 seed's SSD 320 "
-    "maximum of 270 MB/s agrees"
-)
-_Q_000_SWRITE = (
-    "Sequential Write Performance Up to 100MB/s Up to 45MB/s Up to 90MB/s Up to 130MB/s Up to "
-    "165MB/s Up to 205MB/s Up to 220MB/s Up to 210MB/s (6Gbps) Up to 315MB/s (6Gbps)"
-)
-_Q_000_PRICE = "Price $404 $89 $159 $209 $289 $529 $1069 $284 $584"
-_Q_001_CAPS = (
-    "Capacities | 100 / 200 / 400 / 800GB | 80 / 120 / 160 / 240 / 300 / 400 / 480 / 600 / 800GB "
-    "| 100 / 200 / 300GB | 32 / 64GB | 80 / 120 / 160 / 300 / 600GB |"
-)
-_Q_001_NAND = "NAND | 25nm HET MLC | 20nm MLC | 25nm HET MLC | 50nm SLC | 25nm MLC |"
-_Q_001_SEQ = (
-    "Max Sequential Performance (Reads/Writes) | 500 / 460 MBps | 500 / 450 MBps | 270 / 210 MBps "
-    "| 250 / 170 MBps | 270 / 220 MBps |"
-)
-_Q_001_RAND = (
-    "Max Random Performance (Reads/Writes) | 76K / 36K | 75K / 11.5K | 38.5K / 2.7K IOPS | 35K / "
-    "3.3K IOPS | 39.5K / 600 IOPS |"
-)
-_Q_001_ENDURANCE = (
-    "Endurance (Max Data Written) | 1.83 - 14.6PB | 45 - 450TB | 500TB - 1.5PB | 1 - 2PB | 5 - "
-    "60TB |"
-)
-_Q_002_IFACE = "Interface | PCIe 2.0 x8 | SATA 3Gbps | SATA 3Gbps | SATA 3Gbps |"
-_Q_002_NAND = "NAND | 25nm MLC-HET | 25nm MLC-HET | 50nm SLC | 25nm MLC |"
-_Q_NO_6G = "To date Intel still hasn't released a 6Gbps SATA controller based on its own IP."
-_N_FAMILY_MAX = "family maximum from the seed's table; no per-capacity figure is given, so this is an upper bound for this capacity"
-_N_STEADY_TABLE = (
-    "Intel's enterprise table gives the sustained full-span 4 KB figure (the same row gives the "
-    "SSD 320 600 IOPS against 23K fresh in the 000 seed), so it is the steady-state spec"
-)
-
-# Assumption reasons shared by several drives.
-_R_UBER_CLIENT = (
-    "JEDEC JESD218 client-class requirement (UBER <= 1e-15), the usual datasheet figure for "
-    "consumer SATA SSDs of 2008-2011; the seeds give no error rate"
-)
-_R_UBER_ENTERPRISE = (
-    "JEDEC JESD218 enterprise-class requirement (UBER <= 1e-16); Intel and Micron datasheets of "
-    "the period quote 1e-16 to 1e-17, the bound is the conservative choice; the seeds give none"
-)
-_R_AFR_ENTERPRISE = (
-    "enterprise SSD datasheets of the period rate 2 million hours MTBF -> 8766 h / 2e6 h = 0.44% "
-    "per year; the seeds give no figure (001 only says Intel's enterprise drives 'have typically "
-    "done very well in terms of reliability')"
-)
-_R_POWER_SATA_ACTIVE = (
-    "typical 2.5-inch SATA 3Gbps SSD of 2008-2011 under sustained random writes (~3 W); the seeds "
-    "give no figure for this drive (000 only compares it qualitatively)"
-)
-_R_POWER_SATA_IDLE = (
-    "typical idle draw of a 2.5-inch SATA SSD of 2008-2011 without device sleep (~0.1 W); the "
-    "seeds give no figure"
-)
-_R_FORM_25 = "a 2.5-inch SATA drive (the seeds show no other form factor for it)"
-_R_ONE_CONTROLLER = "a single-controller SATA drive; only the SSD 910 carries several controllers"
-_R_PPB_4K = "typical 4 KiB-page MLC NAND of 50/34nm: 128 pages per block (512 KiB blocks); the seeds give no block size"
-_R_PPB_8K = "typical 8 KiB-page 25/20nm MLC NAND: 256 pages per block (2 MiB blocks); the seeds give no block size"
-_R_PPB_SLC = "typical SLC NAND: 64 pages per block; the seeds give no block size"
-_R_NO_PARITY = "the seeds describe no internal (die-level) parity for this drive"
-_R_EAGER_INTEL = (
-    "Intel controller; the 001 seed says cleaning early and often 'is what Intel always believed "
-    "in', and this drive's large spare area lets it clean early. Note the 000 seed says the "
-    "SSD 320 / X25-M G2 firmware 'prefers cleaning up as late as possible'; no seed describes this "
-    "drive's GC directly"
-)
-_R_LAZY_OTHER = (
-    "non-Intel controller; the 001 seed says cleaning late 'is what most SSD controllers have done "
-    "historically'; no seed describes this drive's GC directly"
-)
+def _builtin_files() -> list[tuple[str, str]]:
+    """(file name, text) of every built-in catalog file, by name (the catalog's order: the seed
+    drives by family as the seeds introduce them, then today's drives, hard disks last)."""
+    root = resources.files(BUILTIN_DATA_PACKAGE)
+    return [(f.name, f.read_text(encoding="utf-8")) for f in sorted(root.iterdir(), key=lambda f: f.name)
+            if f.name.endswith(".toml")]
 
 
-def _x25m_g1() -> list[Drive]:
-    return [
-        _drive(
-            name="intel-x25-m-g1-80gb",
-            display_name="Intel X25-M G1 80GB",
-            vendor="Intel",
-            family="X25-M G1",
-            kind="ssd",
-            interface=(
-                "sata-3g",
-                _a("X25-M G1 is SATA 3Gbps; the seed rules out 6Gbps for every Intel-controller drive", S002, _Q_NO_6G),
-            ),
-            form_factor=("2.5in", _a(_R_FORM_25)),
-            capacity_bytes=(
-                80 * GB,
-                _q(
-                    S003,
-                    "close to 800$ included VAT here in Norway for the 80GB version in December 08",
-                    "a reader's X25-M bought in December 2008, before the G2 shipped, so a G1",
-                ),
-            ),
-            raw_nand_bytes=(
-                80 * GiB,
-                _a(
-                    "Intel's 10-channel consumer drives carry binary NAND equal to the decimal "
-                    "rating (80 GiB for 80 GB, ~7.4% spare); the seeds give the G1's DRAM but not its NAND"
-                ),
-            ),
-            nand_type=("mlc", _a("50nm MLC: the X25-M is Intel's mainstream MLC line; the seeds contrast it with the SLC X25-E")),
-            page_bytes=(
-                4 * KiB,
-                _q(S000, _Q_PAGE_4K_TO_8K, "so Intel NAND before 25nm (50nm G1) used 4 KB pages"),
-            ),
-            pages_per_block=(128, _a(_R_PPB_4K)),
-            channels=(10, _a("Intel's X25-M controllers are 10-channel (000 says so of the G2/320 controller)", S000, _Q_10_CHANNEL)),
-            controllers=(1, _a(_R_ONE_CONTROLLER)),
-            internal_parity=("none", _a("NAND redundancy first shipped with the SSD 320", S000, _Q_NO_REDUNDANCY_G2)),
-            gc_policy=(
-                "lazy",
-                _a(
-                    "same Intel controller lineage as the G2/320, which 000 says cleans 'as late as "
-                    "possible'; 003 shows the G1 losing 36% of its random-write speed when used "
-                    "(40.8 -> 26.3 MB/s), a deep drop",
-                    S000,
-                    _Q_LATE_CLEAN,
-                ),
-            ),
-            random_read_iops=(
-                35_000.0,
-                _a(
-                    "no G1 spec in the seeds; the G2 spec is 35K (000 table) and 003 measures the "
-                    "Intel drives alike ('roughly 60MB/s of random read performance'), so the G2 figure is used",
-                    S003,
-                    "The Intel drives kick it up a notch and give you roughly 60MB/s of random read performance.",
-                ),
-            ),
-            random_write_iops=(
-                _iops_from_mb_s(40.8),
-                _a(
-                    "no spec in the seeds; the fresh 4 KB random-write measurement (QD3, 8 GB span) "
-                    "stands in for it: 40.8e6 B/s / 4096 B = 9961 IOPS (the same test gives the G2 "
-                    "36.1 MB/s = 8813 IOPS against its 8.6K spec)",
-                    S003,
-                    "Intel's X25-M G1 drops from 40.8MB/s when new down to 26.3MB/s in a well used state.",
-                ),
-            ),
-            seq_read_bytes_per_s=(250 * MB, _a("X25-M G1 datasheet rating (250 MB/s); not in the seeds")),
-            seq_write_bytes_per_s=(
-                70 * MB,
-                _a(
-                    "X25-M G1 datasheet rating (70 MB/s); not in the seeds, which say the X25-M's "
-                    "limited sequential write 'plagued' it",
-                    S000,
-                    "The one thing that plagued Intel's X25-M was its limited sequential write performance.",
-                ),
-            ),
-            pe_cycles=(10_000, _a("typical rating of 50nm MLC NAND; 000 notes ratings fell with each shrink since 50nm but gives no figure")),
-            active_power_w=(3.0, _a(_R_POWER_SATA_ACTIVE)),
-            idle_power_w=(0.1, _a(_R_POWER_SATA_IDLE)),
-            price_usd=(
-                640.0,
-                _a(
-                    "the seed's only price is a reader's ~800 USD including Norwegian VAT (25%): "
-                    "800 / 1.25 = 640 USD",
-                    S003,
-                    "close to 800$ included VAT here in Norway for the 80GB version in December 08",
-                ),
-            ),
-            price_year=(2008, _q(S003, "close to 800$ included VAT here in Norway for the 80GB version in December 08")),
-            annual_failure_rate=(0.006, _a("no G1 figure; the G2's ~0.6% per year is used", S000, _Q_G2_AFR)),
-            uber=(1e-15, _a(_R_UBER_CLIENT)),
-        )
-    ]
+def load_catalog_files(files: Iterable[tuple[str, str]], *, base: Catalog | None = None) -> Catalog:
+    """A catalog of the drives in these (path, text) catalog files, after ``base``'s drives.
+    Raises ``CatalogFileError`` naming the file, line and field of the first bad file, including
+    a drive whose name is already taken."""
+    drives = list(base) if base is not None else []
+    taken = {_key(n): d.name for d in drives for n in (d.name, d.display_name)}
+    for path, text in files:
+        drive = drive_from_toml(text, path)
+        for attr in ("name", "display_name"):
+            other = taken.get(_key(getattr(drive, attr)))
+            if other is not None:
+                raise CatalogFileError(path, [(_line_of_key(text, attr), attr,
+                                               f"{getattr(drive, attr)!r} is already in the catalog (drive {other!r}); pick another")])
+        taken |= {_key(drive.name): drive.name, _key(drive.display_name): drive.name}
+        drives.append(drive)
+    return Catalog(drives)
 
 
-def _x25m_g2() -> list[Drive]:
-    out = []
-    for cap in (80, 160):
-        seed_col = cap == 160
-
-        def fam(value: Any, quote: str, note: str = "", *, _seed: bool = seed_col) -> _Val:
-            if _seed:
-                return (value, _q(S000, quote, note))
-            return (
-                value,
-                _a(
-                    "the seeds give only the 160GB's figure; used for the 80GB as an upper bound",
-                    S000,
-                    quote,
-                ),
-            )
-
-        out.append(
-            _drive(
-                name=f"intel-x25-m-g2-{cap}gb",
-                display_name=f"Intel X25-M G2 {cap}GB",
-                vendor="Intel",
-                family="X25-M G2",
-                kind="ssd",
-                interface=(
-                    "sata-3g",
-                    _q(
-                        S000,
-                        "Given that the controller hasn't changed since 2009, the 320 doesn't support 6Gbps SATA.",
-                        "the 320 uses the G2's controller, so the G2 is SATA 3Gbps too",
-                    ),
-                ),
-                form_factor=("2.5in", _a(_R_FORM_25)),
-                capacity_bytes=(
-                    cap * GB,
-                    _q(S000, _Q_000_HEADER)
-                    if seed_col
-                    else _q(
-                        S003,
-                        "The G2's I've discovered REALLY don't like to be filled up more than 80% or so. When I had 8GB free on the 80GB drive",
-                    ),
-                ),
-                raw_nand_bytes=(
-                    cap * GiB,
-                    _a(
-                        "Intel's 10-channel consumer drives carry binary NAND equal to the decimal "
-                        "rating (~7.4% spare); 000 gives the 320's NAND but not the G2's, and says the "
-                        "G2 has no NAND redundancy to make room for"
-                    ),
-                ),
-                nand_type=("mlc", _a("34nm MLC: the X25-M is Intel's mainstream MLC line; 000 gives the process ('Postville was the 34nm Intel X25-M G2') but not the cell type")),
-                page_bytes=(4 * KiB, _q(S000, _Q_PAGE_4K_TO_8K, "so the 34nm G2 used 4 KB pages")),
-                pages_per_block=(128, _a(_R_PPB_4K)),
-                channels=(10, _q(S000, _Q_10_CHANNEL, "the 320's controller is the G2's")),
-                controllers=(1, _a(_R_ONE_CONTROLLER)),
-                internal_parity=("none", _q(S000, _Q_NO_REDUNDANCY_G2)),
-                gc_policy=("lazy", _q(S000, _Q_LATE_CLEAN)),
-                random_read_iops=fam(35_000.0, _Q_000_RREAD),
-                random_write_iops=fam(8_600.0, _Q_000_RWRITE),
-                seq_read_bytes_per_s=fam(250 * MB, _Q_000_SREAD, _N_000_SREAD),
-                seq_write_bytes_per_s=fam(100 * MB, _Q_000_SWRITE),
-                pe_cycles=(5_000, _a("typical rating of 34nm MLC NAND; the seeds give no P/E figure")),
-                active_power_w=(3.0, _a(_R_POWER_SATA_ACTIVE)),
-                idle_power_w=(0.1, _a(_R_POWER_SATA_IDLE)),
-                price_usd=(
-                    (404.0, _q(S000, _Q_000_PRICE))
-                    if seed_col
-                    else (202.0, _a("proportional to the 160GB's 404 USD (000 table): 404 x 80/160", S000, _Q_000_PRICE))
-                ),
-                price_year=(2011, _q(S000, _Q_000_YEAR, "the 000 review dates from 2011")),
-                annual_failure_rate=(0.006, _q(S000, _Q_G2_AFR)),
-                uber=(1e-15, _a(_R_UBER_CLIENT)),
-            )
-        )
-    return out
-
-
-def _ssd320() -> list[Drive]:
-    caps = (40, 80, 120, 160, 300, 600)
-    rread = (30_000.0, 38_000.0, 38_000.0, 39_000.0, 39_500.0, 39_500.0)
-    rwrite = (3_700.0, 10_000.0, 14_000.0, 21_000.0, 23_000.0, 23_000.0)
-    sread = (200, 270, 270, 270, 270, 270)
-    swrite = (45, 90, 130, 165, 205, 220)
-    price = (89.0, 159.0, 209.0, 289.0, 529.0, 1069.0)
-    out = []
-    for cap, rr, rw, sr, sw, usd in zip(caps, rread, rwrite, sread, swrite, price, strict=True):
-        if cap == 300:
-            raw: _Val = (
-                320 * GiB,
-                _q(
-                    S000,
-                    "That works out to be 320GB of NAND for a drive whose rated capacity is 300GB.",
-                    "20 devices x 2 dies x 64 Gbit = 320 GiB",
-                ),
-            )
-        else:
-            dies = math.ceil(cap * 16 / 15 / 8)
-            raw = (
-                dies * 8 * GiB,
-                _a(
-                    f"the seed gives only the 300GB's NAND (320 GiB for 300 GB); the same ratio, "
-                    f"rounded up to whole 64 Gbit (8 GiB) dies: ceil({cap} x 16/15 / 8) = {dies} dies",
-                    S000,
-                    "Each NAND device is 16GB in size and features two 64Gbit 25nm 2-bit MLC NAND die.",
-                ),
-            )
-        if cap == 80:
-            endurance: _Val = (5 * TB, _q(S001, _Q_001_ENDURANCE, "range minimum, read as the smallest capacity in the 001 table (80GB)"))
-        elif cap == 600:
-            endurance = (60 * TB, _q(S001, _Q_001_ENDURANCE, "range maximum, read as the largest capacity (600GB)"))
-        elif cap == 40:
-            endurance = (
-                int(2.5 * TB),
-                _a("the 001 table omits the 40GB; the 80GB's rate (5 TB per 80 GB) gives 2.5 TB", S001, _Q_001_ENDURANCE),
-            )
-        else:
-            tbw = 5 + 55 * (cap - 80) / (600 - 80)
-            endurance = (
-                round(tbw * 10) * TB // 10,
-                _a(
-                    f"the seed gives only the range 5 - 60 TB over 80-600 GB; interpolated linearly "
-                    f"in capacity: 5 + 55 x ({cap} - 80)/520 = {tbw:.1f} TB",
-                    S001,
-                    _Q_001_ENDURANCE,
-                ),
-            )
-        out.append(
-            _drive(
-                name=f"intel-ssd-320-{cap}gb",
-                display_name=f"Intel SSD 320 {cap}GB",
-                vendor="Intel",
-                family="SSD 320",
-                kind="ssd",
-                interface=("sata-3g", _q(S002, _Q_002_IFACE, "last column: Intel SSD 320")),
-                form_factor=("2.5in", _a(_R_FORM_25)),
-                capacity_bytes=(cap * GB, _q(S000, _Q_000_HEADER)),
-                raw_nand_bytes=raw,
-                nand_type=("mlc", _q(S000, "Each NAND device is 16GB in size and features two 64Gbit 25nm 2-bit MLC NAND die.")),
-                page_bytes=(8 * KiB, _q(S000, _Q_PAGE_4K_TO_8K)),
-                pages_per_block=(256, _a(_R_PPB_8K)),
-                channels=(10, _q(S000, _Q_10_CHANNEL)),
-                controllers=(1, _a(_R_ONE_CONTROLLER)),
-                internal_parity=(
-                    "raid4-dies",
-                    _q(S000, "Instead of striping parity data across all NAND devices in the drive, Intel creates a RAID-4 style system."),
-                ),
-                gc_policy=("lazy", _q(S000, _Q_LATE_CLEAN)),
-                random_read_iops=(rr, _q(S000, _Q_000_RREAD)),
-                random_write_iops=(rw, _q(S000, _Q_000_RWRITE)),
-                steady_random_write_iops=(
-                    600.0,
-                    _a(_N_FAMILY_MAX + "; " + _N_STEADY_TABLE, S001, _Q_001_RAND),
-                ),
-                seq_read_bytes_per_s=(sr * MB, _q(S000, _Q_000_SREAD, _N_000_SREAD)),
-                seq_write_bytes_per_s=(sw * MB, _q(S000, _Q_000_SWRITE)),
-                endurance_bytes_written=endurance,
-                pe_cycles=(3_000, _a("typical rating of 25nm MLC NAND; 000 notes the 'hefty reduction in rated program/erase cycles' but gives no figure")),
-                active_power_w=(3.0, _a(_R_POWER_SATA_ACTIVE)),
-                idle_power_w=(0.1, _a(_R_POWER_SATA_IDLE)),
-                price_usd=(usd, _q(S000, _Q_000_PRICE)),
-                price_year=(2011, _q(S000, _Q_000_YEAR, "the 000 review dates from 2011")),
-                annual_failure_rate=(
-                    0.006,
-                    _a(
-                        "Intel expects the 320 to beat the 510/X25-M's ~0.6% per year; that rate is "
-                        "used as a conservative bound",
-                        S000,
-                        "Intel expects the 25nm SSD 320 to be even more reliable than the 510 or X25-M.",
-                    ),
-                ),
-                uber=(1e-15, _a(_R_UBER_CLIENT)),
-            )
-        )
-    return out
-
-
-def _ssd510() -> list[Drive]:
-    out = []
-    for cap, sr, sw, usd in ((120, 400, 210, 284.0), (250, 500, 315, 584.0)):
-        out.append(
-            _drive(
-                name=f"intel-ssd-510-{cap}gb",
-                display_name=f"Intel SSD 510 {cap}GB",
-                vendor="Intel",
-                family="SSD 510",
-                kind="ssd",
-                interface=("sata-6g", _q(S000, _Q_000_SREAD, "'(6Gbps)' on the 510's columns")),
-                form_factor=("2.5in", _a(_R_FORM_25)),
-                capacity_bytes=(cap * GB, _q(S000, _Q_000_HEADER)),
-                raw_nand_bytes=(
-                    (128 if cap == 120 else 256) * GiB,
-                    _a("binary NAND in power-of-two packages (128/256 GiB) behind a Marvell controller; not in the seeds"),
-                ),
-                nand_type=("mlc", _a("34nm Intel MLC ('the 34nm Intel SSD 510'); the seeds give the process, not the cell type", S000, "the 25nm Intel SSD 320 is cheaper than the 34nm Intel SSD 510")),
-                page_bytes=(4 * KiB, _q(S000, _Q_PAGE_4K_TO_8K, "so the 34nm NAND in the 510 uses 4 KB pages")),
-                pages_per_block=(128, _a(_R_PPB_4K)),
-                channels=(
-                    8,
-                    _a(
-                        "the 510's Marvell controller is an 8-channel design; the seeds name the controller but not its channels",
-                        S000,
-                        "Intel's controller scales simlarly with transfer size as the Marvell controller used in the 510.",
-                    ),
-                ),
-                controllers=(1, _a(_R_ONE_CONTROLLER)),
-                internal_parity=("none", _a(_R_NO_PARITY)),
-                gc_policy=("lazy", _a(_R_LAZY_OTHER, S001, _Q_OTHERS_LATE)),
-                random_read_iops=(20_000.0, _q(S000, _Q_000_RREAD)),
-                random_write_iops=(8_000.0, _q(S000, _Q_000_RWRITE)),
-                seq_read_bytes_per_s=(sr * MB, _q(S000, _Q_000_SREAD, _N_000_SREAD)),
-                seq_write_bytes_per_s=(sw * MB, _q(S000, _Q_000_SWRITE)),
-                pe_cycles=(5_000, _a("typical rating of 34nm MLC NAND; the seeds give no P/E figure")),
-                active_power_w=(3.0, _a(_R_POWER_SATA_ACTIVE)),
-                idle_power_w=(0.1, _a(_R_POWER_SATA_IDLE)),
-                price_usd=(usd, _q(S000, _Q_000_PRICE)),
-                price_year=(2011, _q(S000, _Q_000_YEAR, "the 000 review dates from 2011")),
-                annual_failure_rate=(0.006, _q(S000, _Q_G2_AFR)),
-                uber=(1e-15, _a(_R_UBER_CLIENT)),
-            )
-        )
-    return out
-
-
-def _ssd710() -> list[Drive]:
-    out = []
-    q_op = "Intel SSD 710 | 200GB | 320GB | 186GB | $800 |"
-    q_price = "Intel SSD 710 | 200GB | $790 | $3.950 |"
-    for cap in (100, 200, 300):
-        ref = cap == 200
-        raw: _Val = (
-            (320 * GiB, _q(S001, q_op, "320 GiB of NAND for 200 GB"))
-            if ref
-            else (cap * 8 // 5 * GiB, _a(f"the seeds give only the 200GB's NAND (320 GiB); same ratio: {cap} x 1.6 GiB", S001, q_op))
-        )
-        if cap == 100:
-            endurance: _Val = (500 * TB, _q(S001, _Q_001_ENDURANCE, "range minimum, read as the smallest capacity (100GB)"))
-        elif cap == 300:
-            endurance = (int(1.5 * PB), _q(S001, _Q_001_ENDURANCE, "range maximum, read as the largest capacity (300GB)"))
-        else:
-            endurance = (
-                1 * PB,
-                _a("between the range ends 500 TB (100GB) and 1.5 PB (300GB), which are both 5000 drive writes; 200 GB x 5000 = 1 PB", S001, _Q_001_ENDURANCE),
-            )
-        price: _Val = (
-            (790.0, _q(S002, q_price, "the 001 seed lists an 800 USD MSRP for the same drive"))
-            if ref
-            else (cap * 3.95, _a(f"proportional to the 200GB's 3.95 USD/GB (002 table): {cap} x 3.95", S002, q_price))
-        )
-        out.append(
-            _drive(
-                name=f"intel-ssd-710-{cap}gb",
-                display_name=f"Intel SSD 710 {cap}GB",
-                vendor="Intel",
-                family="SSD 710",
-                kind="ssd",
-                interface=("sata-3g", _q(S002, _Q_002_IFACE, "second column: Intel SSD 710")),
-                form_factor=(
-                    "2.5in",
-                    _q(S002, 'Intel uses copious amounts of NAND as spare area in all of its enterprise class SSDs (the 2.5" 200GB Intel SSD 710 used 320GB of NAND).'),
-                ),
-                capacity_bytes=(cap * GB, _q(S001, _Q_001_CAPS)),
-                raw_nand_bytes=raw,
-                nand_type=("emlc", _q(S001, _Q_001_NAND, "25nm HET MLC")),
-                page_bytes=(8 * KiB, _q(S000, _Q_PAGE_4K_TO_8K, "the 710 uses 25nm NAND")),
-                pages_per_block=(256, _a(_R_PPB_8K)),
-                channels=(10, _a("Intel's SATA controller of the 320 generation is 10-channel; the seeds don't name the 710's controller", S000, _Q_10_CHANNEL)),
-                controllers=(1, _a(_R_ONE_CONTROLLER)),
-                internal_parity=("none", _a(_R_NO_PARITY)),
-                gc_policy=("eager", _a(_R_EAGER_INTEL, S001, _Q_INTEL_EARLY)),
-                random_read_iops=(38_500.0, _a(_N_FAMILY_MAX, S001, _Q_001_RAND)),
-                steady_random_write_iops=(2_700.0, _a(_N_FAMILY_MAX + "; " + _N_STEADY_TABLE, S001, _Q_001_RAND)),
-                seq_read_bytes_per_s=(270 * MB, _a(_N_FAMILY_MAX, S001, _Q_001_SEQ)),
-                seq_write_bytes_per_s=(210 * MB, _a(_N_FAMILY_MAX, S001, _Q_001_SEQ)),
-                endurance_bytes_written=endurance,
-                pe_cycles=(30_000, _a("typical rating of Intel 25nm HET-MLC NAND; the seeds give no P/E figure")),
-                active_power_w=(3.0, _a(_R_POWER_SATA_ACTIVE)),
-                idle_power_w=(0.1, _a(_R_POWER_SATA_IDLE)),
-                price_usd=price,
-                price_year=(2012, _q(S002, _Q_002_YEAR)),
-                annual_failure_rate=(0.0044, _a(_R_AFR_ENTERPRISE)),
-                uber=(1e-16, _a(_R_UBER_ENTERPRISE)),
-            )
-        )
-    return out
-
-
-def _x25e() -> list[Drive]:
-    out = []
-    q_price = "If you really want to get nostalgic, the old X25-E launched at over $15/GB."
-    for cap in (32, 64):
-        out.append(
-            _drive(
-                name=f"intel-x25-e-{cap}gb",
-                display_name=f"Intel X25-E {cap}GB",
-                vendor="Intel",
-                family="X25-E",
-                kind="ssd",
-                interface=("sata-3g", _q(S002, _Q_002_IFACE, "third column: Intel X25-E")),
-                form_factor=("2.5in", _a(_R_FORM_25)),
-                capacity_bytes=(cap * GB, _q(S001, _Q_001_CAPS)),
-                raw_nand_bytes=(
-                    cap * 5 // 4 * GiB,
-                    _a("the X25-E carries 10 channels x 4 GiB SLC per 32 GB (40 / 80 GiB, 25% above the binary rating); not in the seeds"),
-                ),
-                nand_type=("slc", _q(S001, _Q_001_NAND, "50nm SLC")),
-                page_bytes=(4 * KiB, _q(S000, _Q_PAGE_4K_TO_8K, "so the 50nm X25-E uses 4 KB pages")),
-                pages_per_block=(64, _a(_R_PPB_SLC)),
-                channels=(10, _a("Intel's first-generation controller is 10-channel like its successors (000 says so of the G2/320)", S000, _Q_10_CHANNEL)),
-                controllers=(1, _a(_R_ONE_CONTROLLER)),
-                internal_parity=("none", _a(_R_NO_PARITY)),
-                gc_policy=("eager", _a(_R_EAGER_INTEL, S001, _Q_INTEL_EARLY)),
-                random_read_iops=(35_000.0, _a(_N_FAMILY_MAX, S001, _Q_001_RAND)),
-                steady_random_write_iops=(3_300.0, _a(_N_FAMILY_MAX + "; " + _N_STEADY_TABLE, S001, _Q_001_RAND)),
-                seq_read_bytes_per_s=(250 * MB, _a(_N_FAMILY_MAX, S001, _Q_001_SEQ)),
-                seq_write_bytes_per_s=(170 * MB, _a(_N_FAMILY_MAX, S001, _Q_001_SEQ)),
-                endurance_bytes_written=(
-                    (1 if cap == 32 else 2) * PB,
-                    _q(S001, _Q_001_ENDURANCE, f"range {'minimum' if cap == 32 else 'maximum'}, read as the {cap}GB"),
-                ),
-                pe_cycles=(100_000, _a("typical rating of 50nm SLC NAND; the seeds give no P/E figure")),
-                active_power_w=(3.0, _a(_R_POWER_SATA_ACTIVE)),
-                idle_power_w=(0.1, _a(_R_POWER_SATA_IDLE)),
-                price_usd=(
-                    cap * 15.0,
-                    _a(f"the seed says it launched 'at over $15/GB'; 15 x {cap} is a lower bound", S002, q_price),
-                ),
-                price_year=(2008, _a("the X25-E launched in 2008; the seed says only 'the old X25-E launched'", S002, q_price)),
-                annual_failure_rate=(0.0044, _a(_R_AFR_ENTERPRISE)),
-                uber=(1e-16, _a(_R_UBER_ENTERPRISE)),
-            )
-        )
-    return out
-
-
-def _s3500() -> list[Drive]:
-    caps = (80, 120, 160, 240, 300, 400, 480, 600, 800)
-    endurance_tb = (45, 70, 100, 140, 170, 225, 275, 330, 450)
-    power_w = (2.0, 2.4, 2.7, 3.2, 3.9, None, 5.2, 5.5, 7.3)
-    q_end = "S3500 | 45 TB | - | 70 TB | 100 TB | 140 TB | - | 170 TB | 225 TB | 275 TB | 330 TB | 450 TB |"
-    q_pow = "S3500 | 2.0W | - | 2.4W | 2.7W | - | 3.2W | 3.9W | - | 5.2W | 5.5W | 7.3W |"
-    q_op = "Intel SSD DC S3500 | 240GB | 264GB | 223GB | ~$320 |"
-    q_msrp = "Intel provided two MSRPs for the S3500: $115 for an 80GB drive and $979 for an 800GB drive."
-    q_seq_read = "It's not until you get down to the 160GB version that performance will drop below 500MB/s."
-    anchors = ((80, 115.0), (240, 320.0), (800, 979.0))
-    out = []
-    for cap, tb, pw in zip(caps, endurance_tb, power_w, strict=True):
-        if cap == 240:
-            raw: _Val = (264 * GiB, _q(S001, q_op, "264 GiB of NAND for 240 GB"))
-        else:
-            raw = (
-                cap * 11 // 10 * GiB,
-                _a(f"the seed gives only the 240GB's NAND (264 GiB for 240 GB); same ratio: {cap} x 1.1 GiB", S001, q_op),
-            )
-        if cap == 240:
-            end: _Val = (
-                140 * TB,
-                _q(S001, q_end, "the row's cells are shifted: 140 TB sits under the 200GB column, which the S3500 does not come in, and '-' under 240GB; read as 240GB = 140 TB"),
-            )
-        else:
-            end = (tb * TB, _q(S001, q_end))
-        if pw is None:
-            power: _Val = (
-                round(3.9 + (5.2 - 3.9) * (400 - 300) / (480 - 300), 2),
-                _a("the power row has '-' for 400GB; interpolated between 300GB (3.9 W) and 480GB (5.2 W)", S001, q_pow),
-            )
-        else:
-            power = (pw, _q(S001, q_pow))
-        if cap in (80, 800):
-            price: _Val = (dict(anchors)[cap], _q(S001, q_msrp))
-        elif cap == 240:
-            price = (320.0, _q(S001, q_op, "'~$320'"))
-        else:
-            (c0, p0), (c1, p1) = (anchors[0], anchors[1]) if cap < 240 else (anchors[1], anchors[2])
-            usd = round(p0 + (p1 - p0) * (cap - c0) / (c1 - c0), 2)
-            price = (
-                usd,
-                _a(f"not in the seed; interpolated linearly in capacity between its MSRPs ({c0}GB {p0:g} USD, {c1}GB {p1:g} USD)", S001, q_msrp),
-            )
-        reviewed = cap == 480
-        out.append(
-            _drive(
-                name=f"intel-dc-s3500-{cap}gb",
-                display_name=f"Intel SSD DC S3500 {cap}GB",
-                vendor="Intel",
-                family="DC S3500",
-                kind="ssd",
-                interface=("sata-6g", _q(S001, "Sequential read speed is limited by 6Gbps SATA")),
-                form_factor=("2.5in", _q(S001, 'while the 2.5" version is available in all of the capacities')),
-                capacity_bytes=(cap * GB, _q(S001, _Q_001_CAPS)),
-                raw_nand_bytes=raw,
-                nand_type=("mlc", _q(S001, _Q_001_NAND, "20nm MLC")),
-                page_bytes=(8 * KiB, _a("the seeds give 8 KB pages for Intel's 25nm NAND and nothing for 20nm; the same 8 KiB is assumed", S000, _Q_PAGE_4K_TO_8K)),
-                pages_per_block=(256, _a(_R_PPB_8K)),
-                channels=(8, _a("Intel's 2012 enterprise SATA controller (S3700/S3500) is an 8-channel design; the seeds don't give its channels")),
-                controllers=(1, _a(_R_ONE_CONTROLLER)),
-                internal_parity=("none", _a(_R_NO_PARITY)),
-                gc_policy=(
-                    "eager",
-                    _q(S001, "The periodic dips in performance are Intel's defrag/GC routines operating at regular (and frequent) intervals."),
-                ),
-                random_read_iops=(
-                    75_000.0,
-                    _q(S001, _Q_001_RAND, "family maximum; the reviewed 480GB 'gives up nothing compared to the S3700' in random reads")
-                    if reviewed
-                    else _a(_N_FAMILY_MAX, S001, _Q_001_RAND),
-                ),
-                steady_random_write_iops=(
-                    11_500.0,
-                    _q(S001, _Q_001_RAND, "family maximum; the reviewed 480GB measured 47 MB/s of steady 4 KB random writes = 47e6/4096 = 11,475 IOPS")
-                    if reviewed
-                    else _a(
-                        _N_FAMILY_MAX + "; 001 says steady random write 'varies depending on capacity'",
-                        S001,
-                        _Q_001_RAND,
-                    ),
-                ),
-                seq_read_bytes_per_s=(
-                    (500 * MB, _q(S001, q_seq_read, "so 240GB and up reach 500 MB/s"))
-                    if cap >= 240
-                    else (None, _q(S001, q_seq_read))
-                ),
-                seq_write_bytes_per_s=(450 * MB, _a(_N_FAMILY_MAX, S001, _Q_001_SEQ)),
-                endurance_bytes_written=end,
-                pe_cycles=(3_000, _a("typical rating of 20nm MLC NAND; the seeds give no P/E figure")),
-                active_power_w=power,
-                idle_power_w=(0.6, _q(S001, "but idle power is still too high for notebook use at 600mW")),
-                price_usd=price,
-                price_year=(2013, _q(S001, _Q_001_YEAR)),
-                annual_failure_rate=(0.0044, _a(_R_AFR_ENTERPRISE)),
-                uber=(1e-16, _a(_R_UBER_ENTERPRISE)),
-            )
-        )
-    return out
-
-
-def _s3700() -> list[Drive]:
-    caps = (100, 200, 400, 800)
-    endurance = (int(1.825 * PB), int(3.65 * PB), int(7.3 * PB), int(14.6 * PB))
-    power_w = (3.1, 4.6, 7.7, 8.2)
-    q_end = "S3700 | - | 1.825 PB | - | - | 3.65 PB | - | - | 7.3 PB | - | - | 14.6 PB |"
-    q_pow = "S3700 | - | 3.1W | - | - | 4.6W | - | - | 7.7W | - | - | 8.2W |"
-    q_op = "Intel SSD DC S3700 | 200GB | 264GB | 186GB | $470 |"
-    out = []
-    for cap, end, pw in zip(caps, endurance, power_w, strict=True):
-        ref = cap == 200
-        out.append(
-            _drive(
-                name=f"intel-dc-s3700-{cap}gb",
-                display_name=f"Intel SSD DC S3700 {cap}GB",
-                vendor="Intel",
-                family="DC S3700",
-                kind="ssd",
-                interface=(
-                    "sata-6g",
-                    _q(
-                        S001,
-                        "Architecturally, the S3500 looks a lot like the S3700. You get the same controller, similar firmware, AES-256 encryption and power loss protection.",
-                        "the S3500's controller, which 001 says is limited by 6Gbps SATA",
-                    ),
-                ),
-                form_factor=("2.5in", _q(S001, 'Like the S3700, the S3500 is available in both 1.8" and 2.5" form factors.')),
-                capacity_bytes=(cap * GB, _q(S001, _Q_001_CAPS)),
-                raw_nand_bytes=(
-                    (264 * GiB, _q(S001, q_op, "264 GiB of NAND for 200 GB"))
-                    if ref
-                    else (cap * 132 // 100 * GiB, _a(f"the seed gives only the 200GB's NAND (264 GiB); same ratio: {cap} x 1.32 GiB", S001, q_op))
-                ),
-                nand_type=("emlc", _q(S001, _Q_001_NAND, "25nm HET MLC")),
-                page_bytes=(8 * KiB, _q(S000, _Q_PAGE_4K_TO_8K, "the S3700 uses 25nm NAND")),
-                pages_per_block=(256, _a(_R_PPB_8K)),
-                channels=(8, _a("Intel's 2012 enterprise SATA controller (S3700/S3500) is an 8-channel design; the seeds don't give its channels")),
-                controllers=(1, _a(_R_ONE_CONTROLLER)),
-                internal_parity=("none", _a(_R_NO_PARITY)),
-                gc_policy=(
-                    "eager",
-                    _q(S001, "With the S3700, Intel took it to the next level and built the most consistent performing SSD I'd ever tested."),
-                ),
-                random_read_iops=(76_000.0, _a(_N_FAMILY_MAX, S001, _Q_001_RAND)),
-                steady_random_write_iops=(
-                    36_000.0,
-                    _a(
-                        _N_FAMILY_MAX + "; 001: 'Intel's specs list the S3500 at roughly 1/3 of the sustained 4KB random write performance of the S3700'",
-                        S001,
-                        _Q_001_RAND,
-                    ),
-                ),
-                seq_read_bytes_per_s=(500 * MB, _a(_N_FAMILY_MAX, S001, _Q_001_SEQ)),
-                seq_write_bytes_per_s=(460 * MB, _a(_N_FAMILY_MAX, S001, _Q_001_SEQ)),
-                endurance_bytes_written=(end, _q(S001, q_end)),
-                pe_cycles=(30_000, _a("typical rating of Intel 25nm HET-MLC NAND; the seeds give no P/E figure")),
-                active_power_w=(pw, _q(S001, q_pow)),
-                idle_power_w=(
-                    0.6,
-                    _a(
-                        "the seed gives the S3500's 600 mW idle and says the S3500 draws 'a bit lower' power than the S3700 with the same controller; 0.6 W is a floor",
-                        S001,
-                        "Power consumption is a bit lower than on the S3700, but idle power is still too high for notebook use at 600mW.",
-                    ),
-                ),
-                price_usd=(
-                    (470.0, _q(S001, q_op))
-                    if ref
-                    else (cap * 2.35, _a(f"proportional to the 200GB's 470 USD (2.35 USD/GB): {cap} x 2.35", S001, q_op))
-                ),
-                price_year=(2013, _q(S001, _Q_001_YEAR)),
-                annual_failure_rate=(0.0044, _a(_R_AFR_ENTERPRISE)),
-                uber=(1e-16, _a(_R_UBER_ENTERPRISE)),
-            )
-        )
-    return out
-
-
-def _ssd910() -> list[Drive]:
-    q_ctrl = "In other words, the 400GB 910 features two controllers while the 800GB 910 has four."
-    q_double = "As a result there's roughly a doubling of performance between the two drives."
-    q_rand = "Max Random Performance (Reads/Writes) | 180K / 75K IOPS | 38.5K / 2.7K IOPS | 35K / 3.3K IOPS | 39.5K / 600 IOPS |"
-    q_seq = "Max Sequential Performance (Reads/Writes) | 2000 / 1000 MBps | 270 / 210 MBps | 250 / 170 MBps | 270 / 220 MBps |"
-    q_end = "4KB Random Write | Up to 5PB | Up to 7PB |"
-    q_price = {400: "Intel SSD 910 | 400GB | $2000 | $5.000 |", 800: "Intel SSD 910 | 800GB | $4000 | $5.000 |"}
-    n_half = "half the 800GB's figure: the seed says performance roughly doubles from the 400GB to the 800GB"
-    out = []
-    for cap in (400, 800):
-        big = cap == 800
-        out.append(
-            _drive(
-                name=f"intel-ssd-910-{cap}gb",
-                display_name=f"Intel SSD 910 {cap}GB",
-                vendor="Intel",
-                family="SSD 910",
-                kind="ssd",
-                interface=("pcie-gen2-x8", _q(S002, _Q_002_IFACE, "first column: Intel SSD 910")),
-                form_factor=("pcie-hh", _q(S002, "The 910 starts as a half height PCIe 2.0 x8 card")),
-                capacity_bytes=(cap * GB, _q(S002, "Capacities | 400 / 800 GB |")),
-                raw_nand_bytes=(
-                    (1792 * GiB, _q(S002, "Do the math and that works out to be 1792GB of NAND on a 800GB drive", "56 packages x 32 GiB"))
-                    if big
-                    else (
-                        896 * GiB,
-                        _q(
-                            S002,
-                            "The 400GB model only has two boards. The top one/two PCBs (400GB/800GB) are home exclusively to NAND packages",
-                            "one NAND board of 28 packages x 32 GiB = 896 GiB ('another 28 NAND packages totalling 896GB' per board)",
-                        ),
-                    )
-                ),
-                nand_type=("emlc", _q(S002, _Q_002_NAND, "25nm MLC-HET")),
-                page_bytes=(8 * KiB, _q(S000, _Q_PAGE_4K_TO_8K, "the 910 uses 25nm NAND")),
-                pages_per_block=(256, _a(_R_PPB_8K)),
-                channels=(10, _q(S002, "The Intel/Hitachi controller is still a 10-channel design like its consumer counterpart.", "per controller")),
-                controllers=(4 if big else 2, _q(S002, q_ctrl)),
-                internal_parity=("none", _a(_R_NO_PARITY)),
-                gc_policy=("eager", _a(_R_EAGER_INTEL, S001, _Q_INTEL_EARLY)),
-                random_read_iops=(
-                    (180_000.0, _q(S002, q_rand, "family maximum, the 800GB (see the doubling sentence)"))
-                    if big
-                    else (90_000.0, _a(n_half, S002, q_double))
-                ),
-                steady_random_write_iops=(
-                    (75_000.0, _q(S002, q_rand, _N_STEADY_TABLE))
-                    if big
-                    else (37_500.0, _a(n_half, S002, q_double))
-                ),
-                seq_read_bytes_per_s=(
-                    (2_000 * MB, _q(S002, q_seq, "measured 'nearly 2GB/s'"))
-                    if big
-                    else (1_000 * MB, _a(n_half + "; measured 'nearly 1GB/s'", S002, "The 400GB cuts performance in half but we're still talking about nearly 1GB/s."))
-                ),
-                seq_write_bytes_per_s=(
-                    (1_000 * MB, _q(S002, q_seq, "default 25 W mode; 1.5 GB/s in the 800GB's performance mode"))
-                    if big
-                    else (
-                        750 * MB,
-                        _a(
-                            "the 400GB always runs in performance mode, where the 800GB writes 1.5 GB/s; half of that",
-                            S002,
-                            "In its max performance state the 800GB 910 is good for 1.5GB/s.",
-                        ),
-                    )
-                ),
-                endurance_bytes_written=(
-                    (7 if big else 5) * PB,
-                    _q(S002, q_end, "the 4 KB random-write rating (8 KB: 10 / 14 PB)"),
-                ),
-                pe_cycles=(30_000, _a("typical rating of Intel 25nm HET-MLC NAND; the seeds give no P/E figure")),
-                active_power_w=(25.0, _q(S002, "By default the 910 is rated for a 25W max TDP, regardless of capacity.")),
-                idle_power_w=(8.0, _a("a PCIe card with a SAS bridge and 2-4 controllers idles at several watts; the seeds give only the 25 W maximum")),
-                price_usd=(2000.0 if cap == 400 else 4000.0, _q(S002, q_price[cap])),
-                price_year=(2012, _q(S002, _Q_002_YEAR)),
-                annual_failure_rate=(0.0044, _a(_R_AFR_ENTERPRISE)),
-                uber=(1e-16, _a(_R_UBER_ENTERPRISE)),
-            )
-        )
-    return out
-
-
-def _p320h() -> list[Drive]:
-    q_nand = "In total the P320h 700GiB card has a full 1TB of memory on board, the excess of which is used for wear-leveling, parity data and maintenance."
-    q_modules = "stripes data across all four 250GiB SSD memory modules on the card"
-    q_ctrl = "The 89HF3208 is a 32 channel NAND controller with a X8 PCI Express interface"
-    q_end = "Lifetime Endurance: (Total bytes written) 350GB SSD = 25PB; 700GB SSD = 50PB (Petabytes)"
-    q_price = "One unit quantity price: $6,995"
-    n_small = "the spec list gives one figure for both capacities and the review tested the 700GB; an upper bound for the 350GB"
-    out = []
-    for cap in (350, 700):
-        big = cap == 700
-
-        def spec(value: Any, quote: str, *, _big: bool = big) -> _Val:
-            return (value, _q(S004, quote) if _big else _a(n_small, S004, quote))
-
-        out.append(
-            _drive(
-                name=f"micron-p320h-{cap}gb",
-                display_name=f"Micron RealSSD P320h {cap}GB",
-                vendor="Micron",
-                family="RealSSD P320h",
-                kind="ssd",
-                interface=("pcie-gen2-x8", _q(S004, "Interface: PCIe (Gen2-compliant) x8")),
-                form_factor=("pcie-hhhl", _q(S004, "Form Factor: Half Height Half Length")),
-                capacity_bytes=(cap * GB, _q(S004, "Capacities: 350GB, 700GB", "decimal, although the text once calls it the '700GiB card'")),
-                raw_nand_bytes=(
-                    (1000 * GiB, _q(S004, q_modules, "4 x 250 GiB = 1000 GiB ('a full 1TB of memory on board')"))
-                    if big
-                    else (500 * GiB, _a("the seed gives only the 700GB's NAND (4 x 250 GiB); same ratio: 2 x 250 GiB", S004, q_nand))
-                ),
-                nand_type=("slc", _q(S004, "NAND Type: SLC (Single Level Cell)")),
-                page_bytes=(
-                    4 * KiB,
-                    _a("34nm SLC NAND programs 4 KiB pages; the seed says only that 4K IO aligns with the NAND's page size", S004, "4K IO boundaries generally tend to align with NAND program page sizes"),
-                ),
-                pages_per_block=(64, _a(_R_PPB_SLC)),
-                channels=(32, _q(S004, q_ctrl)),
-                controllers=(1, _q(S004, q_ctrl, "one IDT ASIC")),
-                internal_parity=(
-                    "rain-7+1",
-                    _q(S004, 'RAIN employs a "7+1 RAID 5" architecture where 1 parity element is allocated for each 7 storage elements (blocks and pages).'),
-                ),
-                gc_policy=("lazy", _a(_R_LAZY_OTHER, S001, _Q_OTHERS_LATE)),
-                random_read_iops=spec(785_000.0, "Random Read Throughput: Up to 785,000 IOPs"),
-                random_write_iops=spec(205_000.0, "Random Write Throughput: Up to 205,000 IOPs"),
-                seq_read_bytes_per_s=spec(3.2e9, "Sequential Read Bandwidth: Up to 3.2 GB/s"),
-                seq_write_bytes_per_s=spec(1.9e9, "Sequential Writer Bandwidth: Up to 1.9 GB/s"),
-                read_latency_s=(42e-6, _q(S004, "Read Latency: <42\u03bcs (512 bytes) posted", "an upper bound, for both capacities")),
-                write_latency_s=(9e-6, _q(S004, "Write Latency: <9\u03bcs posted", "an upper bound (posted to the write buffer), for both capacities")),
-                endurance_bytes_written=(
-                    (50 if big else 25) * PB,
-                    _q(S004, q_end, "the text later calls the 700GB's rating 25PB; the spec list is used") if big else _q(S004, q_end),
-                ),
-                pe_cycles=(100_000, _a("typical rating of 34nm SLC NAND; the seeds give no P/E figure")),
-                active_power_w=(25.0, _q(S004, "Active Power Consumption: 25W max")),
-                idle_power_w=(10.0, _a("a PCIe SSD with a 32-channel ASIC and 2 GB of DRAM idles near 10 W; the seed gives only the 25 W maximum")),
-                price_usd=(
-                    (6995.0, _q(S004, q_price, "the reviewed 700GB"))
-                    if big
-                    else (3497.5, _a("the seed prices only the 700GB (6995 USD); half of it", S004, q_price))
-                ),
-                price_year=(2012, _q(S004, _Q_004_YEAR)),
-                annual_failure_rate=(0.0044, _a(_R_AFR_ENTERPRISE)),
-                uber=(1e-16, _a(_R_UBER_ENTERPRISE)),
-            )
-        )
-    return out
-
-
-def _hdd_iops(seek_s: float, rpm: int) -> float:
-    """Random 4 KB IOPS of a disk at queue depth 1: 1 / (average seek + half a rotation); the
-    4 KB transfer (~0.03 ms) is neglected."""
-    return 1.0 / (seek_s + 30.0 / rpm)
-
-
-def _hdd(
-    *,
-    name: str,
-    display_name: str,
-    vendor: str,
-    family: str,
-    interface: _Val,
-    form_factor: _Val,
-    capacity: _Val,
-    rpm: _Val,
-    seek: tuple[float, str],
-    full_stroke: tuple[float, str],
-    seq: tuple[float, str],
-    power: tuple[float, float, str],
-    price: _Val,
-    price_year: _Val | None,
-    afr: _Val,
-    uber: _Val,
-) -> Drive:
-    rpm_value = int(rpm[0])
-    iops = _hdd_iops(seek[0], rpm_value)
-    iops_reason = (
-        f"derived from the assumed mechanics: 1 / (average seek {seek[0] * 1e3:g} ms + half a "
-        f"rotation {30e3 / rpm_value:.2f} ms) = {iops:.0f} IOPS at QD1 (write seeks are a little "
-        f"longer; a write cache hides that)"
-    )
-    return _drive(
-        name=name,
-        display_name=display_name,
-        vendor=vendor,
-        family=family,
-        kind="hdd",
-        interface=interface,
-        form_factor=form_factor,
-        capacity_bytes=capacity,
-        nand_type=("hdd", _a("a hard disk: no NAND")),
-        rpm=rpm,
-        average_seek_s=(seek[0], _a(seek[1])),
-        full_stroke_seek_s=(full_stroke[0], _a(full_stroke[1])),
-        random_read_iops=(iops, _a(iops_reason)),
-        random_write_iops=(iops, _a(iops_reason)),
-        seq_read_bytes_per_s=(seq[0], _a(seq[1])),
-        seq_write_bytes_per_s=(seq[0], _a(seq[1])),
-        active_power_w=(power[0], _a(power[2])),
-        idle_power_w=(power[1], _a(power[2])),
-        price_usd=price,
-        price_year=price_year,
-        annual_failure_rate=afr,
-        uber=uber,
-    )
-
-
-_Q_500_15K = "Intel's own data shows that 12 S3500s will deliver roughly the same random IO as 500 15K RPM hard drives."
-_Q_BB_ST8000NM0055 = "st8000nm0055,8,15680,36632508,1893,2.09719370294319,0.914595758563716,0.918390970790037,0.922031907953353"
-
-
-def _hdds() -> list[Drive]:
-    afr_nearline = 1893 / (36632508 / 365)
-    return [
-        _hdd(
-            name="hdd-15k-sas-300gb",
-            display_name="15K RPM enterprise SAS HDD 300GB (Cheetah/Savvio 15K class)",
-            vendor="generic",
-            family="15K RPM enterprise",
-            interface=("sas-6g", _a("enterprise 15K disks of 2011-2013 are 6Gb/s SAS; the seeds name no model")),
-            form_factor=("2.5in", _a("2.5-inch 15K disks (Savvio 15K class) were the usual server choice by 2013; the seeds name no model")),
-            capacity=(300 * GB, _a("a typical 2.5-inch 15K capacity of 2012-2013; the seeds give none")),
-            rpm=(15_000, _q(S001, _Q_500_15K)),
-            seek=(3.4e-3, "typical 15K datasheet average read seek (3.4 ms); the seeds give no mechanics"),
-            full_stroke=(7.0e-3, "typical 15K datasheet full-stroke seek (~7 ms); the seeds give no mechanics"),
-            seq=(200e6, "typical outer-zone media rate of a 2012-era 15K disk (~200 MB/s); not in the seeds"),
-            power=(6.5, 4.0, "typical 2.5-inch 15K SAS datasheet power (operating ~6.5 W, idle ~4 W); not in the seeds"),
-            price=(250.0, _a("typical 2013 street price of a 300GB 15K SAS disk; the seeds give none")),
-            price_year=(2013, _a("the year of the price assumption, matching the 001 seed's S3500 vs 15K comparison")),
-            afr=(
-                0.0055,
-                _a("datasheet MTBF of 1.6 million hours -> 8766 / 1.6e6 = 0.55% per year; Backblaze's table holds no 15K disks and field rates run higher than datasheets"),
-            ),
-            uber=(1e-16, _a("enterprise SAS datasheet figure (1 sector per 10^16 bits); not in the seeds")),
-        ),
-        _hdd(
-            name="hdd-10k-sas-900gb",
-            display_name="10K RPM enterprise SAS HDD 900GB (Savvio 10K class)",
-            vendor="generic",
-            family="10K RPM enterprise",
-            interface=("sas-6g", _a("enterprise 10K disks of 2012-2013 are 6Gb/s SAS; the seeds name no model")),
-            form_factor=("2.5in", _a("2.5-inch is the 10K enterprise form factor of the period; the seeds name no model")),
-            capacity=(900 * GB, _a("a typical 2.5-inch 10K capacity of 2013; the seeds give none")),
-            rpm=(10_000, _a("the class's defining speed (DESIGN: 10K RPM enterprise); the seeds mention no 10K enterprise disk")),
-            seek=(4.2e-3, "typical 10K enterprise datasheet average read seek (~4.2 ms); the seeds give no mechanics"),
-            full_stroke=(9.0e-3, "typical 10K datasheet full-stroke seek (~9 ms); the seeds give no mechanics"),
-            seq=(190e6, "typical outer-zone media rate of a 2013 2.5-inch 10K disk (~190 MB/s); not in the seeds"),
-            power=(5.5, 3.5, "typical 2.5-inch 10K SAS datasheet power (operating ~5.5 W, idle ~3.5 W); not in the seeds"),
-            price=(400.0, _a("typical 2013 street price of a 900GB 10K SAS disk; the seeds give none")),
-            price_year=(2013, _a("the year of the price assumption")),
-            afr=(
-                0.0044,
-                _a("datasheet MTBF of 2 million hours -> 8766 / 2e6 = 0.44% per year; Backblaze's table holds no 10K disks and field rates run higher than datasheets"),
-            ),
-            uber=(1e-16, _a("enterprise SAS datasheet figure (1 sector per 10^16 bits); not in the seeds")),
-        ),
-        _hdd(
-            name="hdd-7k2-nearline-8tb",
-            display_name="7.2K RPM nearline SATA HDD 8TB (Seagate ST8000NM0055 class)",
-            vendor="generic",
-            family="7.2K RPM nearline",
-            interface=("sata-6g", _a("the ST8000NM0055 that supplies the failure rate and price is a 6Gb/s SATA nearline disk")),
-            form_factor=("3.5in", _a("nearline disks are 3.5-inch")),
-            capacity=(
-                8 * TB,
-                _q(SURVIVAL, _Q_BB_ST8000NM0055, "capacity_tb = 8 (Backblaze Drive Stats via zachmayer/backblaze_analysis)"),
-            ),
-            rpm=(7_200, _a("the class's defining speed (DESIGN: 7.2K nearline); Backblaze's table gives no rpm")),
-            seek=(8.5e-3, "typical 7.2K nearline datasheet average read seek (~8.5 ms); the seeds give no mechanics"),
-            full_stroke=(17.0e-3, "typical 7.2K full-stroke seek (~17 ms); the seeds give no mechanics"),
-            seq=(230e6, "typical outer-zone media rate of an 8 TB 7.2K disk (~230 MB/s); not in the seeds"),
-            power=(10.0, 7.0, "typical 3.5-inch 7.2K nearline datasheet power (random operating ~10 W, idle ~7 W); not in the seeds"),
-            price=(
-                109.0,
-                _q(PRICES, "st8000nm0055,109", "Backblaze Drive Stats via zachmayer/backblaze_analysis, data/reliability/prices.csv; the file gives no date"),
-            ),
-            price_year=None,
-            afr=(
-                afr_nearline,
-                _q(
-                    SURVIVAL,
-                    _Q_BB_ST8000NM0055,
-                    f"Backblaze Drive Stats via zachmayer/backblaze_analysis, data/reliability/survival.csv: "
-                    f"failed / (drive_days / 365) = 1893 / (36632508 / 365) = {afr_nearline:.4f}; the 7.2K "
-                    f"enterprise nearline model in the table with the most drive-days",
-                ),
-            ),
-            uber=(1e-15, _a("nearline SATA datasheet figure (1 sector per 10^15 bits); not in the seeds")),
-        ),
-        _hdd(
-            name="wd-velociraptor-300gb",
-            display_name="WD VelociRaptor 300GB",
-            vendor="Western Digital",
-            family="VelociRaptor",
-            interface=("sata-3g", _a("the 300GB VelociRaptor (WD3000HLFS) of the 003 seed's era is SATA 3Gb/s")),
-            form_factor=("3.5in", _a("a 2.5-inch disk in WD's 3.5-inch IcePack sled, mounted as 3.5-inch")),
-            capacity=(300 * GB, _a("the VelociRaptor of 2009 (003 seed) came in 300GB; the seed names no capacity")),
-            rpm=(10_000, _a("the VelociRaptor is WD's 10K RPM SATA disk; the seed names it without its speed")),
-            seek=(4.2e-3, "WD datasheet average read seek of the VelociRaptor (~4.2 ms); the seeds give no mechanics"),
-            full_stroke=(9.0e-3, "typical 10K full-stroke seek (~9 ms); the seeds give no mechanics"),
-            seq=(120e6, "typical media rate of the 300GB VelociRaptor (~120 MB/s); not in the seeds"),
-            power=(6.0, 4.2, "WD datasheet power of the 300GB VelociRaptor (read/write ~6 W, idle ~4.2 W); not in the seeds"),
-            price=(230.0, _a("typical 2009 street price of the 300GB VelociRaptor; the seeds give none")),
-            price_year=(2009, _a("the year of the 003 seed, which compares it with SSDs")),
-            afr=(
-                0.0063,
-                _a("datasheet MTBF of 1.4 million hours -> 8766 / 1.4e6 = 0.63% per year; Backblaze's table holds no VelociRaptor"),
-            ),
-            uber=(1e-15, _a("desktop/workstation SATA datasheet class (1 sector per 10^15 bits); not in the seeds")),
-        ),
-    ]
-
-
-def _build_builtin() -> Catalog:
-    return Catalog(
-        (
-            *_x25m_g1(),
-            *_x25m_g2(),
-            *_ssd320(),
-            *_ssd510(),
-            *_ssd710(),
-            *_x25e(),
-            *_s3500(),
-            *_s3700(),
-            *_ssd910(),
-            *_p320h(),
-            *_hdds(),
-        )
-    )
-
-
-_BUILTIN: Final[Catalog] = _build_builtin()
+_BUILTIN: Final[Catalog] = load_catalog_files(_builtin_files())
 
 
 def builtin_catalog() -> Catalog:
-    """The catalog of every drive in the seeds (immutable; the same object on every call)."""
+    """The built-in catalog (immutable; the same object on every call)."""
     return _BUILTIN
 
 
 def all_drives() -> tuple[Drive, ...]:
-    """Every built-in drive, in a stable order (by family as the seeds introduce them, then by
-    capacity; hard disks last)."""
+    """Every built-in drive, in a stable order (the seed drives by family as the seeds introduce
+    them, then by capacity; today's drives; hard disks last)."""
     return tuple(_BUILTIN)
 
 
@@ -1735,7 +901,7 @@ def catalog_markdown(catalog: Catalog | None = None) -> str:
         ),
     ]
     for d in cat:
-        spare = d.spare_factor
+        spare = d.spare_bytes_per_user_byte
         year = "" if d.price_year is None else f" ({d.price_year})"
         afr = d.annual_failure_rate
         lines.append(

@@ -1,7 +1,8 @@
 """Workload presets: the IO mixes the seed reviews describe, each number with its provenance.
 
-Every preset is a ``Workload`` plus a list of ``Provenance`` records. A record either quotes the
-seed (``file`` relative to the shared project folder, ``quote`` a verbatim substring of that file;
+Every preset is a ``Workload`` plus a list of ``Provenance`` records (the type the drive catalog
+uses too, ``provenance.py``). A record either quotes the
+seed (``source`` relative to the shared project folder, ``quote`` a verbatim substring of that file;
 tests/engine/test_presets.py checks every quote occurs in its file) or says ``assumed`` with the
 reason, when the seed leaves the value open. The same facts are carried into the workload's
 ``source`` and ``notes`` so a plan report can show them.
@@ -22,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .errors import UnknownNameError
+from .provenance import Provenance
 from .units import GB, KiB, MiB
 from .workload import Workload
 
@@ -30,25 +32,6 @@ SEED_S3500 = "seeds/001_4993870e060cd6fa.txt"
 SEED_SSD_910 = "seeds/002_40abfca3ec444397.txt"
 FIO_JESD219 = "data/fio/jesd219.fio"
 FIO_IOMETER = "data/fio/iometer-file-access-server.fio"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Provenance:
-    """Where one value of a preset came from.
-
-    ``file`` is relative to the shared project folder (``seeds/...``, ``data/fio/...``) and
-    ``quote`` is a verbatim substring of it; or ``assumed`` gives the reason the value is not
-    from a source (``file`` and ``quote`` are then empty)."""
-
-    field: str
-    file: str = ""
-    quote: str = ""
-    assumed: str = ""
-
-    def __str__(self) -> str:
-        if self.assumed:
-            return f"{self.field}: assumed - {self.assumed}"
-        return f"{self.field}: {self.file}: \"{self.quote}\""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,11 +50,11 @@ class Preset:
 
 
 def _q(field_: str, file: str, quote: str) -> Provenance:
-    return Provenance(field=field_, file=file, quote=quote)
+    return Provenance(field=field_, source=file, quote=quote)
 
 
 def _a(field_: str, reason: str) -> Provenance:
-    return Provenance(field=field_, assumed=reason)
+    return Provenance(field=field_, assumed=True, reason=reason)
 
 
 def _mix(*pairs: tuple[int, float]) -> tuple[tuple[int, float], ...]:

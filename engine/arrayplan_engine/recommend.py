@@ -87,6 +87,9 @@ class PlanRequest:
     hdd_model: str = "hdd-15k-sas-300gb"
     # Seconds of array simulation per candidate and year (cut to ``evaluate.MAX_SIMULATED_HOST_IOS``).
     simulated_seconds: float = one_path.DEFAULT_SIMULATED_S
+    # Drives the request brings (PlanSpec.custom_drives), searched with the catalog's; their
+    # names may be used in candidate_space.drive_models and may not shadow a catalog name.
+    custom_drives: tuple[Drive, ...] = ()
 
     def required_iops(self) -> float:
         return self.constraints.min_iops or self.workload.target_iops
@@ -209,14 +212,26 @@ class PlanOutcome:
     models: tuple[str, ...]
     pareto_front: tuple[Recommendation, ...] = ()
     hdd_equivalence: HddEquivalence | None = None
+    # Candidates each cheap bound removed, every bound in BOUNDS order (a candidate failing two
+    # bounds counts in both), and the removed candidates nearest to passing.
+    removed_by_bound: tuple[tuple[str, int], ...] = ()
+    nearest_misses: tuple[NearMiss, ...] = ()
 
 
 # -- validation ---------------------------------------------------------------------------------
 
 
+def request_catalog(req: PlanRequest, catalog: Catalog | None = None) -> Catalog:
+    """The catalog a request searches: ``catalog`` (default the built-in one) plus the request's
+    custom drives (already validated, no shadowing: ``catalog.with_user_drives``)."""
+    catalog = catalog or builtin_catalog()
+    extra = [d for d in req.custom_drives if d.name not in catalog]
+    return catalog.with_drives(extra) if extra else catalog
+
+
 def validate_request(req: PlanRequest, catalog: Catalog | None = None) -> None:
     """Raise ``InvalidInputError`` naming every bad field of the request."""
-    catalog = catalog or builtin_catalog()
+    catalog = request_catalog(req, catalog)
     v: list[Violation] = []
     c = req.constraints
     if not (isinstance(c.usable_capacity_bytes, (int, float)) and c.usable_capacity_bytes > 0 and math.isfinite(c.usable_capacity_bytes)):
@@ -287,17 +302,22 @@ def _layouts_for(name: str, widths: Sequence[int], field_path: str) -> list[Layo
 
 
 def _drive_names(req: PlanRequest, catalog: Catalog) -> list[str]:
+    """The drives to search: ``candidate_space.drive_models``, or by default every drive in the
+    catalog, SSDs and hard disks (the request's custom drives included). The arrays of a drive
+    too small to hold the data fall to the capacity bound, which counts them."""
+    catalog = request_catalog(req, catalog)
     if req.candidate_space.drive_models:
         names = [catalog.get(n).name for n in req.candidate_space.drive_models]
         return list(dict.fromkeys(names))
-    return [d.name for d in catalog if d.kind == "ssd"]
+    return [d.name for d in catalog]
 
 
-def _shapes(req: PlanRequest) -> list[tuple[str, int, int]]:
-    """(layout name, group width, drive count) triples, in a fixed order."""
+def _shapes(req: PlanRequest, *, drive_slots: bool = True) -> list[tuple[str, int, int]]:
+    """(layout name, group width, drive count) triples, in a fixed order; with ``drive_slots``
+    only those within ``constraints.max_drive_count``."""
     s = req.candidate_space
     out: list[tuple[str, int, int]] = []
-    max_count = min(s.max_drive_count, req.constraints.max_drive_count or s.max_drive_count)
+    max_count = min(s.max_drive_count, req.constraints.max_drive_count or s.max_drive_count) if drive_slots else s.max_drive_count
     for i, name in enumerate(s.layouts or DEFAULT_LAYOUTS):
         for layout in _layouts_for(name, s.group_widths, f"candidate_space.layouts[{i}]"):
             if layout is None:
@@ -321,7 +341,7 @@ def _ops(req: PlanRequest) -> tuple[float, ...]:
 
 
 def count_candidates(req: PlanRequest, catalog: Catalog | None = None) -> int:
-    catalog = catalog or builtin_catalog()
+    catalog = request_catalog(req, catalog)
     return len(_drive_names(req, catalog)) * len(_shapes(req)) * len(_ops(req))
 
 
@@ -331,7 +351,7 @@ def enumerate_candidates(req: PlanRequest, catalog: Catalog | None = None, *,
 
     Raises ``SearchSpaceTooLargeError`` before building anything when over ``limit``.
     """
-    catalog = catalog or builtin_catalog()
+    catalog = request_catalog(req, catalog)
     names = _drive_names(req, catalog)
     shapes = _shapes(req)
     ops = _ops(req)
@@ -366,42 +386,184 @@ def required_capacity_bytes(req: PlanRequest) -> float:
     return req.constraints.usable_capacity_bytes * req.growth_factor_final_year()
 
 
-def prune(req: PlanRequest, candidates: Iterable[Candidate], catalog: Catalog | None = None) -> tuple[list[Candidate], int]:
-    """Drop candidates that fail a cheap bound (capacity, budget, power at idle, IOPS).
+#: The cheap bounds, in the order the summary names them.
+BOUNDS = ("capacity", "budget", "power", "iops", "drive_slots", "latency")
+_BOUND_TEXT = {"capacity": "capacity", "budget": "budget", "power": "power", "iops": "IOPS", "drive_slots": "drive slots",
+               "latency": "latency"}
 
-    Only bounds the full evaluation would fail the same way are used: capacity and purchase cost
-    are exact, idle power is a lower bound on power, and ``performance.iops_upper_bound`` is an
-    upper bound on the sustained IOPS the simulation finds (so a pruned candidate would miss the
-    IOPS check in its busiest year).
-    """
-    catalog = catalog or builtin_catalog()
-    need = required_capacity_bytes(req)
-    iops_needed = max(_required_iops(req, y) for y in range(1, req.service_life_years + 1))
-    final_workload = req.workload.grown(req.service_life_years - 1)
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BoundCheck:
+    """One cheap bound on one candidate: the bound's figure against the requirement.
+    ``margin_fraction`` > 0 passes (how far inside), < 0 fails (how far short)."""
+
+    bound: str
+    required: float
+    bound_value: float
+    unit: str
+    at_most: bool
+
+    @property
+    def margin_fraction(self) -> float:
+        if self.at_most:
+            return _headroom_at_most(self.required, self.bound_value)
+        return _headroom_at_least(self.required, self.bound_value)
+
+    @property
+    def passed(self) -> bool:
+        return self.margin_fraction >= 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NearMiss:
+    """A candidate the cheap bounds removed, with the bounds it failed (nearest misses first)."""
+
+    candidate: Candidate
+    drive_display_name: str
+    failed: tuple[BoundCheck, ...]
+
+    def explanation(self) -> str:
+        c = self.candidate
+        parts = []
+        for k in self.failed:
+            fmt = _UNIT_FMT.get(k.unit, lambda x: f"{x:,.3g}")
+            rel = "over" if k.at_most else "short of"
+            parts.append(f"{_BOUND_TEXT[k.bound]} {fmt(k.bound_value)} {rel} {fmt(k.required)} ({-k.margin_fraction:.0%})")
+        width = f"({c.group_width})" if c.layout in ("raid5", "raid6", "raid1") else ""
+        return f"{c.drive_count} x {self.drive_display_name} in {c.layout.upper()}{width}: " + "; ".join(parts)
+
+
+_UNIT_FMT = {
+    "bytes": lambda x: f"{x / 1e12:,.1f} TB",
+    "usd": lambda x: f"${x:,.0f}",
+    "w": lambda x: f"{x:,.0f} W",
+    "iops": lambda x: f"{x:,.0f} IOPS",
+    "s": lambda x: f"{x * 1e3:.2f} ms",
+    "drives": lambda x: f"{x:,.0f} drives",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PruneReport:
+    """What the cheap bounds did: the candidates kept, how many each bound removed (``BOUNDS``
+    order; a candidate failing two bounds counts in both; ``drive_slots`` counts the arrays over
+    ``constraints.max_drive_count``, which are not enumerated) and the nearest misses."""
+
+    kept: tuple[Candidate, ...]
+    pruned: int
+    removed_by_bound: tuple[tuple[str, int], ...]
+    nearest_misses: tuple[NearMiss, ...]
+
+
+def _latency_floor_s(req: PlanRequest, drive: Drive) -> float:
+    """A lower bound on the request's latency percentile for a hard disk: random reads wait for
+    the platter, uniform over one revolution (hdd.py), so with random reads a share ``r`` of the
+    IOs, the p-th percentile is at least ``T (p - (1 - r)) / r`` of a revolution ``T`` (every
+    other IO taken as instant). Zero for an SSD or when the bound says nothing."""
+    if drive.kind != "hdd" or not drive.rpm:
+        return 0.0
+    w = req.workload
+    r = w.read_fraction * w.random_fraction
+    p = req.constraints.latency_percentile / 100.0
+    if r <= 0 or p <= 1.0 - r:
+        return 0.0
+    return 60.0 / drive.rpm * (p - (1.0 - r)) / r
+
+
+def bound_checks(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None) -> list[BoundCheck]:
+    """Every cheap bound on one candidate. Each is one the full evaluation would fail the same
+    way: capacity and the drives' purchase cost (hot spares left out) are exact, idle power is a
+    lower bound on power, ``performance.iops_upper_bound`` (plus ``SCREEN_MARGIN``) is an upper
+    bound on the sustained IOPS the simulation finds in the busiest year, and a disk's rotational delay bounds its read latency. A
+    host-managed SMR disk (``recording``) takes no random writes, so its IOPS bound is zero for a
+    workload that has any."""
+    catalog = request_catalog(req, catalog)
+    drive = catalog.get(cand.drive_model)
+    layout = candidate_layout(cand)
     c = req.constraints
-    kept, pruned = [], 0
+    need = required_capacity_bytes(req)
+    usable = usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes * (1.0 - cand.over_provisioning_fraction))
+    out = [BoundCheck(bound="capacity", required=need, bound_value=usable, unit="bytes", at_most=False)]
+    if c.max_purchase_cost_usd:
+        out.append(BoundCheck(bound="budget", required=c.max_purchase_cost_usd, bound_value=(drive.price_usd or 0.0) * cand.drive_count,
+                              unit="usd", at_most=True))
+    if c.max_power_w:
+        out.append(BoundCheck(bound="power", required=c.max_power_w, bound_value=(drive.idle_power_w or 0.0) * cand.drive_count,
+                              unit="w", at_most=True))
+    iops_needed = max(_required_iops(req, y) for y in range(1, req.service_life_years + 1))
+    if iops_needed > 0 and usable > 0:
+        # The screen: an upper bound on what the simulation can reach (fresh drives, the fewest
+        # member IOs the layout allows) with a margin, checked against the simulation in
+        # tests/engine/test_one_path.py, so a pruned candidate would miss the IOPS check.
+        bound = performance.iops_upper_bound(drive, layout, cand.drive_count, req.workload.grown(req.service_life_years - 1))
+        bound *= 1.0 + performance.SCREEN_MARGIN
+        w = req.workload
+        if drive.recording == "smr-host-managed" and w.read_fraction < 1.0 and w.random_fraction > 0.0:
+            bound = 0.0  # a host-managed SMR zone takes only sequential writes: no random-write IOPS at all
+        out.append(BoundCheck(bound="iops", required=iops_needed, bound_value=bound, unit="iops", at_most=False))
+    if c.latency_target_s > 0:
+        floor = _latency_floor_s(req, drive)
+        if floor > 0:
+            out.append(BoundCheck(bound="latency", required=c.latency_target_s, bound_value=floor, unit="s", at_most=True))
+    return out
+
+
+def _drive_slot_removals(req: PlanRequest, catalog: Catalog) -> int:
+    """Arrays of the candidate space over ``constraints.max_drive_count`` (not enumerated)."""
+    if not req.constraints.max_drive_count:
+        return 0
+    extra = len(_shapes(req, drive_slots=False)) - len(_shapes(req))
+    if extra <= 0:
+        return 0
+    ops = _ops(req)
+    per_drive = [len(ops) if catalog.get(n).kind == "ssd" else sum(1 for op in ops if op == 0) for n in _drive_names(req, catalog)]
+    return extra * sum(per_drive)
+
+
+def prune_report(req: PlanRequest, candidates: Iterable[Candidate], catalog: Catalog | None = None, *,
+                 nearest: int = 3) -> PruneReport:
+    """Drop candidates that fail a cheap bound (``bound_checks``); count what each bound removed
+    and keep the ``nearest`` misses (fewest failed bounds, then the smallest shortfall, then
+    the objective's order: cheapest first)."""
+    catalog = request_catalog(req, catalog)
+    counts = dict.fromkeys(BOUNDS, 0)
+    kept: list[Candidate] = []
+    misses: list[tuple[tuple[int, float, float, int], NearMiss]] = []
     for cand in candidates:
+        failed = [k for k in bound_checks(req, cand, catalog) if not k.passed]
+        if not failed:
+            kept.append(cand)
+            continue
+        for k in failed:
+            counts[k.bound] += 1
         drive = catalog.get(cand.drive_model)
-        layout = candidate_layout(cand)
-        if usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes * (1.0 - cand.over_provisioning_fraction)) < need:
-            pruned += 1
+        key = (len(failed), max(-k.margin_fraction for k in failed), (drive.price_usd or 0.0) * cand.drive_count, cand.index)
+        misses.append((key, NearMiss(candidate=cand, drive_display_name=drive.display_name, failed=tuple(failed))))
+    counts["drive_slots"] = _drive_slot_removals(req, catalog)
+    misses.sort(key=lambda m: m[0])
+    chosen: list[NearMiss] = []
+    seen: set[str] = set()
+    for _, m in misses:  # one per drive model, so the misses show the choices
+        if m.candidate.drive_model in seen:
             continue
-        if c.max_purchase_cost_usd and (drive.price_usd or 0.0) * cand.drive_count > c.max_purchase_cost_usd:
-            pruned += 1
-            continue
-        if c.max_power_w and (drive.idle_power_w or 0.0) * cand.drive_count > c.max_power_w:
-            pruned += 1
-            continue
-        if iops_needed > 0:
-            # The screen: an upper bound on what the simulation can reach (fresh drives, the
-            # fewest member IOs the layout allows), checked against the simulation in
-            # tests/engine/test_one_path.py.
-            bound = performance.iops_upper_bound(drive, layout, cand.drive_count, final_workload)
-            if bound * (1.0 + performance.SCREEN_MARGIN) < iops_needed:
-                pruned += 1
-                continue
-        kept.append(cand)
-    return kept, pruned
+        seen.add(m.candidate.drive_model)
+        chosen.append(m)
+        if len(chosen) == nearest:
+            break
+    pruned = len(misses)
+    return PruneReport(kept=tuple(kept), pruned=pruned, removed_by_bound=tuple(counts.items()), nearest_misses=tuple(chosen))
+
+
+def prune(req: PlanRequest, candidates: Iterable[Candidate], catalog: Catalog | None = None) -> tuple[list[Candidate], int]:
+    """Drop candidates that fail a cheap bound (capacity, budget, power at idle, IOPS, latency);
+    (kept, how many were dropped). ``prune_report`` says which bound dropped them."""
+    report = prune_report(req, candidates, catalog)
+    return list(report.kept), report.pruned
+
+
+def removal_text(removed_by_bound: Iterable[tuple[str, int]]) -> str:
+    """``capacity 1,200, budget 300, ...`` for the summary (every bound, zero included)."""
+    return ", ".join(f"{_BOUND_TEXT[b]} {n:,}" for b, n in removed_by_bound)
 
 
 # -- evaluation ---------------------------------------------------------------------------------
@@ -458,7 +620,7 @@ def candidate_year_case(req: PlanRequest, cand: Candidate, year: int, catalog: C
     figures are simulated from (``evaluate.array_spec``): the year's grown workload offered at
     the year's required IOPS, the drives at that year's fill, the candidate's seed stream child
     ``year``, ``req.simulated_seconds`` cut to ``evaluate.MAX_SIMULATED_HOST_IOS``."""
-    catalog = catalog or builtin_catalog()
+    catalog = request_catalog(req, catalog)
     if not (1 <= year <= req.service_life_years):
         raise InvalidInputError.one("year", f"must be in [1, {req.service_life_years}], got {year}")
     drive = catalog.get(cand.drive_model)
@@ -500,7 +662,7 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
              seed: np.random.SeedSequence | None = None) -> Evaluation:
     """Simulate one candidate year by year (``candidate_year_case``) and check every constraint
     in its worst year. Every performance figure comes from the array simulation."""
-    catalog = catalog or builtin_catalog()
+    catalog = request_catalog(req, catalog)
     drive = catalog.get(cand.drive_model)
     layout = candidate_layout(cand)
     c = req.constraints
@@ -668,7 +830,7 @@ def hdd_equivalence(req: PlanRequest, best: Evaluation, catalog: Catalog | None 
     --compare-hdd`` uses too. ``drive_count`` is 0 when no array up to the cap meets every target;
     the explanation says "no number holds" only when even a nearly idle group misses the latency
     target."""
-    catalog = catalog or builtin_catalog()
+    catalog = request_catalog(req, catalog)
     hdd = catalog.get(req.hdd_model, "hdd_model")
     c = req.constraints
     cand = best.candidate
@@ -741,9 +903,13 @@ def explain_pareto(e: Evaluation) -> str:
 
 
 def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_total: int, candidates_pruned: int,
-         catalog: Catalog | None = None) -> PlanOutcome:
-    """Order by the objective: constraint-meeting candidates first, then the nearest misses."""
+         catalog: Catalog | None = None, pruning: PruneReport | None = None) -> PlanOutcome:
+    """Order by the objective: constraint-meeting candidates first, then the nearest misses.
+    ``pruning`` (from ``prune_report``) puts what each cheap bound removed into the outcome."""
+    catalog = request_catalog(req, catalog)
     evals = list(evaluations)
+    removed = pruning.removed_by_bound if pruning is not None else ()
+    removed_note = f" Candidates removed by each bound: {removal_text(removed)}." if removed else ""
     objective = req.objective
     front_ids = {e.candidate.index for e in pareto_front([e for e in evals if e.meets_constraints])}
     evals = [replace(e, pareto_optimal=e.candidate.index in front_ids) for e in evals]
@@ -758,23 +924,31 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
                    f"({candidates_pruned} pruned by bounds, {len(evals)} evaluated). {best.explanation}")
     elif evals:
         summary = (f"No candidate meets every constraint ({candidates_total} in the space, {candidates_pruned} pruned, "
-                   f"{len(evals)} evaluated). Nearest miss: {recs[0].explanation}")
+                   f"{len(evals)} evaluated).{removed_note} Nearest miss: {recs[0].explanation}")
+    elif candidates_total == 0:
+        summary = (f"No candidate meets every constraint: no drive in the search holds "
+                   f"{required_capacity_bytes(req) / 1e12:,.1f} TB on {req.candidate_space.max_drive_count} drives "
+                   "(candidate_space.max_drive_count); raise it or name larger drives.")
     else:
-        summary = (f"No candidate meets every constraint: all {candidates_total} candidates failed the cheap bounds "
-                   "(capacity, budget, power or spec-sheet IOPS); widen candidate_space or relax constraints.")
+        misses = pruning.nearest_misses if pruning is not None else ()
+        near = " Nearest misses: " + " | ".join(m.explanation() for m in misses) + "." if misses else ""
+        summary = (f"No candidate meets every constraint: all {candidates_total} candidates failed the cheap bounds."
+                   f"{removed_note}{near} Widen candidate_space or relax the bound that removed the most.")
     ranks = {r.evaluation.candidate.index: r.rank for r in recs}
     front = tuple(Recommendation(rank=ranks.get(e.candidate.index, 0), evaluation=e, explanation=explain_pareto(e))
                   for e in sorted((e for e in meeting if e.pareto_optimal), key=lambda e: (e.total_cost_usd, e.candidate.index)))
     hdd = hdd_equivalence(req, recs[0].evaluation, catalog) if meeting else None
     return PlanOutcome(recommendations=recs, constraints_met=bool(meeting), summary=summary, candidates_total=candidates_total,
                        candidates_pruned=candidates_pruned, candidates_evaluated=len(evals), models=models,
-                       pareto_front=front, hdd_equivalence=hdd)
+                       pareto_front=front, hdd_equivalence=hdd, removed_by_bound=removed,
+                       nearest_misses=pruning.nearest_misses if pruning is not None else ())
 
 
 def plan(req: PlanRequest, catalog: Catalog | None = None, *, limit: int = DEFAULT_CANDIDATE_LIMIT) -> PlanOutcome:
     """The whole plan in-process (the service fans ``evaluate_batch`` out instead)."""
-    catalog = catalog or builtin_catalog()
+    catalog = request_catalog(req, catalog)
     validate_request(req, catalog)
     candidates = enumerate_candidates(req, catalog, limit=limit)
-    kept, pruned = prune(req, candidates, catalog)
-    return rank(req, evaluate_batch(req, kept, catalog), candidates_total=len(candidates), candidates_pruned=pruned, catalog=catalog)
+    pruning = prune_report(req, candidates, catalog)
+    return rank(req, evaluate_batch(req, list(pruning.kept), catalog), candidates_total=len(candidates),
+                candidates_pruned=pruning.pruned, catalog=catalog, pruning=pruning)

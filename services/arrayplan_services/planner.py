@@ -96,7 +96,7 @@ class PlanRunner:
     # -- create / run -----------------------------------------------------------------------
     def create(self, plan: pb.Plan, plan_id: str = "") -> pb.Plan:
         """Validate, check the size limit, store and start. Raises engine errors for bad input."""
-        req = plan_request_from_proto(plan.spec, "plan.spec")
+        req = plan_request_from_proto(plan.spec, "plan.spec", self.catalog)
         total = recommend.count_candidates(req, self.catalog)
         if total > self.candidate_limit:
             raise SearchSpaceTooLargeError(total, self.candidate_limit)
@@ -157,9 +157,11 @@ class PlanRunner:
 
     def _execute(self, run_id: str, req: recommend.PlanRequest, live: _Live, span: trace.Span) -> recommend.PlanOutcome:
         tracer = telemetry.tracer()
+        catalog = recommend.request_catalog(req, self.catalog)  # plus the plan's custom drives
         with tracer.start_as_current_span("arrayplan.enumerate") as s:
-            candidates = recommend.enumerate_candidates(req, self.catalog, limit=self.candidate_limit)
-            kept, pruned = recommend.prune(req, candidates, self.catalog)
+            candidates = recommend.enumerate_candidates(req, catalog, limit=self.candidate_limit)
+            pruning = recommend.prune_report(req, candidates, catalog)
+            kept, pruned = list(pruning.kept), pruning.pruned
             s.set_attribute("arrayplan.candidate_count", len(candidates))
             s.set_attribute("arrayplan.pruned_count", pruned)
         progress = {"candidates_total": len(candidates), "candidates_pruned": pruned, "candidates_evaluated": 0,
@@ -184,10 +186,11 @@ class PlanRunner:
             carrier = telemetry.inject_carrier()
             if live.cancel.is_set():
                 raise Cancelled()
-            self.executor.run(evaluate_candidates, (req, tuple(self.catalog)), calls, carrier, on_result=on_result, cancel=live.cancel)
+            self.executor.run(evaluate_candidates, (req, tuple(catalog)), calls, carrier, on_result=on_result, cancel=live.cancel)
         with tracer.start_as_current_span("arrayplan.rank"):
             results.sort(key=lambda e: e.candidate.index)
-            return recommend.rank(req, results, candidates_total=len(candidates), candidates_pruned=pruned, catalog=self.catalog)
+            return recommend.rank(req, results, candidates_total=len(candidates), candidates_pruned=pruned, catalog=catalog,
+                                  pruning=pruning)
 
     # -- read -------------------------------------------------------------------------------
     def _to_proto(self, row: RunRow, *, with_result: bool = True) -> pb.Plan:
@@ -278,7 +281,7 @@ class PlanRunner:
             spec = pb.PlanSpec()
             try:
                 json_format.Parse(row.spec_json, spec)
-                req = plan_request_from_proto(spec, "plan.spec")
+                req = plan_request_from_proto(spec, "plan.spec", self.catalog)
             except Exception as exc:  # noqa: BLE001
                 self.store.finish(row.id, "FAILED", error_reason="SERVER_RESTARTED",
                                   error_message=f"could not resume after a restart: {exc}")

@@ -74,8 +74,8 @@ def test_every_quote_occurs_verbatim_in_its_file() -> None:
     checked = 0
     for d in DRIVES:
         for f, p in d.provenance.items():
-            if not p.quote:
-                continue
+            if not p.quote or p.source.startswith(("https://", "http://")):
+                continue  # a public page: test_web_sources_name_an_address_and_a_sentence
             assert p.source in catalog.SEED_FILES, (d.name, f, p.source)
             checked += 1
             if _norm(p.quote) not in _source_text(p.source):
@@ -102,6 +102,33 @@ def test_sourced_values_quote_and_assumed_values_explain() -> None:
                 assert len(p.reason) > 15, (d.name, f)
             else:
                 assert p.source and len(p.quote) > 10, (d.name, f)
+
+
+def test_web_sources_name_an_address_and_a_sentence() -> None:
+    """Today's drives quote public pages (datasheets, reviews): the address is the source and the
+    quote a whole sentence or table row; prices are assumed with the year they stand for."""
+    web = [(d, f, p) for d in DRIVES for f, p in d.provenance.items() if p.source.startswith(("https://", "http://"))]
+    assert len({d.name for d, _, _ in web}) >= 12
+    for d, f, p in web:
+        assert re.fullmatch(r"https?://[^\s]+\.[a-z]{2,}/\S*", p.source), (d.name, f, p.source)
+        assert len(p.quote) >= 10, (d.name, f, p.quote)
+    for name in (*TODAY_SSD_NAMES, *TODAY_HDD_NAMES):
+        d = get_drive(name)
+        assert d.price_year is not None and (d.provenance["price_usd"].assumed or d.provenance["price_usd"].quote)
+        quoted = [f for f, p in d.provenance.items() if not p.assumed]
+        assert "capacity_bytes" in quoted, name
+
+
+def test_todays_drives_cover_the_classes_a_planner_needs() -> None:
+    ssds = [get_drive(n) for n in TODAY_SSD_NAMES]
+    assert len(ssds) >= 8 and all(d.capacity_bytes >= 3.84e12 for d in ssds)
+    dwpd = {round(d.endurance_bytes_written / (d.capacity_bytes * 365 * 5), 2) for d in ssds if d.nand_type == "tlc"}
+    assert {1.0, 3.0} <= dwpd
+    assert any(d.nand_type == "qlc" for d in ssds) and any(d.interface.startswith("sas") for d in ssds)
+    assert any(d.interface.startswith("pcie-gen4") and (d.channels or 0) >= 16 for d in ssds)
+    hdds = [get_drive(n) for n in TODAY_HDD_NAMES]
+    assert len(hdds) >= 2 and all(d.capacity_bytes >= 16e12 for d in hdds)
+    assert {d.recording for d in hdds} == {"cmr", "smr-host-managed"}
 
 
 def test_provenance_refuses_assumed_without_reason_and_sourced_without_quote() -> None:
@@ -147,6 +174,15 @@ EXPECTED_NAMES = [
     "hdd-7k2-nearline-8tb",
     "wd-velociraptor-300gb",
 ]
+#: Today's drives (catalog files 101-199, 951-999; quotes from public pages, see docs/catalog.md).
+TODAY_SSD_NAMES = [
+    "kioxia-cm6-r-30720gb", "kioxia-cm6-v-12800gb", "kioxia-cd6-r-15360gb", "micron-7400-pro-7680gb",
+    "intel-d7-p5500-7680gb", "intel-d7-p5600-6400gb", "solidigm-d5-p5336-61440gb", "intel-d5-p4320-7680gb",
+    "kioxia-pm6-r-30720gb",
+]
+TODAY_HDD_NAMES = ["wd-ultrastar-hc560-20tb", "wd-ultrastar-hc570-22tb", "wd-ultrastar-hc670-26tb"]
+SEED_NAMES = EXPECTED_NAMES
+EXPECTED_NAMES = [*SEED_NAMES[:-4], *TODAY_SSD_NAMES, *SEED_NAMES[-4:], *TODAY_HDD_NAMES]
 
 
 def test_catalog_holds_every_seed_drive_in_a_stable_order() -> None:
@@ -169,7 +205,7 @@ def test_drive_field_names_are_exactly_the_specified_ones() -> None:
         "channels", "controllers", "internal_parity", "gc_policy", "random_read_iops",
         "random_write_iops", "steady_random_write_iops", "seq_read_bytes_per_s",
         "seq_write_bytes_per_s", "read_latency_s", "write_latency_s", "endurance_bytes_written",
-        "pe_cycles", "rpm", "average_seek_s", "full_stroke_seek_s", "active_power_w",
+        "pe_cycles", "rpm", "average_seek_s", "full_stroke_seek_s", "recording", "active_power_w",
         "idle_power_w", "price_usd", "price_year", "annual_failure_rate", "uber", "provenance",
     ]  # fmt: skip
 
@@ -185,7 +221,7 @@ def test_every_ssd_has_what_a_planner_needs(drive: Drive) -> None:
     assert drive.active_power_w is not None and drive.idle_power_w is not None
     assert drive.price_usd is not None and drive.price_usd > 0
     assert drive.gc_policy in ("eager", "lazy")
-    assert drive.nand_type in ("slc", "mlc", "emlc")
+    assert drive.nand_type in ("slc", "mlc", "emlc", "tlc", "qlc")
     assert drive.page_bytes is not None and drive.pages_per_block is not None
     assert drive.channels is not None and drive.controllers is not None
     assert drive.internal_parity in ("none", "raid4-dies", "rain-7+1")
@@ -200,7 +236,7 @@ def test_every_hdd_has_mechanics_and_no_flash(drive: Drive) -> None:
     assert drive.full_stroke_seek_s is not None
     assert drive.full_stroke_seek_s > drive.average_seek_s
     assert drive.raw_nand_bytes is None and drive.gc_policy is None and drive.pe_cycles is None
-    assert drive.spare_factor is None
+    assert drive.spare_bytes_per_user_byte is None
     # Derived IOPS agree with the mechanics: 1 / (seek + half a rotation).
     assert drive.random_read_iops == pytest.approx(1 / (drive.average_seek_s + 30 / drive.rpm))
 
@@ -230,8 +266,8 @@ def test_s3500_240gb_raw_vs_user_capacity() -> None:
     assert d.raw_nand_bytes == 264 * 1024**3 == 283_467_841_536
     # User-accessible 223GB in the table is GiB: 240e9 / 2^30 = 223.5.
     assert d.capacity_bytes / GiB == pytest.approx(223.5, abs=0.1)
-    assert d.spare_factor == pytest.approx((283_467_841_536 - 240e9) / 240e9)
-    assert d.spare_factor == pytest.approx(0.1811, abs=1e-4)
+    assert d.spare_bytes_per_user_byte == pytest.approx((283_467_841_536 - 240e9) / 240e9)
+    assert d.spare_bytes_per_user_byte == pytest.approx(0.1811, abs=1e-4)
     assert d.price_usd == 320.0 and d.price_year == 2013
 
 
@@ -239,7 +275,7 @@ def test_s3500_480gb_spare_factor() -> None:
     # Same NAND ratio as the 240GB (264 GiB per 240 GB): 528 GiB = 566,935,683,072 B.
     d = get_drive("intel-dc-s3500-480gb")
     assert d.raw_nand_bytes == 566_935_683_072
-    assert d.spare_factor == pytest.approx(566_935_683_072 / 480e9 - 1) == pytest.approx(0.18112, abs=1e-5)
+    assert d.spare_bytes_per_user_byte == pytest.approx(566_935_683_072 / 480e9 - 1) == pytest.approx(0.18112, abs=1e-5)
     assert d.provenance["raw_nand_bytes"].assumed
     assert d.spare_fraction_of_raw == pytest.approx(1 - 480e9 / 566_935_683_072)
 
@@ -306,7 +342,7 @@ def test_ssd_320_300gb_nand_vs_rated_capacity() -> None:
     assert d.raw_nand_bytes == 20 * 2 * 64 * 1024**3 // 8 == 343_597_383_680
     assert d.capacity_bytes / GiB == pytest.approx(279.4, abs=0.1)  # "~279GB"
     assert d.spare_fraction_of_raw == pytest.approx(0.128, abs=0.002)  # "12.8%"
-    assert d.spare_factor == pytest.approx(343_597_383_680 / 300e9 - 1) == pytest.approx(0.1453, abs=1e-4)
+    assert d.spare_bytes_per_user_byte == pytest.approx(343_597_383_680 / 300e9 - 1) == pytest.approx(0.1453, abs=1e-4)
     assert d.internal_parity == "raid4-dies" and d.page_bytes == 8192 and d.channels == 10
     assert d.interface == "sata-3g"
 
@@ -357,7 +393,7 @@ def test_ssd_910_values() -> None:
     big, small = get_drive("intel-ssd-910-800gb"), get_drive("intel-ssd-910-400gb")
     assert big.raw_nand_bytes == 56 * 32 * GiB == 1792 * GiB
     assert small.raw_nand_bytes == 28 * 32 * GiB
-    assert big.spare_factor == pytest.approx(1792 * GiB / 800e9 - 1) == pytest.approx(1.405, abs=1e-3)
+    assert big.spare_bytes_per_user_byte == pytest.approx(1792 * GiB / 800e9 - 1) == pytest.approx(1.405, abs=1e-3)
     assert (small.controllers, big.controllers) == (2, 4)
     assert (small.endurance_bytes_written, big.endurance_bytes_written) == (5 * PB, 7 * PB)
     assert small.active_power_w == big.active_power_w == 25
@@ -378,7 +414,7 @@ def test_p320h_values() -> None:
     assert d.endurance_bytes_written == 50 * PB
     assert get_drive("micron-p320h-350gb").endurance_bytes_written == 25 * PB
     assert d.raw_nand_bytes == 4 * 250 * GiB
-    assert d.spare_factor == pytest.approx(1000 * GiB / 700e9 - 1) == pytest.approx(0.5339, abs=1e-4)
+    assert d.spare_bytes_per_user_byte == pytest.approx(1000 * GiB / 700e9 - 1) == pytest.approx(0.5339, abs=1e-4)
     assert d.internal_parity == "rain-7+1" and d.nand_type == "slc" and d.channels == 32
     assert d.price_usd == 6995 and d.active_power_w == 25
 
@@ -514,7 +550,7 @@ def test_valid_user_ssd_and_hdd() -> None:
     assert s.endurance_bytes_written == 1_750_000_000_000_000
     assert s.random_read_iops == 90_000.0 and isinstance(s.random_read_iops, float)
     assert s.controllers == 1 and s.internal_parity == "none" and s.vendor == "user"
-    assert s.spare_factor == pytest.approx(1024 * GiB / 960e9 - 1)
+    assert s.spare_bytes_per_user_byte == pytest.approx(1024 * GiB / 960e9 - 1)
     for f in PROVENANCED_FIELDS:
         if getattr(s, f) is not None:
             assert s.provenance[f] == Provenance(source="user", quote="supplied by user")
@@ -553,7 +589,7 @@ BAD_INPUTS = [
     ({"gc_policy": None}, "gc_policy", "is required for kind 'ssd'"),
     ({"random_write_iops": None, "steady_random_write_iops": None}, "random_write_iops", "is required"),
     ({"endurance_bytes_written": None}, "endurance_bytes_written", "(or pe_cycles)"),
-    ({"nand_type": "hdd"}, "nand_type", "must be one of slc, mlc, emlc for kind 'ssd'"),
+    ({"nand_type": "hdd"}, "nand_type", "must be one of slc, mlc, emlc, tlc, qlc for kind 'ssd'"),
 ]
 
 

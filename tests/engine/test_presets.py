@@ -37,11 +37,11 @@ def test_every_quote_occurs_verbatim_in_its_file(preset) -> None:  # type: ignor
     for p in preset.provenance:
         if p.assumed:
             assert not p.quote, f"{p}: an assumed value carries a reason, not a quote"
-            assert len(p.assumed) > 15, f"{p}: the reason must say why"
+            assert len(p.reason) > 15, f"{p}: the reason must say why"
             continue
-        path = SHARED / p.file
-        assert path.is_file(), f"{p.file} does not exist under {SHARED}"
-        assert p.quote and p.quote in path.read_text(), f"quote not found verbatim in {p.file}: {p.quote!r}"
+        path = SHARED / p.source
+        assert path.is_file(), f"{p.source} does not exist under {SHARED}"
+        assert p.quote and p.quote in path.read_text(), f"quote not found verbatim in {p.source}: {p.quote!r}"
     # The workload carries the provenance for reports.
     assert preset.workload.source
     assert len(preset.workload.notes) >= len(preset.provenance)

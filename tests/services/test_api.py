@@ -153,7 +153,8 @@ def test_cancel_plan_stops_its_tasks(stub) -> None:  # type: ignore[no-untyped-d
     big.constraints.usable_capacity_bytes = 1_000_000_000
     big.workload.target_iops = 0
     big.candidate_space.CopyFrom(pb.CandidateSpace(layouts=["raid0", "raid10", "raid5", "raid6", "ec:4+2", "ec:8+3"],
-                                                   group_widths=[4, 5, 6, 8, 10, 12], max_drive_count=160))
+                                                   group_widths=[4, 5, 6, 8, 10, 12], max_drive_count=100))
+    # every catalog drive (49) x these shapes = 17,444 candidates, under the server's 20,000 limit
     created = stub.CreatePlan(pb.CreatePlanRequest(plan=pb.Plan(spec=big)), timeout=30)
     stream = stub.WatchPlan(pb.WatchPlanRequest(name=created.name), timeout=300)
     for event in stream:

@@ -190,3 +190,12 @@ app.kubernetes.io/part-of: arrayplan
     - name: numba-cache
       mountPath: /var/cache/arrayplan/numba
 {{- end }}
+
+{{/* The ConfigMap of site drive catalog files the planner mounts (empty: none). */}}
+{{- define "arrayplan.driveCatalogName" -}}
+{{- if .Values.planner.driveCatalog.configMap }}
+{{- .Values.planner.driveCatalog.configMap }}
+{{- else if .Values.planner.driveCatalog.files }}
+{{- printf "%s-drives" (include "arrayplan.planner.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}

@@ -22,8 +22,9 @@ DEFAULT_SERVER = "127.0.0.1:50051"
 DEFAULT_DATA_DIR = Path(os.environ.get("ARRAYPLAN_DATA_DIR", "data"))
 
 # Subcommands contributed by other modules: each has register(subparsers).
-_PLUGINS = ("arrayplan_services.cli.ssd_commands", "arrayplan_services.cli.simulate_command", "arrayplan_services.cli.reliability_command",
-            "arrayplan_services.cli.cluster_commands", "arrayplan_services.cli.forecast_commands")
+_PLUGINS = ("arrayplan_services.cli.ssd_commands", "arrayplan_services.cli.fit_command", "arrayplan_services.cli.simulate_command",
+            "arrayplan_services.cli.reliability_command", "arrayplan_services.cli.cluster_commands",
+            "arrayplan_services.cli.forecast_commands")
 
 
 def _err(msg: str) -> None:
@@ -92,12 +93,21 @@ def _add_connection(p: argparse.ArgumentParser) -> None:
 # -- serve --------------------------------------------------------------------------------------
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from arrayplan_engine.catalog import builtin_catalog
+
     from ..server.app import build_server, serve_forever
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    catalog = _local_catalog(args)  # a malformed catalog file stops the server here, naming file, line and field
+    if catalog is None:
+        return EXIT_BAD_INPUT
+    if args.catalog:
+        logging.getLogger("arrayplan").info("catalog: %d drives (%s added from %s)", len(catalog),
+                                            len(catalog) - len(builtin_catalog()), args.catalog)
     try:
         server = build_server(host=args.host, port=args.port, data_dir=args.data_dir, executor_kind=args.executor,
-                              ray_address=args.ray_address, num_cpus=args.num_cpus, candidate_limit=args.candidate_limit)
+                              ray_address=args.ray_address, num_cpus=args.num_cpus, candidate_limit=args.candidate_limit,
+                              catalog=catalog)
     except OSError as exc:
         _err(str(exc))
         return EXIT_ERROR
@@ -250,12 +260,68 @@ def _emit(plan: object, args: argparse.Namespace) -> None:
 
 # -- drives / runs / trace ----------------------------------------------------------------------
 
+def _local_catalog(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The built-in catalog plus ``--catalog DIR``; None (after printing the error) when bad."""
+    from arrayplan_engine.catalog import CatalogFileError
+
+    from ..drive_catalog import load_catalog_dir
+
+    try:
+        return load_catalog_dir(getattr(args, "catalog", None))
+    except CatalogFileError as exc:
+        _err(f"bad catalog file\n{exc}")
+        return None
+
+
+def _drives_in_process(args: argparse.Namespace) -> int:
+    """``arrayplan drives`` without a server: the built-in catalog (plus ``--catalog DIR``)."""
+    import json
+
+    from arrayplan_engine.errors import InvalidInputError
+
+    from ..drive_catalog import drive_json
+    from ..server.convert import drive_to_proto
+
+    cat = _local_catalog(args)
+    if cat is None:
+        return EXIT_BAD_INPUT
+    try:
+        drives = [cat.get(args.name, "name")] if args.name else [d for d in cat if args.kind in ("all", d.kind)]
+    except InvalidInputError as exc:
+        _err(str(exc))
+        return EXIT_BAD_INPUT
+    if args.format == "json":
+        print(json.dumps([drive_json(d) for d in drives], indent=2))
+        return EXIT_OK
+    _drives_table([drive_to_proto(d) for d in drives], bool(args.name))
+    return EXIT_OK
+
+
+def cmd_drives_export(args: argparse.Namespace) -> int:
+    """``arrayplan drives export NAME``: one drive as a catalog file (TOML) on stdout."""
+    from arrayplan_engine.catalog import drive_to_toml
+    from arrayplan_engine.errors import InvalidInputError
+
+    cat = _local_catalog(args)
+    if cat is None:
+        return EXIT_BAD_INPUT
+    try:
+        drive = cat.get(args.name, "name")
+    except InvalidInputError as exc:
+        _err(str(exc))
+        return EXIT_BAD_INPUT
+    print(drive_to_toml(drive), end="")
+    return EXIT_OK
+
+
 def cmd_drives(args: argparse.Namespace) -> int:
     import grpc
     from google.protobuf import json_format
 
     from arrayplan.v1 import planner_pb2 as pb
 
+    if not (args.server or os.environ.get("ARRAYPLAN_SERVER") or args.local):
+        return _drives_in_process(args)
     try:
         with connect(args) as stub:
             if args.name:
@@ -268,26 +334,39 @@ def cmd_drives(args: argparse.Namespace) -> int:
     if args.format == "json":
         import json
 
-        print(json.dumps([json_format.MessageToDict(d, preserving_proto_field_name=True) for d in drives], indent=2))
+        rows = []
+        for d in drives:
+            row = json_format.MessageToDict(d, preserving_proto_field_name=True)
+            row["capacity_bytes"] = int(d.capacity_bytes)  # int64 is a string in proto JSON; bytes stay a number here
+            row["kind"] = pb.DriveKind.Name(d.kind).removeprefix("DRIVE_KIND_").lower()
+            row["sources"] = sorted({p.source for p in d.provenance if p.source})
+            rows.append(row)
+        print(json.dumps(rows, indent=2))
         return EXIT_OK
+    _drives_table(drives, bool(args.name))
+    return EXIT_OK
+
+
+def _drives_table(drives: list, one: bool) -> None:  # type: ignore[type-arg]
     from rich.console import Console
     from rich.table import Table
+
+    from arrayplan.v1 import planner_pb2 as pb
 
     table = Table(title="arrayplan drive catalog", title_justify="left")
     for c in ("name", "kind", "interface", "capacity GB", "spare", "rand read IOPS", "rand write IOPS", "steady write", "endurance TBW", "$", "W active"):
         table.add_column(c, justify="left" if c in ("name", "kind", "interface") else "right")
     for d in drives:
         table.add_row(d.name, pb.DriveKind.Name(d.kind).removeprefix("DRIVE_KIND_").lower(), d.interface, f"{d.capacity_bytes / 1e9:,.0f}",
-                      f"{d.spare_factor:.1%}" if d.spare_factor else "-", f"{d.random_read_iops:,.0f}", f"{d.random_write_iops:,.0f}",
+                      f"{d.spare_bytes_per_user_byte:.1%}" if d.spare_bytes_per_user_byte else "-", f"{d.random_read_iops:,.0f}", f"{d.random_write_iops:,.0f}",
                       f"{d.steady_random_write_iops:,.0f}" if d.steady_random_write_iops else "-",
                       f"{d.endurance_bytes_written / 1e12:,.0f}" if d.endurance_bytes_written else "-",
                       f"{d.price_usd:,.0f}" if d.price_usd else "-", f"{d.active_power_w:g}" if d.active_power_w else "-")
     Console(width=None if sys.stdout.isatty() else 200).print(table)
-    if args.name:
+    if one:
         for p in drives[0].provenance:
             src = f"assumed: {p.reason}" if p.assumed else f"{p.source}: \"{p.quote}\""
             print(f"  {p.field}: {src}")
-    return EXIT_OK
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -372,6 +451,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--executor", choices=("ray", "local"), default="ray", help="where simulations run (default ray)")
     p.add_argument("--num-cpus", type=int, default=None, help="CPUs for a local Ray (default: all)")
     p.add_argument("--candidate-limit", type=int, default=20_000, help="largest candidate space a plan may have")
+    p.add_argument("--catalog", type=Path, metavar="DIR",
+                   help="add every drive catalog file (*.toml, docs/catalog.md) in DIR to the built-in drives")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("plan", help="plan an array for a plan file and print ranked recommendations")
@@ -386,12 +467,23 @@ def build_parser() -> argparse.ArgumentParser:
     _add_connection(p)
     p.set_defaults(func=cmd_plan)
 
-    p = sub.add_parser("drives", help="list the drive catalog (or one drive with provenance)")
+    p = sub.add_parser("drives", help="list the drive catalog (or one drive with provenance); drives export NAME; drives fit",
+                       description="List the drive catalog: in-process (the built-in drives plus --catalog DIR) unless "
+                                   "--server, $ARRAYPLAN_SERVER or --local names a server. Also: `arrayplan drives export NAME` "
+                                   "prints one drive as a catalog file; `arrayplan drives fit --base FILE --fio-log FILE` fits "
+                                   "a drive to a measured consistency run.")
     p.add_argument("name", nargs="?", help="a drive name: show it with the provenance of each value")
     p.add_argument("--kind", choices=("all", "ssd", "hdd"), default="all")
     p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--catalog", type=Path, metavar="DIR", help="in-process: also the catalog files (*.toml) in DIR")
     _add_connection(p)
     p.set_defaults(func=cmd_drives)
+
+    p = sub.add_parser("drives-export", prog="arrayplan drives export",
+                       description="Print one drive as a catalog file (TOML) that loads back unchanged.")
+    p.add_argument("name", help="a drive name (catalog key or display name)")
+    p.add_argument("--catalog", type=Path, metavar="DIR", help="also the catalog files (*.toml) in DIR")
+    p.set_defaults(func=cmd_drives_export)
 
     p = sub.add_parser("runs", help="list stored plan runs, or show one")
     p.add_argument("name", nargs="?", help="a run name (plans/ID or ID) to show")
@@ -417,8 +509,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: ``arrayplan drives VERB ...`` -> the hidden ``drives-VERB`` subcommand.
+_DRIVES_VERBS = ("export", "fit")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    for i, token in enumerate(argv):
+        if not token.startswith("-"):
+            if token == "drives" and i + 1 < len(argv) and argv[i + 1] in _DRIVES_VERBS:
+                argv[i: i + 2] = [f"drives-{argv[i + 1]}"]
+            break
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     try:

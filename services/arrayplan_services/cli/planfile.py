@@ -3,7 +3,8 @@
 The file mirrors ``PlanSpec`` field by field (see examples/). Conveniences a person expects:
 sizes as strings with units (``usable_capacity_bytes: 20 TB``, ``io_bytes: 4 KiB``), durations
 as strings (``latency_target: 2ms``), enums by their short name (``objective: purchase_cost``), a
-workload given as ``workload: {fio: path}`` or ``{trace: path}`` (resolved relative to the file).
+workload given as ``workload: {fio: path}`` or ``{trace: path}`` (resolved relative to the file),
+``custom_drives:`` items written like catalog files (a value, or ``{value, source, quote}``).
 Every error names the YAML line and the field path.
 """
 
@@ -177,7 +178,7 @@ class _Builder:
                 d.FromNanoseconds(round(parse_duration_s(value) * 1e9))
                 return d
             if field.type in (FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_INT64):
-                number = parse_size(value) if name.endswith("_bytes") else value
+                number = parse_size(value) if "_bytes" in name else value
                 if isinstance(number, bool) or not isinstance(number, (int, float)) or float(number) != int(number):
                     raise ValueError(f"expected an integer, got {value!r}")
                 limit = 2**31 - 1 if field.type == FieldDescriptor.TYPE_INT32 else 2**63 - 1
@@ -185,7 +186,7 @@ class _Builder:
                     raise ValueError(f"out of range for {field.type == FieldDescriptor.TYPE_INT32 and 'int32' or 'int64'}: {value!r}")
                 return int(number)
             if field.type in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
-                if name.endswith("_bytes"):
+                if "_bytes" in name:
                     return parse_size(value)
                 if isinstance(value, bool) or not isinstance(value, (int, float)):
                     raise ValueError(f"expected a number, got {value!r}")
@@ -212,6 +213,58 @@ class _Builder:
             return None
         raise AssertionError(f"unhandled field type {field.type} for {name}")
 
+    def custom_drive(self, msg: Message, data: Any, at: tuple[Any, ...]) -> None:
+        """One ``custom_drives:`` item: the fields of a catalog file (docs/catalog.md). A field is a
+        plain value (recorded as supplied by the user) or a table ``{value, source, quote}`` /
+        ``{value, assumed: true, reason}``; sizes may carry units (``capacity_bytes: 3.84 TB``)."""
+        if not isinstance(data, Mapping):
+            self.fail(at, f"must be a mapping of drive fields, got {type(data).__name__}")
+            return
+        fields = msg.DESCRIPTOR.fields_by_name
+        for key, value in data.items():
+            where = at + (key,)
+            if key == "provenance":  # the API's form: [{field, source, quote, assumed, reason}]
+                self.set_field(msg, fields[key], value, where)
+                continue
+            if key not in fields:
+                self.fail(where, f"unknown field; allowed: {', '.join(fields)}")
+                continue
+            field = fields[key]
+            prov: dict[str, Any] | None = None
+            if isinstance(value, Mapping):
+                unknown = [k for k in value if k not in ("value", "source", "quote", "assumed", "reason")]
+                for k in unknown:
+                    self.fail(where + (k,), "unknown key; allowed: value, source, quote, assumed, reason")
+                if "value" not in value:
+                    self.fail(where, "a table needs value (and source + quote, or assumed: true and reason)")
+                    continue
+                prov, value = {k: v for k, v in value.items() if k != "value"}, value["value"]
+                if unknown:
+                    continue
+            if isinstance(value, str) and field.type in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT) \
+                    and not key.endswith("_bytes"):
+                try:
+                    value = float(value.replace("_", ""))  # YAML 1.1 reads 1e-15 as a string
+                except ValueError:
+                    pass
+            converted = self.scalar(field, value, where + (("value",) if prov is not None else ()))
+            if converted is None:
+                continue
+            setattr(msg, key, converted)
+            if prov is not None:
+                entry = msg.provenance.add(field=key)
+                for k in ("source", "quote", "reason"):
+                    if k in prov:
+                        if not isinstance(prov[k], str):
+                            self.fail(where + (k,), f"must be a string, got {prov[k]!r}")
+                        else:
+                            setattr(entry, k, prov[k])
+                if "assumed" in prov:
+                    if not isinstance(prov["assumed"], bool):
+                        self.fail(where + ("assumed",), f"must be true or false, got {prov['assumed']!r}")
+                    else:
+                        entry.assumed = prov["assumed"]
+
     def set_field(self, msg: Message, field: FieldDescriptor, value: Any, at: tuple[Any, ...]) -> None:
         is_repeated = field.is_repeated
         is_message = field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type.full_name != "google.protobuf.Duration"
@@ -220,7 +273,9 @@ class _Builder:
                 self.fail(at, f"must be a list, got {type(value).__name__}")
                 return
             for i, item in enumerate(value):
-                if is_message:
+                if is_message and field.message_type.name == "DriveSpec":
+                    self.custom_drive(getattr(msg, field.name).add(), item, at + (i,))
+                elif is_message:
                     sub = getattr(msg, field.name).add()
                     if field.message_type.name == "IoSizeShare" and isinstance(item, list) and len(item) == 2:
                         item = {"io_bytes": item[0], "weight": item[1]}

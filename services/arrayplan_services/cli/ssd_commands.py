@@ -79,22 +79,43 @@ def _plot(results: list[ssd.ConsistencyResult], out: Path) -> None:
 
 
 def _consistency_handler(args: argparse.Namespace) -> int:
-    out = Path(args.out)
-    if out.suffix.lower() not in (".png", ".svg"):
+    from .fit_command import load_drive_arg
+
+    if not args.out and not args.fio_log_out:
+        print("arrayplan consistency: give --out FIGURE and/or --fio-log-out FILE", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else None
+    if out is not None and out.suffix.lower() not in (".png", ".svg"):
         print(f"arrayplan consistency: out: must end in .png or .svg, got {args.out!r}", file=sys.stderr)
         return 2
+    if args.fio_log_out and len(args.drives) != 1:
+        print("arrayplan consistency: --fio-log-out takes one drive", file=sys.stderr)
+        return 2
     try:
-        results = [ssd.consistency_experiment(name, duration_s=args.duration_s, op=args.op, seed=args.seed)
+        # A drive is a catalog name or a catalog file (.toml), e.g. one `arrayplan drives fit` wrote.
+        results = [ssd.consistency_experiment(load_drive_arg(name), duration_s=args.duration_s, op=args.op, seed=args.seed)
                    for name in args.drives]
     except ArrayplanError as exc:
         print(f"arrayplan consistency: {exc}", file=sys.stderr)
         return 2
-    try:
-        _plot(results, out)
     except OSError as exc:
-        print(f"arrayplan consistency: out: cannot write {args.out!r}: {exc}", file=sys.stderr)
+        print(f"arrayplan consistency: {exc}", file=sys.stderr)
         return 2
-    rows = [{**r.figures(), "figure": str(out)} for r in results]
+    if args.fio_log_out:
+        from arrayplan_engine.drive_fit import fio_log_text
+
+        try:
+            Path(args.fio_log_out).write_text(fio_log_text(results[0].iops), encoding="utf-8")
+        except OSError as exc:
+            print(f"arrayplan consistency: fio-log-out: cannot write {args.fio_log_out!r}: {exc}", file=sys.stderr)
+            return 2
+    if out is not None:
+        try:
+            _plot(results, out)
+        except OSError as exc:
+            print(f"arrayplan consistency: out: cannot write {args.out!r}: {exc}", file=sys.stderr)
+            return 2
+    rows = [{**r.figures(), "figure": str(out) if out else None, "fio_log": args.fio_log_out} for r in results]
     _emit(rows if len(rows) > 1 or args.format == "text" else rows[0], args.format)
     return 0
 
@@ -116,10 +137,12 @@ def register(subparsers: Any) -> None:
 
     c = subparsers.add_parser("consistency", help="the reviewers' performance-consistency test, with a figure",
                               description="Fill, then 4 KB random writes at QD32; IOPS every second; figure and figures.")
-    c.add_argument("drives", nargs="+", metavar="DRIVE", help="catalog drive names (several share one figure)")
+    c.add_argument("drives", nargs="+", metavar="DRIVE", help="catalog drive names or catalog files (several share one figure)")
     c.add_argument("--op", type=float, default=0.0, help="extra over-provisioning: fraction of the capacity left unused")
     c.add_argument("--duration-s", type=float, default=2000.0, help="seconds of random writes (default 2000)")
-    c.add_argument("--out", required=True, help="figure file, .png or .svg")
+    c.add_argument("--out", help="figure file, .png or .svg")
+    c.add_argument("--fio-log-out", metavar="FILE",
+                   help="also write the run in fio's write_iops_log format (one drive), for `arrayplan drives fit`")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--format", choices=("json", "text"), default="json")
     c.set_defaults(func=_consistency_handler)

@@ -16,7 +16,7 @@ from opentelemetry.instrumentation.grpc import filters, server_interceptor
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
-from arrayplan_engine.catalog import builtin_catalog
+from arrayplan_engine.catalog import Catalog, builtin_catalog
 
 from .. import telemetry
 from ..fanout import make_executor
@@ -47,10 +47,10 @@ class Server:
 
 def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, executor_kind: str = "ray",
                  ray_address: str | None = None, num_cpus: int | None = None,
-                 candidate_limit: int = DEFAULT_CANDIDATE_LIMIT, max_workers: int = 16) -> Server:
+                 candidate_limit: int = DEFAULT_CANDIDATE_LIMIT, max_workers: int = 16, catalog: Catalog | None = None) -> Server:
     store = RunStore(Path(data_dir) / "runs.sqlite3")
     telemetry.configure_server(store)
-    catalog = builtin_catalog()
+    catalog = catalog or builtin_catalog()  # a site's drives: drive_catalog.load_catalog_dir (serve --catalog)
     executor = make_executor(executor_kind, ray_address, num_cpus=num_cpus)
     runner = PlanRunner(store, executor, catalog=catalog, candidate_limit=candidate_limit)
     interceptors = [

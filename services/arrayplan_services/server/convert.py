@@ -14,7 +14,7 @@ from google.protobuf import duration_pb2
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import recommend
-from arrayplan_engine.catalog import Drive
+from arrayplan_engine.catalog import USER_PROVENANCE, Catalog, Drive, builtin_catalog, drive_from_fields, with_user_drives
 from arrayplan_engine.errors import InvalidInputError, Violation
 from arrayplan_engine.workload import Workload, workload_from_mapping
 
@@ -101,9 +101,14 @@ def workload_from_proto(w: pb.Workload, prefix: str = "workload") -> Workload:
         raise reprefix(exc, prefix.rsplit("workload", 1)[0].rstrip(".")) from None
 
 
-def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec") -> recommend.PlanRequest:
+def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalog: Catalog | None = None) -> recommend.PlanRequest:
     violations: list[Violation] = []
     workload: Workload | None = None
+    custom: tuple[Drive, ...] = ()
+    try:
+        custom = custom_drives_from_proto(spec.custom_drives, prefix, catalog)
+    except InvalidInputError as exc:
+        violations.extend(exc.violations)
     if not spec.HasField("workload"):
         violations.append(Violation(field=f"{prefix}.workload", reason="is required (a preset or read_fraction and friends)"))
     else:
@@ -142,11 +147,12 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec") -> rec
         max_recommendations=spec.max_recommendations or 10,
         electricity_usd_per_kwh=spec.electricity_usd_per_kwh if spec.electricity_usd_per_kwh else 0.12,
         drives_per_hot_spare=spec.drives_per_hot_spare if spec.HasField("drives_per_hot_spare") else 24,
+        custom_drives=custom,
     )
     if spec.objective not in _OBJECTIVES:
         raise InvalidInputError.one(f"{prefix}.objective", f"unknown objective {spec.objective}; known: {', '.join(pb.Objective.keys())}")
     try:
-        recommend.validate_request(req)
+        recommend.validate_request(req, catalog)
     except InvalidInputError as exc:
         raise reprefix(exc, prefix) from None
     return req
@@ -207,7 +213,56 @@ def outcome_to_proto(o: recommend.PlanOutcome) -> pb.PlanResult:
         result.hdd_equivalence.CopyFrom(pb.HddEquivalence(hdd_model=h.hdd_model, drive_count=h.drive_count, layout=h.layout,
                                                           purchase_cost_usd=h.purchase_cost_usd, power_w=h.power_w,
                                                           explanation=h.explanation))
+    for bound, count in o.removed_by_bound:
+        result.removed_by_bound.add(bound=bound, candidate_count=count)
+    for m in o.nearest_misses:
+        c = m.candidate
+        result.nearest_misses.add(drive_model=c.drive_model, layout=c.layout, group_width=c.group_width, drive_count=c.drive_count,
+                                  failed_bounds=[k.bound for k in m.failed], explanation=m.explanation())
     return result
+
+
+def custom_drives_from_proto(specs: Any, prefix: str = "plan.spec", catalog: Catalog | None = None) -> tuple[Drive, ...]:
+    """``PlanSpec.custom_drives`` as engine drives, every field validated: one
+    ``InvalidInputError`` naming ``plan.spec.custom_drives[i].FIELD`` and the allowed range for
+    every problem, a name the catalog (or an earlier custom drive) already has included."""
+    catalog = catalog or builtin_catalog()
+    drives: list[Drive] = []
+    violations: list[Violation] = []
+    for i, spec in enumerate(specs):
+        path = f"{prefix}.custom_drives[{i}]"
+        fields: dict[str, Any] = {}
+        for fd in spec.DESCRIPTOR.fields:
+            if fd.name == "provenance":
+                continue
+            if fd.has_presence:
+                if spec.HasField(fd.name):
+                    fields[fd.name] = getattr(spec, fd.name)
+            elif getattr(spec, fd.name):
+                fields[fd.name] = getattr(spec, fd.name)
+        for j, p in enumerate(spec.provenance):
+            if p.field not in fields:
+                violations.append(Violation(field=f"{path}.provenance[{j}].field",
+                                            reason=f"must name a field this drive gives a value for, got {p.field!r}"))
+                continue
+            table: dict[str, Any] = {"value": fields[p.field]}
+            for key in ("source", "quote", "reason"):
+                if getattr(p, key):
+                    table[key] = getattr(p, key)
+            if p.assumed:
+                table["assumed"] = True
+            fields[p.field] = table
+        try:
+            drives.append(drive_from_fields(fields, path, bare=USER_PROVENANCE))
+        except InvalidInputError as exc:
+            violations.extend(exc.violations)
+    if violations:
+        raise InvalidInputError(violations)
+    try:
+        with_user_drives(drives, base=catalog, field_prefix=f"{prefix}.custom_drives")
+    except InvalidInputError as exc:
+        raise InvalidInputError([Violation(field=v.field, reason=v.reason) for v in exc.violations]) from None
+    return tuple(drives)
 
 
 def drive_to_proto(d: Drive) -> pb.Drive:
@@ -221,7 +276,8 @@ def drive_to_proto(d: Drive) -> pb.Drive:
         endurance_bytes_written=float(d.endurance_bytes_written or 0), price_usd=float(d.price_usd or 0),
         price_year=int(d.price_year or 0), active_power_w=float(d.active_power_w or 0), idle_power_w=float(d.idle_power_w or 0),
         annual_failure_rate=float(d.annual_failure_rate or 0), gc_policy=d.gc_policy or "", rpm=int(d.rpm or 0),
-        spare_factor=float(d.spare_factor or 0) if d.kind == "ssd" else 0.0,
+        spare_bytes_per_user_byte=float(d.spare_bytes_per_user_byte or 0) if d.kind == "ssd" else 0.0,
+        recording=d.recording or "", nand_type=d.nand_type or "",
     )
     for field_name, p in sorted(d.provenance.items()):
         msg.provenance.add(field=field_name, source=p.source, quote=p.quote, assumed=p.assumed, reason=p.reason)

@@ -1,0 +1,49 @@
+"""A site's drive catalog: the engine's built-in drives plus every catalog file in a folder
+(``arrayplan serve --catalog DIR``; the Helm chart mounts a ConfigMap there), and the JSON form
+``arrayplan drives --format json`` prints.
+
+The files are the engine's catalog format (``docs/catalog.md``, "Catalog files"): one drive per
+``*.toml``, every value with its source and quote or ``assumed`` with the reason. A bad file
+raises ``CatalogFileError`` naming the file, line and field; a drive may not take a name the
+catalog already has.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from arrayplan_engine.catalog import PROVENANCED_FIELDS, Catalog, CatalogFileError, Drive, builtin_catalog, load_catalog_files
+
+
+def load_catalog_dir(folder: Path | str | None, base: Catalog | None = None) -> Catalog:
+    """``base`` (default the built-in catalog) plus every ``*.toml`` in ``folder``, by file name.
+    Files whose name starts with ``.`` are skipped (a ConfigMap mount's ``..data`` links)."""
+    base = builtin_catalog() if base is None else base
+    if folder is None:
+        return base
+    root = Path(folder)
+    if not root.is_dir():
+        raise CatalogFileError(str(root), [(None, "", "is not a folder of catalog files (*.toml)")])
+    files = []
+    for path in sorted(p for p in root.glob("*.toml") if not p.name.startswith(".")):
+        try:
+            files.append((str(path), path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CatalogFileError(str(path), [(None, "", f"cannot read: {exc}")]) from None
+    return load_catalog_files(files, base=base)
+
+
+def drive_json(d: Drive) -> dict[str, Any]:
+    """One drive as JSON: identity, every value (capacities in bytes), its sources and the
+    provenance of each value."""
+    out: dict[str, Any] = {k: getattr(d, k) for k in ("name", "display_name", "vendor", "family", "kind")}
+    for key in PROVENANCED_FIELDS:
+        value = getattr(d, key)
+        if value is not None:
+            out[key] = value
+    out["spare_bytes_per_user_byte"] = d.spare_bytes_per_user_byte
+    out["sources"] = sorted({p.source for p in d.provenance.values() if p.source})
+    out["provenance"] = {k: {"source": p.source, "quote": p.quote, "assumed": p.assumed, "reason": p.reason}
+                         for k, p in d.provenance.items()}
+    return out
