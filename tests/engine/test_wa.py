@@ -145,9 +145,9 @@ def test_greedy_hotcold_model_matches_the_ftl_simulation() -> None:
     from arrayplan_engine import ftl
 
     for r, f, sf, np_ in _GRID:
-        cfg = ftl.FtlConfig(user_pages=int(1024 * np_ * (1 - sf)), pages_per_block=np_, spare_factor=sf, policy="greedy")
+        cfg = ftl.FtlConfig(user_pages=int(1024 * np_ * (1 - sf)), pages_per_block=np_, spare_fraction_of_raw=sf, policy="greedy")
         res = ftl.simulate(cfg, ftl.FtlWorkload(kind="hotcold", hot_write_fraction=r, hot_space_fraction=f), seed=1)
         assert res.steady, (r, f, sf, np_)
-        model = wa.wa_greedy_hotcold(cfg.effective_spare_factor, np_, r, f)
+        model = wa.wa_greedy_hotcold(cfg.effective_spare_fraction_of_raw, np_, r, f)
         assert res.wa_model == pytest.approx(wa.wa_greedy_hotcold(sf, np_, r, f), rel=1e-12)
         assert abs(model - res.wa_measured) / res.wa_measured <= 0.10, (r, f, sf, np_, res.wa_measured, model)
