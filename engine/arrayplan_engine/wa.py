@@ -36,7 +36,7 @@ TOS 10(2), 2014): ``T`` raw pages, ``U`` user pages, ``sf = spare_fraction_of_ra
   - a region that is never written (``r = 1``: the cold data) never loses a valid page, greedy
     never picks its full blocks and it holds no spare: the written region cleans alone with all
     the spare, ``alpha_hot = (T - U_cold) / U_hot``, i.e. ``sf_hot = sf / (sf + f (1 - sf))``,
-    and greedy's uniform formula applies there. Exact in the simulator (within 2%).
+    and greedy's uniform formula applies there. Within 2.5% of the simulator.
   - with ``0 < r < 1`` the cold region *is* cleaned, at the same ``u``. If greedy kept hot and
     cold pages in separate blocks, each region would be an LRW pool with ``u = exp(-alpha_j
     (1 - u))``, equal ``u`` forces equal ``alpha_j``: greedy hands every region spare in

@@ -137,7 +137,7 @@ def test_greedy_hotcold_model_matches_the_ftl_simulation() -> None:
     alpha) at sf_hot = sf / (sf + f (1 - sf)); for 0 < r < 1 greedy cleans both regions at one
     victim valid fraction, and the model is the geometric mean of the segregated bound (equal
     alpha per region: the uniform value) and the mixed bound (Desnoyers' LRW class formula), both
-    greedy-corrected. Measured over this grid: within 6.5% (r = 1: 2%).
+    greedy-corrected. Measured over this grid: within 5% (r = 1: 2.5%).
 
     Each run keeps ~1024 blocks (the 2 reserved free blocks then cost < 1% of the spare; scale
     independence: tests/engine/test_ftl.py) so the 30 runs take a few seconds.
