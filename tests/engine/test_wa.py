@@ -113,10 +113,16 @@ def test_static_region_is_excluded_from_greedy_cleaning() -> None:
 
 
 def test_greedy_hotcold_lies_between_its_bounds() -> None:
-    for r, f, sf in ((0.9, 0.05, 0.1), (0.7, 0.2, 0.3), (0.5, 0.1, 0.05)):
+    # segregated (uniform greedy) < lineage < model < mixed (LRW class formula).
+    for r, f, sf in ((0.9, 0.05, 0.1), (0.7, 0.2, 0.3), (0.5, 0.1, 0.05), (0.99, 0.1, 0.1)):
         segregated = wa.wa_greedy(sf, 64)
+        lineage = wa.wa_greedy_hotcold_lineage(sf, 64, r, f)
         mixed = wa.wa_hotcold_lrw(wa.greedy_spare_fraction_of_raw(sf, 64), r, f)
-        assert segregated < wa.wa_greedy_hotcold(sf, 64, r, f) < mixed
+        assert segregated < lineage < wa.wa_greedy_hotcold(sf, 64, r, f) < mixed
+    # The labels are arbitrary: 80 % of writes on 20 % of the space is 20 % on 80 % (1e-12).
+    assert wa.wa_greedy_hotcold(0.1, 64, 0.2, 0.8) == pytest.approx(wa.wa_greedy_hotcold(0.1, 64, 0.8, 0.2), rel=1e-12)
+    # Lineage model with r -> f is uniform traffic: the LRW fixed point at k alpha (1e-6, bisection).
+    assert wa.wa_greedy_hotcold_lineage(0.1, 64, 0.4, 0.4 + 1e-9) == pytest.approx(wa.wa_greedy(0.1, 64), rel=1e-6)
     assert wa.wa_greedy_hotcold(0.1, 64, 0.3, 0.3) == pytest.approx(wa.wa_greedy(0.1, 64), rel=1e-12)  # r = f: uniform
 
 
@@ -124,7 +130,7 @@ def test_greedy_hotcold_lies_between_its_bounds() -> None:
 # (fraction of raw) 0.05-0.3, 64-256 pages per block.
 _GRID = [(r, f, sf, np_) for r in (0.5, 0.9, 1.0) for f in (0.05, 0.3) for sf in (0.05, 0.3) for np_ in (64, 256)] + [
     (0.7, 0.1, 0.1, 128), (0.7, 0.2, 0.2, 128), (0.8, 0.1, 0.2, 64), (0.6, 0.2, 0.1, 256), (1.0, 0.1, 0.1, 128),
-    (1.0, 0.2, 0.2, 128),
+    (1.0, 0.2, 0.2, 128), (0.95, 0.05, 0.2, 128),
 ]
 
 
@@ -134,10 +140,11 @@ def test_greedy_hotcold_model_matches_the_ftl_simulation() -> None:
     Model (wa.py ``wa_greedy_hotcold``; derivation in docs/ssd-model.md "Greedy hot/cold"): a
     region that is never written (r = 1) holds no spare and is never cleaned, so the hot region
     runs Desnoyers' greedy formula (SYSTOR 2012 / ACM TOS 2014: LRW at alpha' = (1 + 1/(2 Np))
-    alpha) at sf_hot = sf / (sf + f (1 - sf)); for 0 < r < 1 greedy cleans both regions at one
-    victim valid fraction, and the model is the geometric mean of the segregated bound (equal
-    alpha per region: the uniform value) and the mixed bound (Desnoyers' LRW class formula), both
-    greedy-corrected. Measured over this grid: within 5% (r = 1: 2.5%).
+    alpha) at sf_hot = sf / (sf + f (1 - sf)); for 0 < r < 1 greedy cleans every block at one
+    victim valid fraction u, and the model is the geometric mean of the lineage model (each
+    relocated block keeps its victim's hot/cold mix; sum_g u^g a_g = k alpha) and the mixed bound
+    (Desnoyers' LRW class formula), both greedy-corrected. Measured over this grid: within 6.5%
+    (r = 1: 2.5%).
 
     Each run keeps ~1024 blocks (the 2 reserved free blocks then cost < 1% of the spare; scale
     independence: tests/engine/test_ftl.py) so the 30 runs take a few seconds.
