@@ -4,8 +4,11 @@ The model
 ---------
 ``user_pages`` logical pages (one page = one mapping unit, 4 KiB for the drives in the catalog)
 live on ``blocks`` erase blocks of ``pages_per_block`` pages. The raw pages are
-``blocks * pages_per_block``; the spare factor is ``sf = 1 - user_pages / raw_pages`` (Desnoyers'
-``alpha = raw / user = 1 / (1 - sf)``). Writes go to a single write frontier (host writes and
+``blocks * pages_per_block``; the spare is ``sf = spare_fraction_of_raw = 1 - user_pages /
+raw_pages``, spare pages as a fraction of the *raw* pages (Desnoyers' ``alpha = raw / user = 1 /
+(1 - sf)``). It is not the catalog's ``Drive.spare_factor``, spare NAND per byte of *user*
+capacity ``s``: ``sf = s / (1 + s)``. ``spare_factor`` is accepted as the deprecated name of
+``spare_fraction_of_raw`` (the same spare / raw quantity). Writes go to a single write frontier (host writes and
 garbage-collection relocations share it, as in Desnoyers' simulator, so the LRW/FIFO analysis
 applies exactly); a full block joins the victim structures; garbage collection starts when the
 free-block count falls below ``gc_low_blocks`` and collects until it reaches ``gc_high_blocks``:
@@ -25,10 +28,10 @@ scattered over the span, sampled in O(1) with Walker's alias table) and ``sequen
 Scale
 -----
 A real drive holds 10^7-10^8 mapping units; the model holds ``user_pages`` of them (2^14 - 2^22).
-Write amplification of a page-mapped FTL depends on the spare factor, the pages per block and the
+Write amplification of a page-mapped FTL depends on the spare fraction, the pages per block and the
 workload's *shape* (fractions of writes and space), not on the number of blocks once there are
 more than a few hundred (``tests/engine/test_ftl.py::test_scale_independence`` checks 2% between
-16K and 256K pages). So a drive is modelled by keeping its spare factor, pages per block and
+16K and 256K pages). So a drive is modelled by keeping its spare fraction, pages per block and
 workload fractions and scaling the page count down; each simulated page write stands for
 ``real_pages / user_pages`` real ones (``ssd.py`` turns that into time).
 
@@ -63,8 +66,9 @@ WORKLOADS: tuple[str, ...] = ("uniform", "hotcold", "zipf", "sequential")
 _POLICY_CODE = {"greedy": 0, "windowed": 1, "fifo": 2}
 _WL_CODE = {"uniform": 0, "hotcold": 1, "zipf": 2, "sequential": 3}
 
-MIN_SPARE_FACTOR = 0.01
-MAX_SPARE_FACTOR = 0.9
+MIN_SPARE_FRACTION_OF_RAW = 0.01
+MAX_SPARE_FRACTION_OF_RAW = 0.9
+MIN_SPARE_FACTOR, MAX_SPARE_FACTOR = MIN_SPARE_FRACTION_OF_RAW, MAX_SPARE_FRACTION_OF_RAW  # deprecated names
 MIN_PAGES_PER_BLOCK = 4
 MAX_PAGES_PER_BLOCK = 4096
 MIN_USER_PAGES = 1024
@@ -86,23 +90,33 @@ _FREE, _OPENB, _FULL = 0, 1, 2
 class FtlConfig:
     """Geometry and garbage-collection policy of a scaled FTL model.
 
-    ``spare_factor`` is ``1 - user_pages / raw_pages``; ``blocks`` follows from it. The
-    free-block watermarks default to the minimum that guarantees progress (GC starts below 2
-    free blocks and stops at 2), which is what the analytic models assume; ``ssd.py`` sets
-    them from the drive's eager/lazy trait.
+    ``spare_fraction_of_raw`` is ``1 - user_pages / raw_pages`` (spare / raw; default 0.1);
+    ``blocks`` follows from it. ``spare_factor`` is its deprecated name: give either (both are
+    set to the same value after construction). The free-block watermarks default to the minimum
+    that guarantees progress (GC starts below 2 free blocks and stops at 2), which is what the
+    analytic models assume; ``ssd.py`` sets them from the drive's eager/lazy trait.
     """
 
     user_pages: int = 1 << 16
     pages_per_block: int = 64
-    spare_factor: float = 0.1
+    spare_fraction_of_raw: float = None  # type: ignore[assignment]  # 0.1 unless given (or spare_factor)
     policy: str = "greedy"
     window: int = DEFAULT_WINDOW
     gc_low_blocks: int = 2
     gc_high_blocks: int = 2
+    spare_factor: float = None  # type: ignore[assignment]  # deprecated name of spare_fraction_of_raw
+
+    def __post_init__(self) -> None:
+        new, old = self.spare_fraction_of_raw, self.spare_factor
+        if new is not None and old is not None and new != old:
+            raise InvalidInputError.one("ftl.spare_factor", f"is the deprecated name of spare_fraction_of_raw; give one, got {old!r} and {new!r}")
+        value = new if new is not None else old if old is not None else 0.1
+        object.__setattr__(self, "spare_fraction_of_raw", value)
+        object.__setattr__(self, "spare_factor", value)
 
     @property
     def blocks(self) -> int:
-        raw = self.user_pages / (1.0 - self.spare_factor)
+        raw = self.user_pages / (1.0 - self.spare_fraction_of_raw)
         return math.ceil(raw / self.pages_per_block - 1e-9)
 
     @property
@@ -110,9 +124,14 @@ class FtlConfig:
         return self.blocks * self.pages_per_block
 
     @property
-    def effective_spare_factor(self) -> float:
-        """Spare factor after rounding the raw pages up to whole blocks."""
+    def effective_spare_fraction_of_raw(self) -> float:
+        """Spare fraction of the raw pages after rounding them up to whole blocks."""
         return 1.0 - self.user_pages / self.raw_pages
+
+    @property
+    def effective_spare_factor(self) -> float:
+        """Deprecated name of ``effective_spare_fraction_of_raw``."""
+        return self.effective_spare_fraction_of_raw
 
 
 def validate_config(c: FtlConfig, prefix: str = "ftl") -> list[Violation]:
@@ -122,9 +141,11 @@ def validate_config(c: FtlConfig, prefix: str = "ftl") -> list[Violation]:
     if not isinstance(c.pages_per_block, (int, np.integer)) or not (MIN_PAGES_PER_BLOCK <= c.pages_per_block <= MAX_PAGES_PER_BLOCK):
         v.append(Violation(field=f"{prefix}.pages_per_block",
                            reason=f"must be an integer in [{MIN_PAGES_PER_BLOCK}, {MAX_PAGES_PER_BLOCK}], got {c.pages_per_block!r}"))
-    sf = c.spare_factor
-    if not isinstance(sf, (int, float)) or math.isnan(sf) or not (MIN_SPARE_FACTOR <= sf <= MAX_SPARE_FACTOR):
-        v.append(Violation(field=f"{prefix}.spare_factor", reason=f"must be in [{MIN_SPARE_FACTOR}, {MAX_SPARE_FACTOR}], got {sf!r}"))
+    sf = c.spare_fraction_of_raw
+    if not isinstance(sf, (int, float)) or math.isnan(sf) or not (MIN_SPARE_FRACTION_OF_RAW <= sf <= MAX_SPARE_FRACTION_OF_RAW):
+        v.append(Violation(field=f"{prefix}.spare_fraction_of_raw",
+                           reason=(f"must be in [{MIN_SPARE_FRACTION_OF_RAW}, {MAX_SPARE_FRACTION_OF_RAW}] (spare pages / raw pages; "
+                                   f"spare_factor / --spare-factor is its old name), got {sf!r}")))
     if c.policy not in POLICIES:
         raise UnknownNameError(f"{prefix}.policy", str(c.policy), POLICIES)
     if not isinstance(c.window, (int, np.integer)) or not (1 <= c.window <= 4096):
@@ -137,9 +158,9 @@ def validate_config(c: FtlConfig, prefix: str = "ftl") -> list[Violation]:
         spare_blocks = c.blocks - math.ceil(c.user_pages / c.pages_per_block)
         if spare_blocks < c.gc_high_blocks + 2:
             v.append(Violation(
-                field=f"{prefix}.spare_factor",
+                field=f"{prefix}.spare_fraction_of_raw",
                 reason=(f"leaves {spare_blocks} spare blocks, fewer than gc_high_blocks + 2 = {c.gc_high_blocks + 2}; "
-                        "raise spare_factor or user_pages, or lower the watermarks"),
+                        "raise spare_fraction_of_raw or user_pages, or lower the watermarks"),
             ))
     return v
 
@@ -676,7 +697,7 @@ def write(st: FtlState, workload: FtlWorkload, n_host_writes: int, *, interval: 
     done = _write_kernel(st.l2p, st.p2l, st.valid, st.bstate, st.free_q, st.bhead, st.bnext, st.bprev, st.ring,
                          st.sc, st.rng, st.alias_prob, st.alias_idx, _ipar(st, n_host_writes, interval, code), code[3], out)
     if st.sc[_FAIL]:
-        raise InvalidInputError.one("ftl.spare_factor", f"garbage collection found no block to reclaim after {done} writes; raise the spare factor")
+        raise InvalidInputError.one("ftl.spare_fraction_of_raw", f"garbage collection found no block to reclaim after {done} writes; raise the spare fraction")
     return out
 
 
@@ -738,7 +759,7 @@ def timed_run(st: FtlState, workload: FtlWorkload, costs: TimedCosts, *, duratio
     n = _timed_kernel(st.l2p, st.p2l, st.valid, st.bstate, st.free_q, st.bhead, st.bnext, st.bprev, st.ring,
                       st.sc, st.rng, st.alias_prob, st.alias_idx, _ipar(st, 0, 1, code), fpar, out, lat)
     if st.sc[_FAIL]:
-        raise InvalidInputError.one("ftl.spare_factor", "garbage collection found no block to reclaim; raise the spare factor")
+        raise InvalidInputError.one("ftl.spare_fraction_of_raw", "garbage collection found no block to reclaim; raise the spare fraction")
     return out, lat[:n]
 
 
@@ -753,7 +774,7 @@ class FtlResult:
     workload: FtlWorkload
     wa_measured: float
     wa_model: float
-    spare_factor: float
+    spare_fraction_of_raw: float    # (raw - user) / raw pages of the model (not the catalog's spare / user)
     steady: bool
     host_writes: int
     interval_host_writes: int
@@ -768,7 +789,7 @@ class FtlResult:
             "wa_measured": round(self.wa_measured, 4),
             "wa_model": round(self.wa_model, 4),
             "wa_error": round(self.wa_measured / self.wa_model - 1.0, 4),
-            "spare_factor": self.spare_factor,
+            "spare_fraction_of_raw": self.spare_fraction_of_raw,
             "pages_per_block": self.config.pages_per_block,
             "policy": self.config.policy,
             "workload": self.workload.label,
@@ -819,7 +840,7 @@ def simulate(config: FtlConfig, workload: FtlWorkload = FtlWorkload(), *, seed: 
     wa_i = hist[:, 1] / np.maximum(hist[:, 0], 1)
     wa_measured = float(hist[-chunk:, 1].sum() / hist[-chunk:, 0].sum())
     model = wa_mod.write_amplification(
-        spare_factor=config.spare_factor, pages_per_block=config.pages_per_block, policy=config.policy,
+        spare_fraction_of_raw=config.spare_fraction_of_raw, pages_per_block=config.pages_per_block, policy=config.policy,
         hot_write_fraction=workload.hot_write_fraction if workload.kind == "hotcold" else 1.0,
         hot_space_fraction=workload.hot_space_fraction if workload.kind == "hotcold" else 1.0,
         zipf_s=workload.zipf_s if workload.kind == "zipf" else None,
@@ -828,7 +849,7 @@ def simulate(config: FtlConfig, workload: FtlWorkload = FtlWorkload(), *, seed: 
     )
     return FtlResult(
         config=config, workload=workload, wa_measured=wa_measured, wa_model=float(model),
-        spare_factor=config.spare_factor, steady=steady, host_writes=int(hist[:, 0].sum()),
+        spare_fraction_of_raw=config.spare_fraction_of_raw, steady=steady, host_writes=int(hist[:, 0].sum()),
         interval_host_writes=interval, wa_over_time=wa_i, programs=hist[:, 1].copy(), reads=hist[:, 2].copy(),
         erases=hist[:, 3].copy(), memory_bytes=st.nbytes,
     )

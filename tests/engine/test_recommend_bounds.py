@@ -71,7 +71,7 @@ def test_latency_bound_drops_disks_that_evaluation_would_fail() -> None:
     w = Workload(read_fraction=0.9, random_fraction=1.0, io_size_mix=((4 * KiB, 1.0),), target_iops=500.0)
     req = rc.PlanRequest(workload=w, constraints=rc.Constraints(usable_capacity_bytes=10 * TB, latency_percentile=99.0, latency_target_s=0.005),
                          candidate_space=rc.CandidateSpace(drive_models=("hdd-7k2-nearline-8tb", "intel-d7-p5600-6400gb"),
-                                                           layouts=("raid10",), max_drive_count=8), service_life_years=1, simulate=False)
+                                                           layouts=("raid10",), max_drive_count=8), service_life_years=1)
     report = rc.prune_report(req, rc.enumerate_candidates(req))
     assert dict(report.removed_by_bound)["latency"] > 0
     assert {c.drive_model for c in report.kept} == {"intel-d7-p5600-6400gb"}

@@ -25,7 +25,7 @@ def test_ftl_json(capsys: pytest.CaptureFixture[str]) -> None:
                  "--workload", "uniform", "--user-pages", "131072", "--format", "json"])
     assert code == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["spare_factor"] == 0.1
+    assert out["spare_fraction_of_raw"] == 0.1  # --spare-factor is the old name of --spare-fraction-of-raw
     # Desnoyers greedy formula vs simulation: 3% (issue #3).
     assert out["wa_measured"] == pytest.approx(out["wa_model"], rel=0.03)
 
@@ -41,7 +41,8 @@ def test_ftl_hotcold_text_and_blocks(capsys: pytest.CaptureFixture[str]) -> None
 @pytest.mark.parametrize(
     ("argv", "field"),
     [
-        (["--spare-factor", "-0.1"], "ftl.spare_factor"),
+        (["--spare-factor", "-0.1"], "ftl.spare_fraction_of_raw"),
+        (["--spare-fraction-of-raw", "1.5"], "ftl.spare_fraction_of_raw"),
         (["--spare-factor", "0.1", "--pages-per-block", "0"], "ftl.pages_per_block"),
         (["--spare-factor", "0.1", "--policy", "lru"], "ftl.policy"),
         (["--spare-factor", "0.1", "--workload", "zipf:x"], "workload"),

@@ -1,7 +1,10 @@
 """``arrayplan ftl`` and ``arrayplan consistency``: the SSD model's experiments, run in-process.
 
 ``ftl`` runs the page-mapped FTL simulation to steady state and prints the measured write
-amplification beside the analytic model's. ``consistency`` runs the reviewers' performance-
+amplification beside the analytic model's. Its spare is ``--spare-fraction-of-raw`` (old name
+``--spare-factor``, same meaning): ``1 - user pages / raw pages``, spare as a fraction of the raw
+NAND, not the catalog's ``spare_factor`` (spare per byte of user capacity ``s``; convert with
+``s / (1 + s)``). ``consistency`` runs the reviewers' performance-
 consistency test (fill, then 4 KB random writes at QD32, IOPS every second) for one or more
 drives, writes the reviews' style figure (log-scale IOPS vs time, then a zoom on steady state)
 and prints the consistency figures. Bad input exits 2 with the engine's message on stderr.
@@ -36,10 +39,10 @@ def _ftl_handler(args: argparse.Namespace) -> int:
         if blocks is not None:
             if blocks < 16:
                 raise InvalidInputError.one("blocks", f"must be an integer >= 16, got {blocks}")
-            user_pages = int(blocks * ppb * (1.0 - args.spare_factor))
+            user_pages = int(blocks * ppb * (1.0 - args.spare_fraction_of_raw))
         else:
             user_pages = args.user_pages
-        config = ftl.FtlConfig(user_pages=user_pages, pages_per_block=ppb, spare_factor=args.spare_factor,
+        config = ftl.FtlConfig(user_pages=user_pages, pages_per_block=ppb, spare_fraction_of_raw=args.spare_fraction_of_raw,
                                policy=args.policy, window=args.window)
         result = ftl.simulate(config, workload, seed=args.seed)
     except ArrayplanError as exc:
@@ -124,7 +127,10 @@ def register(subparsers: Any) -> None:
     """Add ``ftl`` and ``consistency`` to an argparse subparsers object."""
     p = subparsers.add_parser("ftl", help="run the FTL simulation to steady state; measured vs analytic WA",
                               description=_ftl_handler.__doc__ or "FTL write amplification experiment")
-    p.add_argument("--spare-factor", type=float, required=True, help="1 - user pages / raw pages, in [0.01, 0.9]")
+    p.add_argument("--spare-fraction-of-raw", "--spare-factor", dest="spare_fraction_of_raw", type=float, required=True,
+                   help=("spare NAND as a fraction of the RAW NAND: 1 - user pages / raw pages, in [0.01, 0.9]. "
+                         "--spare-factor is the old name of this flag (same meaning). Not the catalog's spare_factor "
+                         "(spare per byte of user capacity s): convert with s / (1 + s)"))
     p.add_argument("--pages-per-block", type=int, default=64, help="pages per erase block (default 64)")
     p.add_argument("--policy", default="greedy", help="greedy | windowed | fifo (default greedy)")
     p.add_argument("--window", type=int, default=ftl.DEFAULT_WINDOW, help="window of the windowed policy (blocks)")
