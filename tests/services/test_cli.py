@@ -164,11 +164,11 @@ def test_plan_report_flag_writes_html_and_markdown(tmp_path: Path) -> None:
 
 
 def test_full_plan_from_a_trace_to_a_report(tmp_path: Path) -> None:
-    """A real block trace (SNIA MSR Cambridge excerpt, ../shared/data/traces) characterised into a
+    """A real block trace (SNIA MSR Cambridge excerpt, tests/data/traces) characterised into a
     workload, planned and reported."""
-    from conftest import SHARED
+    from conftest import DATA
 
-    trace = SHARED / "data" / "traces" / "msr-cambridge1-sample.csv"
+    trace = DATA / "traces" / "msr-cambridge1-sample.csv"
     plan = tmp_path / "trace-plan.yaml"
     plan.write_text(
         f"workload:\n  trace: {trace}\n  target_iops: 5000\n  daily_write_bytes: 500 GB\n"
