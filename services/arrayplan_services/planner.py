@@ -64,6 +64,28 @@ def plan_name(run_id: str) -> str:
     return f"plans/{run_id}"
 
 
+def trace_from_store(store: RunStore, name: str) -> pb.GetPlanTraceResponse:
+    """A run's stored spans as the GetPlanTrace response (the server's RPC, and ``arrayplan trace
+    --data-dir`` reading a store file directly)."""
+    from google.protobuf import struct_pb2
+
+    run_id = parse_name(name)
+    row = store.get(run_id)
+    if row is None:
+        raise NotFoundError("plan", name)
+    out = pb.GetPlanTraceResponse(trace_id=row.trace_id)
+    for s in store.spans(row.trace_id):
+        span = out.spans.add(span_id=s["span_id"], parent_span_id=s["parent_span_id"], name=s["name"], kind=s["kind"],
+                             status=s["status"], process=s["process"])
+        span.start_time.FromNanoseconds(int(s["start_ns"]))
+        span.end_time.FromNanoseconds(int(s["end_ns"]))
+        attrs = struct_pb2.Struct()
+        for k, v in (s["attributes"] or {}).items():
+            attrs[str(k)] = list(v) if isinstance(v, tuple) else v
+        span.attributes.CopyFrom(attrs)
+    return out
+
+
 def parse_name(name: str, field_name: str = "name") -> str:
     if not name.startswith("plans/") or not PLAN_ID_RE.match(name[len("plans/"):]):
         raise InvalidInputError.one(field_name, f"must look like plans/ID (ID: 4-63 lowercase letters, digits, hyphens), got {name!r}")
@@ -97,6 +119,8 @@ class PlanRunner:
     def create(self, plan: pb.Plan, plan_id: str = "") -> pb.Plan:
         """Validate, check the size limit, store and start. Raises engine errors for bad input."""
         req = plan_request_from_proto(plan.spec, "plan.spec")
+        # Defaults applied are stated in the answer: the stored spec carries the margin used.
+        plan.spec.constraints.endurance_margin_fraction = req.constraints.endurance_margin_fraction
         total = recommend.count_candidates(req, self.catalog)
         if total > self.candidate_limit:
             raise SearchSpaceTooLargeError(total, self.candidate_limit)
@@ -209,6 +233,10 @@ class PlanRunner:
         if row is None:
             raise NotFoundError("plan", name)
         return self._to_proto(row)
+
+    def trace(self, name: str) -> pb.GetPlanTraceResponse:
+        """The stored spans of a plan's run (GetPlanTrace)."""
+        return trace_from_store(self.store, name)
 
     def list(self, page_size: int, page_token: str) -> tuple[list[pb.Plan], str]:
         if page_size < 0 or page_size > 1000:

@@ -30,7 +30,6 @@ from arrayplan_engine.catalog import (
     with_user_drives,
 )
 from arrayplan_engine.errors import InvalidInputError, UnknownNameError
-
 from conftest import DATA, data_path, needs_seeds
 
 REPO = Path(__file__).resolve().parents[2]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -15,7 +14,6 @@ from arrayplan_engine.presets import (
     preset_names,
 )
 from arrayplan_engine.units import KiB
-
 from conftest import SEEDS, data_path, needs_seeds
 
 REQUIRED = {

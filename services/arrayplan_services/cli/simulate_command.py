@@ -30,6 +30,8 @@ from arrayplan_engine.layout import MAX_GROUP_WIDTH, make_layout
 from arrayplan_engine.units import MB, KiB
 from arrayplan_engine.workload import Workload
 
+from .planfile import size_arg
+
 EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT = 0, 1, 2
 _LAYOUTS = "raid0|raid1|raid5|raid6|raid10|ec:K+M"
 
@@ -58,6 +60,7 @@ def _workload(args: argparse.Namespace) -> Workload:
     path = Path(args.workload)
     if path.exists():
         spec: dict[str, Any]
+        base_dir = Path.cwd()  # a .fio or trace path is relative to where the command runs: joined once
         suffix = path.suffix.lower()
         if suffix == ".fio":
             spec = {"fio": str(path)}
@@ -72,11 +75,12 @@ def _workload(args: argparse.Namespace) -> Workload:
             if not isinstance(loaded, dict):
                 raise InvalidInputError.one("workload", f"{path}: must hold a mapping of workload fields")
             spec = dict(loaded.get("workload", loaded))
+            base_dir = path.resolve().parent  # paths inside a workload file are relative to that file
         else:
             spec = {"trace": str(path)}
         from ..workloads import load_workload
 
-        wl, warnings = load_workload(spec, path.parent if not path.is_absolute() else Path("/"))
+        wl, warnings = load_workload(spec, base_dir)
         for w in warnings:
             print(f"arrayplan simulate: workload: {w}", file=sys.stderr)
     else:
@@ -85,6 +89,12 @@ def _workload(args: argparse.Namespace) -> Workload:
         except ImportError:  # presets not available: only the flags describe the workload
             raise InvalidInputError.one("workload", f"{args.workload!r} is not a file and presets are not available") from None
         wl = get_preset(args.workload, "workload")
+    if "target_iops" in overrides:
+        from ..workloads import rescaled_daily_write_bytes
+
+        overrides["daily_write_bytes"], note = rescaled_daily_write_bytes(wl, overrides["target_iops"])
+        if note:
+            print(f"arrayplan simulate: workload: {note}", file=sys.stderr)
     if overrides:
         wl = replace(wl, **overrides)
     return wl
@@ -130,19 +140,10 @@ def _run(spec: arr.ArraySpec, parts: int) -> arr.ArrayResult:
 
 
 def _text(summary: dict[str, Any]) -> str:
-    lines = []
-    for k, val in summary.items():
-        if isinstance(val, float):
-            if k.endswith("_s") and math.isfinite(val):
-                shown = f"{val * 1e3:.4g} ms"
-            else:
-                shown = f"{val:.6g}"
-        elif isinstance(val, list):
-            continue
-        else:
-            shown = str(val)
-        lines.append(f"{k:42s} {shown}")
-    return "\n".join(lines)
+    """People's view: a ``_s`` figure is shown with its unit (µs, ms, s), its key without the suffix."""
+    from .render import text_lines
+
+    return "\n".join(text_lines(summary))
 
 
 def _remote(args: argparse.Namespace) -> int:
@@ -150,7 +151,7 @@ def _remote(args: argparse.Namespace) -> int:
     import os
 
     import grpc
-    from google.protobuf import duration_pb2, json_format
+    from google.protobuf import duration_pb2
 
     from arrayplan.v1 import planner_pb2 as pb
     from arrayplan.v1 import planner_pb2_grpc as pb_grpc
@@ -179,15 +180,12 @@ def _remote(args: argparse.Namespace) -> int:
             response = pb_grpc.PlannerServiceStub(channel).SimulateArray(request, timeout=args.timeout)
     except grpc.RpcError as exc:
         return grpc_error_exit(exc)
-    body = json_format.MessageToDict(response, preserving_proto_field_name=True)
+    from .. import jsonout
+
     if args.format == "json":
-        print(json.dumps(body, indent=2))
+        print(jsonout.dumps(response))
     else:
-        for key, value in body.items():
-            if isinstance(value, dict):
-                print(f"{key:30s} " + "  ".join(f"{k}={v}" for k, v in value.items()))
-            elif not isinstance(value, list):
-                print(f"{key:30s} {value}")
+        print(_text(jsonout.to_json(response)))
     return EXIT_OK
 
 
@@ -248,13 +246,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--workload", help="preset name or workload file (.fio, trace, .yaml/.json)")
     p.add_argument("--read-fraction", type=float, help="reads / all IOs, in [0, 1]")
     p.add_argument("--random-fraction", type=float, help="random / all IOs, in [0, 1]")
-    p.add_argument("--io-bytes", type=int, help="IO size in bytes (one size)")
+    p.add_argument("--io-bytes", type=size_arg, metavar="SIZE", help="IO size (one size): 4096, 8k or 8KiB (8,192 B), 8KB (8,000 B); docs/units.md")
     p.add_argument("--queue-depth", type=int, help="closed-loop queue depth")
     p.add_argument("--target-iops", type=float, help="open-loop arrival rate (0 = closed loop at the queue depth)")
     p.add_argument("--failed", type=int, default=0, help="failed members in the first group (degraded mode)")
     p.add_argument("--rebuild-rate-mb-s", type=float, help="rebuild the failed members at this rate (MB/s) from the window start")
     p.add_argument("--reorder-window", type=int, default=1, help="HDDs: SATF reordering over up to this many queued IOs (1 = FCFS)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the random streams: the same inputs and seed give the same figures (default %(default)s)")
     p.add_argument("--duration-s", type=float, default=10.0, help="simulated window (s)")
     p.add_argument("--warmup-s", type=float, default=0.5, help="unrecorded warm-up before the window (s)")
     p.add_argument("--parts", type=int, default=1, help="split into this many time-window replicas (merged exactly)")
@@ -262,7 +260,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--latency-quantile", type=float, default=0.99, help="quantile for --compare-hdd (default 0.99)")
     p.add_argument("--latency-target-ms", type=float, default=50.0, help="latency bound for --compare-hdd (default 50 ms)")
     p.add_argument("--max-hdd-count", type=int, default=4096, help="largest HDD array --compare-hdd tries")
-    p.add_argument("--format", choices=("json", "text"), default="text")
+    p.add_argument("--format", choices=("json", "text"), default="text", help="json (one convention, docs/json.md) or text for people (default %(default)s)")
     p.add_argument("--plot", metavar="FILE.png", help="write latency CDF + IOPS-vs-time figure")
     p.add_argument("--local", action="store_true", help="simulate in-process (plots, HDD comparison) instead of calling SimulateArray")
     p.add_argument("--server", help="server address (default $ARRAYPLAN_SERVER or 127.0.0.1:50051)")

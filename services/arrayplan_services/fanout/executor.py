@@ -78,6 +78,9 @@ class RayExecutor:
             if address:
                 ray.init(address=address, runtime_env=runtime_env, **kwargs)
             else:
+                # A new local cluster turns Ray's token auth on by default and warns so at every
+                # start; keep the behaviour, drop the notice (RAY_AUTH_MODE set by the caller wins).
+                logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
                 ray.init(num_cpus=num_cpus, runtime_env=runtime_env, **kwargs)
         self._remote_cache: dict[Callable[..., Any], Any] = {}
 
