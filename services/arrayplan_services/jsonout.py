@@ -186,6 +186,7 @@ def output_roots() -> dict[str, Descriptor]:
         "arrayplan runs": pb.ListPlansResponse.DESCRIPTOR,
         "arrayplan drives (a list of)": pb.Drive.DESCRIPTOR,
         "arrayplan simulate (server)": pb.SimulateArrayResponse.DESCRIPTOR,
+        "arrayplan trace --format json": pb.GetPlanTraceResponse.DESCRIPTOR,
     }
 
 

@@ -28,7 +28,7 @@ from arrayplan_engine import recommend
 from arrayplan_engine.catalog import Catalog, builtin_catalog
 from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError
 
-from . import telemetry
+from . import numba_cache, telemetry
 from .fanout import Cancelled, Executor, TaskCall
 from .fanout.tasks import evaluate_candidates
 from .server.convert import outcome_to_proto, plan_request_from_proto
@@ -186,8 +186,13 @@ class PlanRunner:
             kept, pruned = recommend.prune(req, candidates, self.catalog)
             s.set_attribute("arrayplan.candidate_count", len(candidates))
             s.set_attribute("arrayplan.pruned_count", pruned)
-        progress = {"candidates_total": len(candidates), "candidates_pruned": pruned, "candidates_evaluated": 0,
-                    "candidates_to_evaluate": len(kept)}
+        progress: dict[str, object] = {"candidates_total": len(candidates), "candidates_pruned": pruned, "candidates_evaluated": 0,
+                                       "candidates_to_evaluate": len(kept)}
+        cold = numba_cache.cold_kernels() if kept else []
+        if cold:  # the workers compile before the first batch returns: say so instead of sitting at 0
+            progress["phase"] = (f"compiling the simulation kernels ({', '.join(cold)}) into {numba_cache.default_cache_dir()}: "
+                                 "once per install, about a minute; `make setup` does it ahead")
+            span.set_attribute("arrayplan.compiling_kernels", len(cold))
         self.store.set_progress(run_id, progress)
         self._notify(live)
         span.set_attribute("arrayplan.candidate_count", len(candidates))
@@ -199,7 +204,8 @@ class PlanRunner:
             results.extend(evaluations)
             if spans:
                 self.store.insert_spans(spans)
-            progress["candidates_evaluated"] += call.weight
+            progress["candidates_evaluated"] = int(progress["candidates_evaluated"]) + call.weight  # type: ignore[call-overload]
+            progress.pop("phase", None)
             self.store.set_progress(run_id, progress)
             self._notify(live)
 

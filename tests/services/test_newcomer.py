@@ -264,3 +264,29 @@ def test_trace_against_a_server_with_attributes_and_otlp_json(server: ServerProc
     assert {5} <= {s["kind"] for s in spans}  # the Ray workers' CONSUMER spans
     missing = run_cli("trace", "plans/nope-nope", "--server", server.address)
     assert missing.returncode == 2 and "NOT_FOUND" in missing.stderr
+
+
+# -- Part 1: kernels compiled once ---------------------------------------------------------------
+
+def test_kernel_cache_dir_and_cold_detection(tmp_path: Path) -> None:
+    """An empty NUMBA_CACHE_DIR is reported cold, kernel by kernel (what a plan's progress then
+    says); the default directory is per user and shared by the server's Ray workers (they inherit
+    the environment the CLI sets before numba is imported)."""
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    out = subprocess.run([sys.executable, "-m", "arrayplan_services.numba_cache", "--cold"], capture_output=True, text=True,
+                         timeout=300, env={**os.environ, **env}, check=True)
+    assert "array._simulate_kernel" in out.stdout.split()
+    default = subprocess.run([sys.executable, "-m", "arrayplan_services.numba_cache", "--dir"], capture_output=True, text=True,
+                             timeout=60, env={**{k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"},
+                                              "XDG_CACHE_HOME": str(tmp_path / "xdg")}, check=True)
+    assert default.stdout.strip() == str(tmp_path / "xdg" / "arrayplan" / "numba")
+
+
+def test_progress_line_names_the_phase(capsys: pytest.CaptureFixture[str]) -> None:
+    from arrayplan_services.cli.main import _progress_reporter
+
+    update, _ = _progress_reporter(quiet=False)  # stderr is not a TTY under pytest: one line per change
+    update(pb.PlanProgress(candidates_total=6, candidates_to_evaluate=6, phase="compiling the simulation kernels"))
+    update(pb.PlanProgress(candidates_total=6, candidates_to_evaluate=6, candidates_evaluated=6))
+    err = capsys.readouterr().err
+    assert "progress: compiling the simulation kernels" in err and "progress: 6/6 candidates simulated" in err

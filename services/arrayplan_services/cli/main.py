@@ -114,6 +114,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except OSError as exc:
         _err(str(exc))
         return EXIT_ERROR
+    from .. import numba_cache
+
+    cold = numba_cache.cold_kernels()
+    if cold:
+        logging.getLogger("arrayplan").warning(
+            "numba kernels not compiled yet in %s (%s): the first plan compiles them (about a minute); "
+            "`make setup` or `python -m arrayplan_services.numba_cache --warm examples` does it ahead",
+            numba_cache.default_cache_dir(), ", ".join(cold))
     where = f"{args.host}:{server.port}"
     msg = (f"arrayplan serving on {where} (run store {Path(args.data_dir) / 'runs.sqlite3'}, "
            f"executor {args.executor}{' at ' + args.ray_address if args.ray_address else ''})\n"
@@ -133,18 +141,23 @@ def _progress_reporter(quiet: bool):  # type: ignore[no-untyped-def]
     if sys.stderr.isatty():
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        bar = Progress(TextColumn("simulating candidates"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                        transient=True, console=_stderr_console())
-        task = bar.add_task("plan", total=None)
+        task = bar.add_task("simulating candidates", total=None)
 
         def update(p):  # type: ignore[no-untyped-def]
-            bar.update(task, total=p.candidates_to_evaluate or None, completed=p.candidates_evaluated)
+            bar.update(task, total=p.candidates_to_evaluate or None, completed=p.candidates_evaluated,
+                       description=p.phase or "simulating candidates")
         return update, bar
     last = [0.0]
+    last_phase = [""]
 
     def line(p):  # type: ignore[no-untyped-def]
         if not p.candidates_total:
             return
+        if p.phase and p.phase != last_phase[0]:
+            print(f"progress: {p.phase}", file=sys.stderr, flush=True)
+        last_phase[0] = p.phase
         now = time.monotonic()
         if now - last[0] >= 1.0 or (p.candidates_to_evaluate and p.candidates_evaluated == p.candidates_to_evaluate):
             last[0] = now
@@ -578,6 +591,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .. import numba_cache
+
+    numba_cache.configure()  # before numba is imported: the server and its Ray workers share one kernel cache
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
