@@ -16,7 +16,10 @@ import os
 import sys
 from pathlib import Path
 
-ENGINE_KERNEL_MODULES = ("arrayplan_engine.array", "arrayplan_engine.ftl", "arrayplan_engine.reliability")
+#: The kernels a plan runs (module, dispatcher): the array simulation and the FTL write paths.
+#: Not here: ftl._trim_kernel and reliability._simulate_kernel (the ftl and reliability commands).
+PLAN_KERNELS = (("arrayplan_engine.array", "_simulate_kernel"), ("arrayplan_engine.ftl", "_write_kernel"),
+                ("arrayplan_engine.ftl", "_timed_kernel"))
 
 
 def default_cache_dir() -> Path:
@@ -45,27 +48,20 @@ def configure() -> Path:
 
 
 def cold_kernels() -> list[str]:
-    """Names of engine kernels with no compiled code in the cache for their current source
-    (numba's own index, stamped with the source file's mtime and size). Empty when all are warm
-    or when numba's cache layout is not the one expected (then nothing is claimed)."""
+    """The plan kernels (``PLAN_KERNELS``) with no compiled code in the cache for their current
+    source (numba's own index, stamped with the source file's mtime and size). Empty when all are
+    warm, or when numba's cache layout is not the one expected (then nothing is claimed)."""
     import importlib
 
-    try:
-        from numba.core.registry import CPUDispatcher
-    except ImportError:
-        return []
     cold = []
-    for module_name in ENGINE_KERNEL_MODULES:
-        module = importlib.import_module(module_name)
-        for name, obj in vars(module).items():
-            if not isinstance(obj, CPUDispatcher) or getattr(obj, "_cache", None) is None:
-                continue
-            try:
-                index = obj._cache._cache_file._load_index()
-            except Exception:  # noqa: BLE001 - numba internals: claim nothing
-                return []
-            if not index:
-                cold.append(f"{module_name.rsplit('.', 1)[1]}.{name}")
+    for module_name, name in PLAN_KERNELS:
+        kernel = getattr(importlib.import_module(module_name), name, None)
+        try:
+            index = kernel._cache._cache_file._load_index()  # type: ignore[union-attr]
+        except Exception:  # noqa: BLE001 - numba internals or a renamed kernel: claim nothing
+            return []
+        if not index:
+            cold.append(f"{module_name.rsplit('.', 1)[1]}.{name}")
     return cold
 
 
