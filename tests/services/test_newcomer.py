@@ -290,3 +290,28 @@ def test_progress_line_names_the_phase(capsys: pytest.CaptureFixture[str]) -> No
     update(pb.PlanProgress(candidates_total=6, candidates_to_evaluate=6, candidates_evaluated=6))
     err = capsys.readouterr().err
     assert "progress: compiling the simulation kernels" in err and "progress: 6/6 candidates simulated" in err
+
+
+def _shape(v: object) -> object:
+    if isinstance(v, dict):
+        return {k: _shape(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return "list"
+    return type(v).__name__ if v is not None else "null"
+
+
+@pytest.mark.slow
+def test_simulate_json_is_the_same_via_a_server_or_local(server: ServerProcess) -> None:
+    """--local runs the server's own SimulateArray in-process: the same keys and types; figures that
+    do not depend on the time-window split equal, the rest within sampling noise (5 %)."""
+    args = ("simulate", "--drive", "intel-dc-s3500-480gb", "--drives", "12", "--layout", "raid6", "--read-fraction", "0.7",
+            "--target-iops", "10000", "--duration-s", "2", "--io-bytes", "4k", "--format", "json")
+    remote = run_cli(*args, "--server", server.address)
+    local = run_cli(*args, "--local")
+    assert remote.returncode == 0 and local.returncode == 0, remote.stderr + local.stderr
+    r, loc = json.loads(remote.stdout), json.loads(local.stdout)
+    assert _shape(r) == _shape(loc)
+    for key in ("usable_capacity_bytes", "purchase_cost_usd", "models", "endurance_years"):
+        assert r[key] == loc[key], key
+    assert loc["achieved_iops"] == pytest.approx(r["achieved_iops"], rel=0.05)
+    assert isinstance(loc["latency"]["p99_s"], float) and 0 < loc["latency"]["p99_s"] < 0.1

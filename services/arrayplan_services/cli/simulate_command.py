@@ -7,9 +7,11 @@ The drive comes from the catalog; ``--layout`` is raid0|raid1|raid5|raid6|raid10
 ``--group-width`` (default: all drives in one group, at most 64; K+M for ec). ``--workload`` is a
 preset name or a workload file (fio job ``.fio``, block trace, or YAML/JSON with Workload fields);
 ``--read-fraction``, ``--io-bytes``, ``--queue-depth``, ``--target-iops`` and ``--random-fraction``
-build one or override the preset's values. The run happens in-process (``--local``; the server
-path is added by the SimulateArray RPC); ``--parts`` splits it into time-window replicas merged
-exactly, as the planner's fan-out does. ``--compare-hdd NAME`` adds the HDD equivalence: how many
+build one or override the preset's values. By default the server's SimulateArray runs it;
+``--local`` runs the same server code in this process (same output). ``--plot``, ``--compare-hdd``,
+``--parts`` and ``--reorder-window`` need the engine directly (with ``--local``); that output is the
+engine's ``ArrayResult.summary()`` (docs/json.md). ``--parts`` splits the run into time-window
+replicas merged exactly, as the planner's fan-out does. ``--compare-hdd NAME`` adds the HDD equivalence: how many
 disks of that model, same layout, carry the array's achieved IOPS at ``--latency-quantile`` under
 ``--latency-target-ms``. Exit 0 ok, 2 bad input, 1 anything else.
 """
@@ -146,8 +148,8 @@ def _text(summary: dict[str, Any]) -> str:
     return "\n".join(text_lines(summary))
 
 
-def _remote(args: argparse.Namespace) -> int:
-    """Call SimulateArray on a server and print its figures."""
+def _remote(args: argparse.Namespace, address: str | None = None) -> int:
+    """Call SimulateArray on a server (``address``, else ``--server``) and print its figures."""
     import os
 
     import grpc
@@ -174,7 +176,7 @@ def _remote(args: argparse.Namespace) -> int:
         drive_model=args.drive, drive_count=args.drives, layout=args.layout, group_width=args.group_width or 0,
         workload=wl, failed_drive_count=args.failed, duration=duration, seed=args.seed,
         stripe_unit_bytes=args.stripe_unit_kib * KiB, rebuild_rate_bytes_per_second=(args.rebuild_rate_mb_s or 0.0) * MB)
-    address = args.server or os.environ.get("ARRAYPLAN_SERVER", DEFAULT_SERVER)
+    address = address or args.server or os.environ.get("ARRAYPLAN_SERVER", DEFAULT_SERVER)
     try:
         with grpc.insecure_channel(address) as channel:
             response = pb_grpc.PlannerServiceStub(channel).SimulateArray(request, timeout=args.timeout)
@@ -189,12 +191,30 @@ def _remote(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _in_process_server(args: argparse.Namespace) -> int:
+    """``--local`` without engine-only options: the server's own SimulateArray in this process, so
+    the output is the same as against a server (docs/json.md)."""
+    import tempfile
+
+    from ..server.app import build_server
+
+    with tempfile.TemporaryDirectory(prefix="arrayplan-simulate-") as tmp:
+        server = build_server(port=0, data_dir=Path(tmp), executor_kind="local")
+        try:
+            return _remote(args, f"127.0.0.1:{server.port}")
+        finally:
+            server.stop(grace_s=1.0)
+
+
 def handler(args: argparse.Namespace) -> int:
+    engine_only = bool(args.plot or args.compare_hdd or args.parts != 1 or args.reorder_window != 1)
     if not args.local:
-        if args.plot or args.compare_hdd or args.parts != 1 or args.reorder_window != 1:
+        if engine_only:
             _err("--plot, --compare-hdd, --parts and --reorder-window need --local (in-process simulation)")
             return EXIT_BAD_INPUT
         return _remote(args)
+    if not engine_only:
+        return _in_process_server(args)
     try:
         spec, drive = _build(args)
         result = _run(spec, args.parts)
@@ -262,7 +282,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--max-hdd-count", type=int, default=4096, help="largest HDD array --compare-hdd tries")
     p.add_argument("--format", choices=("json", "text"), default="text", help="json (one convention, docs/json.md) or text for people (default %(default)s)")
     p.add_argument("--plot", metavar="FILE.png", help="write latency CDF + IOPS-vs-time figure")
-    p.add_argument("--local", action="store_true", help="simulate in-process (plots, HDD comparison) instead of calling SimulateArray")
+    p.add_argument("--local", action="store_true",
+                   help="run in this process instead of calling a server (same output; with --plot/--compare-hdd/--parts: the engine's summary)")
     p.add_argument("--server", help="server address (default $ARRAYPLAN_SERVER or 127.0.0.1:50051)")
     p.add_argument("--timeout", type=float, default=600.0, help="deadline of the SimulateArray call in seconds (its tasks stop)")
     p.set_defaults(func=handler)
