@@ -255,7 +255,14 @@ def test_trace_against_a_server_with_attributes_and_otlp_json(server: ServerProc
     assert "arrayplan.evaluate_batch [consumer, worker:" in tree.stdout
     assert re.search(r"^\s+\S+ = \S", tree.stdout, re.M), "span attributes are shown"
     body = json.loads(otlp.read_text())
+    # Field names, enum numbers and int64-as-string times as the OTLP protobuf defines them (ids are
+    # hex in OTLP/JSON, base64 in plain proto JSON: the field names and types are what this checks).
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    parsed = json_format.Parse(otlp.read_text(), ExportTraceServiceRequest())
     spans = [s for rs in body["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+    assert sum(len(ss.spans) for rs in parsed.resource_spans for ss in rs.scope_spans) == len(spans)
     assert spans and all(s["traceId"] == plan["trace_id"] and len(s["spanId"]) == 16 for s in spans)
     assert all(int(s["endTimeUnixNano"]) >= int(s["startTimeUnixNano"]) > 1.6e18 for s in spans)
     ids = {s["spanId"] for s in spans}
