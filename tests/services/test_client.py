@@ -127,3 +127,18 @@ def test_token_is_sent_as_bearer_metadata(tmp_path: Path, tls: bool) -> None:
         assert recorder.metadata[-1].get("authorization") == "Bearer s3cret"
     finally:
         server.stop(0)
+
+
+@pytest.mark.slow
+def test_docs_python_examples_run(server: ServerProcess, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/python.md's examples, run as written against the test server (its address swapped in)."""
+    import re
+
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "python.md").read_text(), re.S)
+    assert len(blocks) == 2
+    monkeypatch.chdir(ROOT)
+    namespace: dict[str, object] = {}
+    for block in blocks:
+        exec(compile(block.replace("127.0.0.1:50051", server.address), "docs/python.md", "exec"), namespace)  # noqa: S102
+    out = capsys.readouterr().out
+    assert "simulated" in out and "of rated endurance used" in out and "INVALID_ARGUMENT" not in out
