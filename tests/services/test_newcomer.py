@@ -217,6 +217,9 @@ def test_one_size_and_duration_grammar() -> None:
     assert parse_size("8 KB") == parse_size("8kB") == 8000
     assert parse_size("20 TB") == 20e12 and parse_size("1M") == 1024**2 and parse_size("1 MB") == 1e6
     assert size_arg("8KiB") == 8192
+    from arrayplan_services.cli.planfile import seconds_arg
+
+    assert seconds_arg("90") == 90 and seconds_arg("30min") == 1800 and seconds_arg("250ms") == pytest.approx(0.25)
     with pytest.raises(ValueError, match="unknown size unit 'KiBs'"):
         parse_size("8 KiBs")
     with pytest.raises(ValueError, match=r"needs a unit .* did you mean '5ms' or '5s'"):

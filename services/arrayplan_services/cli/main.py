@@ -518,6 +518,8 @@ def cmd_completion(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .planfile import seconds_arg
+
     parser = argparse.ArgumentParser(prog="arrayplan", description="Capacity planner for SSD and HDD arrays.",
                                      epilog="Shell completion: eval \"$(arrayplan completion bash)\" (or zsh). "
                                             "Units in flags and plan files: docs/units.md.")
@@ -545,7 +547,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="table for people, json (docs/json.md) or markdown for a pull-request comment (default %(default)s)")
     p.add_argument("--plan-id", help="name the run plans/PLAN_ID")
     p.add_argument("--seed", type=int, help="override the plan file's seed")
-    p.add_argument("--timeout", type=float, default=3600.0, help="cancel the plan if not done within this many seconds")
+    p.add_argument("--timeout", type=seconds_arg, default=3600.0, metavar="SECONDS",
+                   help="cancel the plan if not done within this many seconds, or a duration: 90s, 30min (default 3600)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--report", metavar="DIR", help="write an HTML + Markdown report into this directory")
     p.add_argument("--report-image-base-url", metavar="URL",

@@ -109,14 +109,21 @@ def size_arg(text: str) -> int:
     return int(value)
 
 
-def duration_arg(text: str) -> float:
-    """argparse type for a duration flag: seconds, unit required (``--timeout 90s``)."""
+def seconds_arg(text: str) -> float:
+    """argparse type for a flag documented in seconds (``--timeout``): a bare number is seconds, as
+    its help says; a duration with a unit is read by the same grammar (``--timeout 30min``)."""
     import argparse
 
     try:
-        return parse_duration_s(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        value = float(text)
+    except ValueError:
+        try:
+            value = parse_duration_s(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0 s, got {text!r}")
+    return value
 
 
 @dataclass

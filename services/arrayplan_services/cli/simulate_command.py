@@ -32,7 +32,7 @@ from arrayplan_engine.layout import MAX_GROUP_WIDTH, make_layout
 from arrayplan_engine.units import MB, KiB
 from arrayplan_engine.workload import Workload
 
-from .planfile import size_arg
+from .planfile import seconds_arg, size_arg
 
 EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT = 0, 1, 2
 _LAYOUTS = "raid0|raid1|raid5|raid6|raid10|ec:K+M"
@@ -285,5 +285,6 @@ def register(subparsers: Any) -> None:
     p.add_argument("--local", action="store_true",
                    help="run in this process instead of calling a server (same output; with --plot/--compare-hdd/--parts: the engine's summary)")
     p.add_argument("--server", help="server address (default $ARRAYPLAN_SERVER or 127.0.0.1:50051)")
-    p.add_argument("--timeout", type=float, default=600.0, help="deadline of the SimulateArray call in seconds (its tasks stop)")
+    p.add_argument("--timeout", type=seconds_arg, default=600.0, metavar="SECONDS",
+                   help="deadline of the SimulateArray call in seconds, or a duration: 90s, 10min (its tasks stop)")
     p.set_defaults(func=handler)
