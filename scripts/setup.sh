@@ -66,7 +66,8 @@ fi
 engine_hash=$(cat engine/arrayplan_engine/*.py | sha256sum | cut -c1-16)
 NUMBA_CACHE_DIR=$(.venv/bin/python -m arrayplan_services.numba_cache --dir)
 export NUMBA_CACHE_DIR
-if [ "$(cat .venv/.numba-stamp 2>/dev/null)" != "$engine_hash:$NUMBA_CACHE_DIR" ]; then
+if [ "$(cat .venv/.numba-stamp 2>/dev/null)" != "$engine_hash:$NUMBA_CACHE_DIR" ] \
+   || [ -z "$(find "$NUMBA_CACHE_DIR" -name '*.nbi' -print -quit 2>/dev/null)" ]; then
   log "compiling the numba kernels into $NUMBA_CACHE_DIR (first time ~2 min)"
   .venv/bin/python -m arrayplan_services.numba_cache --warm examples >/dev/null
   echo "$engine_hash:$NUMBA_CACHE_DIR" > .venv/.numba-stamp
