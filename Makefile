@@ -17,8 +17,12 @@ help: ## Show this help
 	  /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
 .PHONY: setup
-setup: ## Install everything into the project (.venv, generated stubs, bin/grpcurl); idempotent
+setup: ## Install what serving needs (.venv, stubs, bin/grpcurl, numba kernels compiled once); idempotent
 	@bash scripts/setup.sh
+
+.PHONY: test-setup
+test-setup: ## setup plus the tools only the tests use (kube-apiserver, helm, otelcol, hadolint, chromium; cached)
+	@bash scripts/setup.sh --test-tools
 
 .PHONY: run
 run: setup ## Start `arrayplan serve` on 127.0.0.1:50051 (PORT=...) with local Ray, SQLite under $(DATA)/, traces in the store
@@ -30,7 +34,7 @@ proto: setup ## Regenerate the protobuf/gRPC stubs from proto/ (setup does it wh
 	@rm -f $(VENV)/.proto-stamp && bash scripts/setup.sh
 
 .PHONY: test
-test: setup ## Run the whole test suite against real components (Ray, gRPC, SQLite, OpenTelemetry)
+test: test-setup ## Run the whole test suite against real components (Ray, gRPC, SQLite, OpenTelemetry)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 .PHONY: lint
@@ -39,7 +43,7 @@ lint: setup ## buf lint of the API and ruff of the Python packages
 	$(VENV)/bin/ruff check engine services tests
 
 .PHONY: cluster-tools
-cluster-tools: ## Build helm, otelcol, kube-apiserver and link etcd into bin/ (setup runs it; cached in ~/.cache/arrayplan)
+cluster-tools: ## Build helm, otelcol, kube-apiserver and link etcd into bin/ (test-setup runs it; cached in ~/.cache/arrayplan)
 	bash scripts/cluster_tools.sh
 
 .PHONY: helm-docs

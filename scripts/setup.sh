@@ -3,6 +3,8 @@
 #   .venv/        Python virtual environment (pinned requirements + both packages, editable)
 #   services/arrayplan/v1/   protobuf + gRPC stubs generated from proto/
 #   bin/grpcurl   built with `go install` (cached in ${ARRAYPLAN_TOOL_CACHE:-~/.cache/arrayplan/bin})
+#   numba kernels compiled into $NUMBA_CACHE_DIR (default ~/.cache/arrayplan/numba)
+#   --test-tools: also the tools only the tests need (scripts/cluster_tools.sh, chromium)
 # Re-running does only what changed (stamp files under .venv/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,13 +61,27 @@ fi
 if [ -x bin/grpcurl ] && [ ! -x "$CACHE/grpcurl-$GRPCURL_VERSION" ]; then
   mkdir -p "$CACHE" && cp bin/grpcurl "$CACHE/grpcurl-$GRPCURL_VERSION"
 fi
-# Cluster tools (helm, otelcol, kube-apiserver, etcd, hadolint): built once, cached outside the clone.
-bash scripts/cluster_tools.sh
+# The numba kernels, compiled once into the cache the server and its Ray workers read (redone when
+# the engine's sources change), so the first plan after `make run` does not compile in every worker.
+engine_hash=$(cat engine/arrayplan_engine/*.py | sha256sum | cut -c1-16)
+NUMBA_CACHE_DIR=$(.venv/bin/python -m arrayplan_services.numba_cache --dir)
+export NUMBA_CACHE_DIR
+if [ "$(cat .venv/.numba-stamp 2>/dev/null)" != "$engine_hash:$NUMBA_CACHE_DIR" ] \
+   || [ -z "$(find "$NUMBA_CACHE_DIR" -name '*.nbi' -print -quit 2>/dev/null)" ]; then
+  log "compiling the numba kernels into $NUMBA_CACHE_DIR (first time ~2 min)"
+  .venv/bin/python -m arrayplan_services.numba_cache --warm examples >/dev/null
+  echo "$engine_hash:$NUMBA_CACHE_DIR" > .venv/.numba-stamp
+fi
 
-# Debian packages the tests use for real: Chromium renders the HTML plan report headless.
-if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  log "installing chromium from Debian (headless report rendering)"
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-    || log "could not install chromium: the report screenshot test will skip"
+# Tools only the tests need (kube-apiserver, helm, otelcol, hadolint, chromium): `make test` runs
+# scripts/setup.sh --test-tools; `make run` does not wait for them.
+if [ "${1:-}" = "--test-tools" ]; then
+  bash scripts/cluster_tools.sh
+  # Debian packages the tests use for real: Chromium renders the HTML plan report headless.
+  if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing chromium from Debian (headless report rendering)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+      || log "could not install chromium: the report screenshot test will skip"
+  fi
 fi
 log "ready"

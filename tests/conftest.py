@@ -17,6 +17,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 BIN = ROOT / "bin"
+#: Vendored public sample data (traces, fio jobs, Backblaze tables), each with its licence: tests/data/README.md.
+DATA = ROOT / "tests" / "data"
+#: The seed reviews (copyrighted articles, never copied into the repository) beside a checkout.
+SEEDS = SHARED / "seeds"
+needs_seeds = pytest.mark.skipif(
+    not SEEDS.is_dir(),
+    reason=f"needs the seed reviews in {SEEDS} (copyrighted texts, not redistributed with the repository)")
+
+
+def data_path(source: str) -> Path:
+    """A provenance source path: ``data/...`` is vendored under tests/data, anything else is a seed."""
+    return DATA / source.removeprefix("data/") if source.startswith("data/") else SEEDS / source.removeprefix("seeds/")
 
 
 def free_port() -> int:

@@ -47,6 +47,18 @@ class InvalidInputError(ArrayplanError, ValueError):
         return cls(Violation(field=field, reason=reason))
 
 
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` (or ``'x' or 'y'``) for the known names closest to a misspelt
+    one (difflib ratio >= 0.6, case-insensitive), ``""`` when none is close."""
+    import difflib
+
+    by_lower = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(str(name).lower(), list(by_lower), n=2, cutoff=0.6)
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(repr(by_lower[c]) for c in close) + "?"
+
+
 class UnknownNameError(InvalidInputError):
     """A name (drive model, layout, preset, policy) that is not known; the reason lists the known
     ones."""
@@ -56,7 +68,7 @@ class UnknownNameError(InvalidInputError):
     def __init__(self, field: str, name: str, known: Iterable[str]) -> None:
         known_list = sorted(known)
         shown = ", ".join(known_list[:40]) + (" ..." if len(known_list) > 40 else "")
-        super().__init__(Violation(field=field, reason=f"unknown {name!r}; known: {shown}"))
+        super().__init__(Violation(field=field, reason=f"unknown {name!r}{did_you_mean(name, known_list)}; known: {shown}"))
         self.name = name
         self.known = tuple(known_list)
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .errors import InvalidInputError, Violation
+from .errors import InvalidInputError, Violation, did_you_mean
 from .units import KiB, MiB
 
 
@@ -166,7 +166,7 @@ def make_layout(name: str, group_width: int | None = None, *, stripe_unit_bytes:
     try:
         kind = LayoutKind(key)
     except ValueError:
-        raise InvalidInputError.one(field, f"unknown layout {name!r}; known: {', '.join(_LAYOUT_NAMES)}") from None
+        raise InvalidInputError.one(field, f"unknown layout {name!r}{did_you_mean(name, _LAYOUT_NAMES)}; known: {', '.join(_LAYOUT_NAMES)}") from None
     if kind is LayoutKind.EC:
         raise InvalidInputError.one(field, "erasure coding is written ec:K+M, e.g. ec:8+3")
     minimum = {LayoutKind.RAID0: 1, LayoutKind.RAID1: 2, LayoutKind.RAID10: 4, LayoutKind.RAID5: 3, LayoutKind.RAID6: 4}[kind]

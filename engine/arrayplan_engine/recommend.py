@@ -50,7 +50,7 @@ class Constraints:
     latency_percentile: float = 99.0
     latency_target_s: float = 0.0
     worst_second_latency_target_s: float = 0.0
-    endurance_margin_fraction: float = 0.0
+    endurance_margin_fraction: float = 0.1  # default reserve of rated endurance (assumed, see planner.proto)
     max_purchase_cost_usd: float = 0.0
     max_drive_count: int = 0
     max_power_w: float = 0.0

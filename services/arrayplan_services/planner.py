@@ -28,7 +28,7 @@ from arrayplan_engine import recommend
 from arrayplan_engine.catalog import Catalog, builtin_catalog
 from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError
 
-from . import telemetry
+from . import numba_cache, telemetry
 from .fanout import Cancelled, Executor, TaskCall
 from .fanout.tasks import evaluate_candidates
 from .server.convert import outcome_to_proto, plan_request_from_proto
@@ -64,6 +64,28 @@ def plan_name(run_id: str) -> str:
     return f"plans/{run_id}"
 
 
+def trace_from_store(store: RunStore, name: str) -> pb.GetPlanTraceResponse:
+    """A run's stored spans as the GetPlanTrace response (the server's RPC, and ``arrayplan trace
+    --data-dir`` reading a store file directly)."""
+    from google.protobuf import struct_pb2
+
+    run_id = parse_name(name)
+    row = store.get(run_id)
+    if row is None:
+        raise NotFoundError("plan", name)
+    out = pb.GetPlanTraceResponse(trace_id=row.trace_id)
+    for s in store.spans(row.trace_id):
+        span = out.spans.add(span_id=s["span_id"], parent_span_id=s["parent_span_id"], name=s["name"], kind=s["kind"],
+                             status=s["status"], process=s["process"])
+        span.start_time.FromNanoseconds(int(s["start_ns"]))
+        span.end_time.FromNanoseconds(int(s["end_ns"]))
+        attrs = struct_pb2.Struct()
+        for k, v in (s["attributes"] or {}).items():
+            attrs[str(k)] = list(v) if isinstance(v, tuple) else v
+        span.attributes.CopyFrom(attrs)
+    return out
+
+
 def parse_name(name: str, field_name: str = "name") -> str:
     if not name.startswith("plans/") or not PLAN_ID_RE.match(name[len("plans/"):]):
         raise InvalidInputError.one(field_name, f"must look like plans/ID (ID: 4-63 lowercase letters, digits, hyphens), got {name!r}")
@@ -97,6 +119,8 @@ class PlanRunner:
     def create(self, plan: pb.Plan, plan_id: str = "") -> pb.Plan:
         """Validate, check the size limit, store and start. Raises engine errors for bad input."""
         req = plan_request_from_proto(plan.spec, "plan.spec", self.catalog)
+        # Defaults applied are stated in the answer: the stored spec carries the margin used.
+        plan.spec.constraints.endurance_margin_fraction = req.constraints.endurance_margin_fraction
         total = recommend.count_candidates(req, self.catalog)
         if total > self.candidate_limit:
             raise SearchSpaceTooLargeError(total, self.candidate_limit)
@@ -164,8 +188,13 @@ class PlanRunner:
             kept, pruned = list(pruning.kept), pruning.pruned
             s.set_attribute("arrayplan.candidate_count", len(candidates))
             s.set_attribute("arrayplan.pruned_count", pruned)
-        progress = {"candidates_total": len(candidates), "candidates_pruned": pruned, "candidates_evaluated": 0,
-                    "candidates_to_evaluate": len(kept)}
+        progress: dict[str, object] = {"candidates_total": len(candidates), "candidates_pruned": pruned, "candidates_evaluated": 0,
+                                       "candidates_to_evaluate": len(kept)}
+        cold = numba_cache.cold_kernels() if kept else []
+        if cold:  # the workers compile before the first batch returns: say so instead of sitting at 0
+            progress["phase"] = (f"compiling the simulation kernels ({', '.join(cold)}) into {numba_cache.default_cache_dir()}: "
+                                 "once per install, about a minute; `make setup` does it ahead")
+            span.set_attribute("arrayplan.compiling_kernels", len(cold))
         self.store.set_progress(run_id, progress)
         self._notify(live)
         span.set_attribute("arrayplan.candidate_count", len(candidates))
@@ -177,7 +206,8 @@ class PlanRunner:
             results.extend(evaluations)
             if spans:
                 self.store.insert_spans(spans)
-            progress["candidates_evaluated"] += call.weight
+            progress["candidates_evaluated"] = int(progress["candidates_evaluated"]) + call.weight  # type: ignore[call-overload]
+            progress.pop("phase", None)
             self.store.set_progress(run_id, progress)
             self._notify(live)
 
@@ -212,6 +242,10 @@ class PlanRunner:
         if row is None:
             raise NotFoundError("plan", name)
         return self._to_proto(row)
+
+    def trace(self, name: str) -> pb.GetPlanTraceResponse:
+        """The stored spans of a plan's run (GetPlanTrace)."""
+        return trace_from_store(self.store, name)
 
     def list(self, page_size: int, page_token: str) -> tuple[list[pb.Plan], str]:
         if page_size < 0 or page_size > 1000:

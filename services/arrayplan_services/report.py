@@ -2,7 +2,8 @@
 
 ``write_report(plan, out_dir)`` reads everything from a finished ``pb.Plan`` (spec, result, trace
 id) and writes ``out_dir/index.html`` (inline CSS, plots as base64 PNG data URIs, no network) and
-``out_dir/report.md`` (the plots as PNG files next to it, referenced relatively).
+``out_dir/report.md`` (the plots as PNG files next to it, referenced relatively or under a base URL
+CI publishes them at) and ``out_dir/report-embedded.md`` (images inline as data URIs).
 
 Two figures need more than the plan holds and are computed here, each with a fallback:
 
@@ -49,6 +50,7 @@ from arrayplan.v1 import planner_pb2 as pb
 
 HTML_NAME = "index.html"
 MARKDOWN_NAME = "report.md"
+EMBEDDED_MARKDOWN_NAME = "report-embedded.md"
 TOP_N = 3
 # Seconds of simulated time per array for the latency CDFs, and its fixed seed.
 DEFAULT_ARRAY_SIMULATION_S = 2.0
@@ -953,7 +955,19 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _markdown(plan: pb.Plan, frame: _Frame, plots: dict[str, _Plot | None], notes: dict[str, str]) -> str:
+def _image_ref(p: _Plot, images: str) -> str:
+    """Where report Markdown points at a plot: ``"relative"`` (the PNG beside it), ``"data"`` (a
+    base64 data URI: one self-contained file) or a base URL the PNGs are published under (what a
+    pull-request comment needs: GitHub shows neither relative links nor data URIs in comments)."""
+    if images == "relative":
+        return p.name
+    if images == "data":
+        return "data:image/png;base64," + base64.b64encode(p.png).decode("ascii")
+    return images.rstrip("/") + "/" + p.name
+
+
+def _markdown(plan: pb.Plan, frame: _Frame, plots: dict[str, _Plot | None], notes: dict[str, str],
+              images: str = "relative") -> str:
     _, vtext = _verdict(plan, frame)
     out = [f"## {_title(plan)}", "",
            f"Stored run `{plan.name or '-'}` · trace id `{plan.trace_id or '-'}`", "", f"**{vtext}**", ""]
@@ -978,7 +992,7 @@ def _markdown(plan: pb.Plan, frame: _Frame, plots: dict[str, _Plot | None], note
     for key in ("pareto", "years", "cdf", "consistency"):
         p = plots.get(key)
         if p is not None:
-            out += [f"### {p.title}", "", f"![{p.alt}]({p.name})", "", p.caption, ""]
+            out += [f"### {p.title}", "", f"![{p.alt}]({_image_ref(p, images)})", "", p.caption, ""]
         elif notes.get(key):
             out += [notes[key], ""]
     hdd = _hdd_sentence(plan)
@@ -995,8 +1009,13 @@ def _markdown(plan: pb.Plan, frame: _Frame, plots: dict[str, _Plot | None], note
 
 
 def write_report(plan: pb.Plan, out_dir: Path, *, array_simulation_s: float = DEFAULT_ARRAY_SIMULATION_S,
-                 simulation_timeout_s: float = DEFAULT_SIMULATION_TIMEOUT_S) -> Path:
+                 simulation_timeout_s: float = DEFAULT_SIMULATION_TIMEOUT_S, image_base_url: str | None = None) -> Path:
     """Write ``out_dir/index.html`` and ``out_dir/report.md`` (plus its PNGs); return the HTML path.
+
+    ``report.md`` links the PNGs relatively, or under ``image_base_url`` when given (where CI
+    publishes ``out_dir``: the links then resolve in a pull-request comment);
+    ``report-embedded.md`` is the same with the images as data URIs (one self-contained file, for
+    renderers that show them: GitLab, VS Code; not GitHub comments, see docs/json.md).
 
     ``array_simulation_s`` is the simulated time per top array for the latency CDFs (0 draws them
     through the plan's percentiles instead); ``simulation_timeout_s`` bounds that simulation's wall
@@ -1017,7 +1036,8 @@ def write_report(plan: pb.Plan, out_dir: Path, *, array_simulation_s: float = DE
             (out_dir / p.name).write_bytes(p.png)
     html_path = out_dir / HTML_NAME
     html_path.write_text(_html(plan, frame, plots, notes), encoding="utf-8")
-    (out_dir / MARKDOWN_NAME).write_text(_markdown(plan, frame, plots, notes), encoding="utf-8")
+    (out_dir / MARKDOWN_NAME).write_text(_markdown(plan, frame, plots, notes, image_base_url or "relative"), encoding="utf-8")
+    (out_dir / EMBEDDED_MARKDOWN_NAME).write_text(_markdown(plan, frame, plots, notes, "data"), encoding="utf-8")
     return html_path
 
 

@@ -135,6 +135,23 @@ def _load_trace(spec: Mapping[str, Any], base_dir: Path) -> tuple[Workload, list
     return workload, warnings
 
 
+def rescaled_daily_write_bytes(base: Workload, target_iops: float) -> tuple[float, str | None]:
+    """The daily write volume of ``base`` when its IO rate is overridden to ``target_iops``.
+
+    A trace or fio file measures both an IO rate and a write volume; asking for another rate with
+    the same mix writes proportionally more (or less): the volume scales by the same factor. A
+    workload whose volume is derived from its rate (``daily_write_bytes`` 0) needs no change.
+    Returns the new volume and a warning saying what was scaled (None when nothing was)."""
+    old = float(base.daily_write_bytes)
+    if old <= 0 or base.target_iops <= 0 or target_iops <= 0 or target_iops == base.target_iops:
+        return old, None
+    factor = target_iops / base.target_iops
+    new = old * factor
+    return new, (f"target_iops {target_iops:,.6g} overrides the source's {base.target_iops:,.6g} IOPS: daily_write_bytes "
+                 f"scaled by the same factor ({factor:,.4g}x), {old / 1e9:,.4g} GB/day -> {new / 1e9:,.4g} GB/day "
+                 "(give daily_write_bytes to set it yourself)")
+
+
 def load_workload(spec: Mapping[str, Any], base_dir: Path) -> tuple[Workload, list[str]]:
     """The workload a spec describes, and warnings (options not modelled, lines skipped).
 
@@ -173,5 +190,12 @@ def load_workload(spec: Mapping[str, Any], base_dir: Path) -> tuple[Workload, li
         return base, warnings
     merged = {f.name: getattr(base, f.name) for f in dc_fields(Workload)}
     merged.update(overrides)
+    if "target_iops" in overrides and "daily_write_bytes" not in overrides:
+        try:
+            merged["daily_write_bytes"], note = rescaled_daily_write_bytes(base, float(overrides["target_iops"]))
+        except (TypeError, ValueError):  # not a number: workload_from_mapping names the field
+            note = None
+        if note:
+            warnings = [*warnings, note]
     workload = workload_from_mapping(merged)
     return workload, warnings + [f"overridden: {', '.join(sorted(overrides))}"]

@@ -1,7 +1,8 @@
 """Tests of the drive catalog (engine/arrayplan_engine/catalog.py).
 
-Every number checked here comes from the seed reviews in /work/shared/seeds (file named in the
-comment next to it) or from the Backblaze tables in /work/shared/data/reliability.
+Every number checked here comes from the seed reviews in ../shared/seeds (file named in the
+comment next to it; copyrighted, so the checks that read them skip when they are absent) or from
+the Backblaze tables vendored in tests/data/reliability.
 """
 
 from __future__ import annotations
@@ -29,10 +30,9 @@ from arrayplan_engine.catalog import (
     with_user_drives,
 )
 from arrayplan_engine.errors import InvalidInputError, UnknownNameError
+from conftest import DATA, data_path, needs_seeds
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared"
-SEEDS = SHARED / "seeds"
 
 GB, GiB, TB, PB, MB = units.GB, units.GiB, units.TB, units.PB, units.MB
 
@@ -42,7 +42,7 @@ def _norm(text: str) -> str:
 
 
 def _source_path(source: str) -> Path:
-    return SHARED / source if source.startswith("data/") else SEEDS / source
+    return data_path(source)
 
 
 _TEXT_CACHE: dict[str, str] = {}
@@ -63,11 +63,12 @@ HDDS = [d for d in DRIVES if not d.is_ssd]
 # Provenance
 
 
-@pytest.mark.parametrize("source", catalog.SEED_FILES)
+@pytest.mark.parametrize("source", [pytest.param(s, marks=() if s.startswith("data/") else needs_seeds) for s in catalog.SEED_FILES])
 def test_every_source_file_exists(source: str) -> None:
     assert _source_path(source).is_file(), source
 
 
+@needs_seeds
 def test_every_quote_occurs_verbatim_in_its_file() -> None:
     """Each quote (assumed or not) is a substring of its source file, whitespace normalised."""
     missing = []
@@ -443,7 +444,7 @@ def test_15k_disk_lands_near_the_design_range() -> None:
 
 def test_nearline_afr_is_computed_from_the_backblaze_row() -> None:
     # data/reliability/survival.csv: AFR = failed / (drive_days / 365).
-    with (SHARED / "data/reliability/survival.csv").open(newline="") as fh:
+    with (DATA / "reliability/survival.csv").open(newline="") as fh:
         row = next(r for r in csv.DictReader(fh) if r["model"] == "st8000nm0055")
     afr = int(row["failed"]) / (int(row["drive_days"]) / 365)
     d = get_drive("hdd-7k2-nearline-8tb")
@@ -452,7 +453,7 @@ def test_nearline_afr_is_computed_from_the_backblaze_row() -> None:
     assert d.capacity_bytes == int(row["capacity_tb"]) * TB
     p = d.provenance["annual_failure_rate"]
     assert p.source == "data/reliability/survival.csv" and not p.assumed
-    with (SHARED / "data/reliability/prices.csv").open(newline="") as fh:
+    with (DATA / "reliability/prices.csv").open(newline="") as fh:
         price = next(r for r in csv.DictReader(fh) if r["model"] == "st8000nm0055")
     assert d.price_usd == float(price["price"])
     assert d.price_year is None  # prices.csv carries no date

@@ -1,5 +1,5 @@
 """fio job files -> Workload. Samples: fio's own examples/ (github.com/axboe/fio, GPL-2.0), copied
-to ../shared/data/fio/ (see its README)."""
+to tests/data/fio/ (see tests/data/README.md)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from arrayplan_engine.fio import (
 )
 from arrayplan_engine.units import GiB, KiB, MiB
 
-FIO = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "fio"
+FIO = Path(__file__).resolve().parents[1] / "data" / "fio"  # vendored fio examples (GPL-2.0), tests/data/README.md
 
 
 def load(name: str, **kw):  # type: ignore[no-untyped-def]

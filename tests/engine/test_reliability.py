@@ -18,7 +18,7 @@ from arrayplan_engine.errors import InvalidInputError
 from arrayplan_engine.layout import make_layout
 from arrayplan_engine.units import YEAR_HOURS
 
-SURVIVAL_CSV = Path(__file__).resolve().parents[3] / "shared" / "data" / "reliability" / "survival.csv"
+SURVIVAL_CSV = Path(__file__).resolve().parents[1] / "data" / "reliability" / "survival.csv"  # vendored, tests/data/README.md
 
 
 def _spec(g: int, t: int, mttf: float, mttr: float, **kw: object) -> r.GroupSpec:

@@ -1,6 +1,6 @@
 """Block trace parsing and characterisation.
 
-Samples in ../shared/data/traces/ (sources and licences in its README): SNIA IOTTA MSR Cambridge,
+Samples vendored in tests/data/traces/ (sources and licences in tests/data/README.md): SNIA IOTTA MSR Cambridge,
 SYSTOR'17 and Tencent CBS excerpts (via github.com/ben-manes/caffeine PR 1797), MQSim's DiskSim
 traces (MIT), libCacheSim's cloudPhysics sample (GPL-3.0) and DiskSim's valid/ascii.trace.
 Each figure is recomputed here by a deliberately plain reference implementation.
@@ -27,7 +27,7 @@ from arrayplan_engine.trace import (
 )
 from arrayplan_engine.units import DAY_S
 
-TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
+TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"  # vendored; sources in tests/data/README.md
 
 
 def lines(name: str) -> list[str]:
@@ -108,10 +108,10 @@ SAMPLES = {
     "systor17-traces-sample.csv.gz": ("systor", 999, None),
     "systor17-additional-sample.csv.gz": ("systor", 999, None),
     "cloud_storage-sample.bz2": ("tencent", 50_000, None),
-    "tpcc-small.trace": ("disksim", 6_999, None),
-    "wsrch-small.trace": ("disksim", 24_783, None),
-    "cloudPhysicsIO.csv": ("cloudphysics", 113_872, 46_974),
-    "disksim-ascii.trace": ("disksim", 100_000, 79_634),
+    "tpcc-small.trace.gz": ("disksim", 6_999, None),
+    "wsrch-small.trace.gz": ("disksim", 24_783, None),
+    "cloudPhysicsIO.csv.gz": ("cloudphysics", 113_872, 46_974),
+    "disksim-ascii.trace.gz": ("disksim", 100_000, 79_634),
 }
 
 
@@ -158,12 +158,12 @@ def test_figures_from_the_readme() -> None:
     assert c.read_fraction == 508 / 1000
     assert 126 <= c.last_time_s - c.first_time_s <= 128  # "~127 s"
     assert c.mean_outstanding_ios is not None and c.mean_outstanding_ios < 1  # Little's law, idle disk
-    c, _ = characterise(lines("cloudPhysicsIO.csv"))
+    c, _ = characterise(lines("cloudPhysicsIO.csv.gz"))
     assert (c.read_count, c.write_count) == (46_974, 66_898)
-    c, reader = characterise(lines("disksim-ascii.trace"))
+    c, reader = characterise(lines("disksim-ascii.trace.gz"))
     assert reader.disksim_time_unit == "ms" and 1_530 <= c.last_time_s - c.first_time_s <= 1_534  # "~1,533 s"
     assert c.device_count == 14  # distinct device numbers in the file (0..30)
-    c, reader = characterise(lines("tpcc-small.trace"))
+    c, reader = characterise(lines("tpcc-small.trace.gz"))
     assert reader.disksim_time_unit == "ns"
     c, _ = characterise(lines("cloud_storage-sample.bz2"))
     assert c.device_count == 2_038

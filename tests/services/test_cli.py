@@ -140,7 +140,7 @@ def test_simulate_cli_calls_the_service(server: ServerProcess, tmp_path: Path) -
     body = json.loads(out.stdout)
     assert body["achieved_iops"] == pytest.approx(10_000, rel=0.05)
     assert body["member_ios_per_host_io"] == pytest.approx(2.5, rel=0.03)
-    assert body["usable_capacity_bytes"] == str(10 * 480_000_000_000)
+    assert body["usable_capacity_bytes"] == 10 * 480_000_000_000  # a JSON number (docs/json.md)
     bad = run_cli("simulate", "--drive", "intel-dc-s3500-480gb", "--drives", "12", "--layout", "raid7", "--read-fraction", "0.7",
                   "--server", server.address)
     assert bad.returncode == 2 and "layout" in bad.stderr
@@ -164,11 +164,11 @@ def test_plan_report_flag_writes_html_and_markdown(tmp_path: Path) -> None:
 
 
 def test_full_plan_from_a_trace_to_a_report(tmp_path: Path) -> None:
-    """A real block trace (SNIA MSR Cambridge excerpt, ../shared/data/traces) characterised into a
+    """A real block trace (SNIA MSR Cambridge excerpt, tests/data/traces) characterised into a
     workload, planned and reported."""
-    from conftest import SHARED
+    from conftest import DATA
 
-    trace = SHARED / "data" / "traces" / "msr-cambridge1-sample.csv"
+    trace = DATA / "traces" / "msr-cambridge1-sample.csv"
     plan = tmp_path / "trace-plan.yaml"
     plan.write_text(
         f"workload:\n  trace: {trace}\n  target_iops: 5000\n  daily_write_bytes: 500 GB\n"

@@ -163,3 +163,16 @@ def test_report_without_recommendations(tmp_path: Path) -> None:
     assert "<table" not in html and "<img" not in html
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "no recommendations" in md and "plans/test" in md
+
+
+def test_report_markdown_images_show_in_a_pull_request_comment(plan: pb.Plan, tmp_path: Path) -> None:
+    """A comment cannot resolve a relative image: report.md links under the URL CI publishes the
+    directory at; report-embedded.md carries the images inline (data URIs) in one file."""
+    report.write_report(plan, tmp_path, array_simulation_s=0, image_base_url="https://ci.example/run/7/report/")
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
+    assert links and all(u.startswith("https://ci.example/run/7/report/") and u.endswith(".png") for u in links)
+    assert all((tmp_path / u.rsplit("/", 1)[1]).is_file() for u in links)
+    embedded = (tmp_path / "report-embedded.md").read_text(encoding="utf-8")
+    inline = re.findall(r"!\[[^\]]*\]\(data:image/png;base64,([A-Za-z0-9+/=]+)\)", embedded)
+    assert len(inline) == len(links) and all(len(i) > 10_000 for i in inline)

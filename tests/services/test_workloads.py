@@ -1,5 +1,5 @@
 """load_workload: presets, fio job files and block traces (compressed or not) from a spec, with
-overrides and field-named, file:line errors. Samples: ../shared/data/ (sources in its README)."""
+overrides and field-named, file:line errors. Samples: tests/data/ (sources and licences in its README)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from arrayplan_engine.errors import InvalidInputError, UnknownNameError
 from arrayplan_engine.presets import get_preset
 from arrayplan_services.workloads import load_workload
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def test_preset_and_overrides() -> None:
@@ -65,10 +65,10 @@ def test_fio_errors_name_the_file_and_line(tmp_path: Path) -> None:
     [
         ("traces/msr-cambridge1-sample.csv", None, 508 / 1000),
         ("traces/msr-cambridge1-sample.csv", "msr", 508 / 1000),
-        ("traces/cloudPhysicsIO.csv", None, 46_974 / 113_872),
+        ("traces/cloudPhysicsIO.csv.gz", None, 46_974 / 113_872),
         ("traces/systor17-traces-sample.csv.gz", None, 826 / 999),
         ("traces/cloud_storage-sample.bz2", "tencent", 24_521 / 50_000),
-        ("traces/disksim-ascii.trace", "disksim", 79_634 / 100_000),
+        ("traces/disksim-ascii.trace.gz", "disksim", 79_634 / 100_000),
     ],
 )
 def test_traces_including_compressed(path: str, fmt: str | None, read_fraction: float) -> None:
@@ -80,7 +80,7 @@ def test_traces_including_compressed(path: str, fmt: str | None, read_fraction: 
 
 
 def test_trace_options_and_overrides(tmp_path: Path) -> None:
-    src = DATA / "traces" / "tpcc-small.trace"
+    src = DATA / "traces" / "tpcc-small.trace.gz"
     w_ns, _ = load_workload({"trace": str(src)}, tmp_path)  # absolute path; ns detected
     w_ms, _ = load_workload({"trace": str(src), "time_unit": "ms"}, tmp_path)
     # ~1.4 s of arrivals in ns; read as ms they spread over ~16 days (rate in 1 s bins).
@@ -103,7 +103,7 @@ def test_trace_errors_name_the_file_and_line(tmp_path: Path) -> None:
     _, warnings = load_workload({"trace": "msr.csv.gz", "max_bad_lines": 1}, tmp_path)
     assert any("1 malformed lines skipped" in x and "line 5" in x for x in warnings)
     # A truncated bz2 stream.
-    data = bz2.compress((DATA / "traces" / "tpcc-small.trace").read_bytes())
+    data = bz2.compress(gzip.decompress((DATA / "traces" / "tpcc-small.trace.gz").read_bytes()))
     (tmp_path / "cut.trace.bz2").write_bytes(data[: len(data) // 2])
     with pytest.raises(InvalidInputError) as exc:
         load_workload({"trace": "cut.trace.bz2", "format": "disksim"}, tmp_path)

@@ -262,7 +262,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--name", help="object name (default: the file name plus a random suffix); an existing name gets the new spec")
     p.add_argument("--seed", type=int, help="override the plan file's seed")
     p.add_argument("--timeout", type=float, default=3600.0, help="give up after this many seconds (exit 1)")
-    p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    p.add_argument("--format", choices=("table", "json", "markdown"), default="table",
+                   help="table for people, json (docs/json.md) or markdown for a pull-request comment (default %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--delete", action="store_true", help="delete the CapacityPlan after reading its answer")
     p.add_argument("--fail-if-headroom-below", type=float, metavar="PCT", help="exit 3 when the best headroom is below PCT percent")

@@ -13,6 +13,7 @@ import importlib
 import logging
 import os
 import sys
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,16 @@ from pathlib import Path
 EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_UNMET = 0, 1, 2, 3
 DEFAULT_SERVER = "127.0.0.1:50051"
 DEFAULT_DATA_DIR = Path(os.environ.get("ARRAYPLAN_DATA_DIR", "data"))
+
+
+def user_data_dir() -> Path:
+    """Where ``--local`` keeps its run store when not told: ``$ARRAYPLAN_DATA_DIR``, else the
+    per-user data directory (``$XDG_DATA_HOME/arrayplan``, default ``~/.local/share/arrayplan``),
+    never the directory the command happens to run in."""
+    if os.environ.get("ARRAYPLAN_DATA_DIR"):
+        return Path(os.environ["ARRAYPLAN_DATA_DIR"])
+    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
+    return (Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share") / "arrayplan"
 
 # Subcommands contributed by other modules: each has register(subparsers).
 _PLUGINS = ("arrayplan_services.cli.ssd_commands", "arrayplan_services.cli.fit_command", "arrayplan_services.cli.simulate_command",
@@ -69,8 +80,10 @@ def connect(args: argparse.Namespace) -> Iterator[object]:
     if getattr(args, "local", False):
         from ..server.app import build_server
 
-        server = build_server(port=0, data_dir=args.data_dir, executor_kind=args.executor, ray_address=args.ray_address,
+        data_dir = args.data_dir or user_data_dir()
+        server = build_server(port=0, data_dir=data_dir, executor_kind=args.executor, ray_address=args.ray_address,
                               num_cpus=args.num_cpus)
+        args.local_store = Path(data_dir) / "runs.sqlite3"
         address = f"127.0.0.1:{server.port}"
     channel = grpc.insecure_channel(address)
     try:
@@ -84,7 +97,8 @@ def connect(args: argparse.Namespace) -> Iterator[object]:
 def _add_connection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--server", help=f"server address (default $ARRAYPLAN_SERVER or {DEFAULT_SERVER})")
     p.add_argument("--local", action="store_true", help="run an in-process server for this command instead of calling one")
-    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="run store directory for --local (default ./data)")
+    p.add_argument("--data-dir", type=Path, default=None,
+                   help="run store directory for --local (default $ARRAYPLAN_DATA_DIR, else $XDG_DATA_HOME/arrayplan or ~/.local/share/arrayplan)")
     p.add_argument("--executor", choices=("ray", "local"), default="ray", help="--local: fan out on Ray (default) or run in-process")
     p.add_argument("--ray-address", default=None, help="--local: existing Ray cluster (default: start a local one)")
     p.add_argument("--num-cpus", type=int, default=None, help="--local: CPUs for a local Ray")
@@ -111,6 +125,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except OSError as exc:
         _err(str(exc))
         return EXIT_ERROR
+    from .. import numba_cache
+
+    cold = numba_cache.cold_kernels()
+    if cold:
+        logging.getLogger("arrayplan").warning(
+            "numba kernels not compiled yet in %s (%s): the first plan compiles them (about a minute); "
+            "`make setup` or `python -m arrayplan_services.numba_cache --warm examples` does it ahead",
+            numba_cache.default_cache_dir(), ", ".join(cold))
     where = f"{args.host}:{server.port}"
     msg = (f"arrayplan serving on {where} (run store {Path(args.data_dir) / 'runs.sqlite3'}, "
            f"executor {args.executor}{' at ' + args.ray_address if args.ray_address else ''})\n"
@@ -130,18 +152,23 @@ def _progress_reporter(quiet: bool):  # type: ignore[no-untyped-def]
     if sys.stderr.isatty():
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        bar = Progress(TextColumn("simulating candidates"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                        transient=True, console=_stderr_console())
-        task = bar.add_task("plan", total=None)
+        task = bar.add_task("simulating candidates", total=None)
 
         def update(p):  # type: ignore[no-untyped-def]
-            bar.update(task, total=p.candidates_to_evaluate or None, completed=p.candidates_evaluated)
+            bar.update(task, total=p.candidates_to_evaluate or None, completed=p.candidates_evaluated,
+                       description=p.phase or "simulating candidates")
         return update, bar
     last = [0.0]
+    last_phase = [""]
 
     def line(p):  # type: ignore[no-untyped-def]
         if not p.candidates_total:
             return
+        if p.phase and p.phase != last_phase[0]:
+            print(f"progress: {p.phase}", file=sys.stderr, flush=True)
+        last_phase[0] = p.phase
         now = time.monotonic()
         if now - last[0] >= 1.0 or (p.candidates_to_evaluate and p.candidates_evaluated == p.candidates_to_evaluate):
             last[0] = now
@@ -168,6 +195,7 @@ def load_spec(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         return None
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
+    args.plan_warnings = list(warnings)  # carried into --format markdown
     if args.seed is not None:
         spec.seed = args.seed
     return spec
@@ -209,10 +237,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
         _err(f"plan {final.name} {pb.Plan.State.Name(final.state).removeprefix('STATE_').lower()}: {final.error_message}")
         return EXIT_ERROR
     _emit(final, args)
+    if getattr(args, "local_store", None):
+        print(f"run {final.name} stored in {args.local_store} (--data-dir or $ARRAYPLAN_DATA_DIR to change; "
+              f"`arrayplan runs --local` lists it)", file=sys.stderr)
     if args.report:
         from .. import report
 
-        path = report.write_report(final, Path(args.report))
+        path = report.write_report(final, Path(args.report), image_base_url=args.report_image_base_url)
         print(f"report written to {path}", file=sys.stderr)
     met = final.result.constraints_met
     if met and args.fail_if_headroom_below is not None:
@@ -251,11 +282,9 @@ def _emit(plan: object, args: argparse.Namespace) -> None:
     if args.format == "json":
         print(render.plan_json(plan))  # type: ignore[arg-type]
     elif args.format == "markdown":
-        print(render.plan_markdown(plan), end="")  # type: ignore[arg-type]
+        print(render.plan_markdown(plan, getattr(args, "plan_warnings", ())), end="")  # type: ignore[arg-type]
     else:
-        from rich.console import Console
-
-        render.plan_table(plan, Console(width=None if sys.stdout.isatty() else 200))  # type: ignore[arg-type]
+        render.plan_table(plan, render.stdout_console())  # type: ignore[arg-type]
 
 
 # -- drives / runs / trace ----------------------------------------------------------------------
@@ -275,11 +304,8 @@ def _local_catalog(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def _drives_in_process(args: argparse.Namespace) -> int:
     """``arrayplan drives`` without a server: the built-in catalog (plus ``--catalog DIR``)."""
-    import json
-
     from arrayplan_engine.errors import InvalidInputError
 
-    from ..drive_catalog import drive_json
     from ..server.convert import drive_to_proto
 
     cat = _local_catalog(args)
@@ -290,10 +316,11 @@ def _drives_in_process(args: argparse.Namespace) -> int:
     except InvalidInputError as exc:
         _err(str(exc))
         return EXIT_BAD_INPUT
+    protos = [drive_to_proto(d) for d in drives]
     if args.format == "json":
-        print(json.dumps([drive_json(d) for d in drives], indent=2))
+        print(_drives_json(protos))
         return EXIT_OK
-    _drives_table([drive_to_proto(d) for d in drives], bool(args.name))
+    _drives_table(protos, bool(args.name))
     return EXIT_OK
 
 
@@ -316,7 +343,6 @@ def cmd_drives_export(args: argparse.Namespace) -> int:
 
 def cmd_drives(args: argparse.Namespace) -> int:
     import grpc
-    from google.protobuf import json_format
 
     from arrayplan.v1 import planner_pb2 as pb
 
@@ -332,26 +358,35 @@ def cmd_drives(args: argparse.Namespace) -> int:
     except grpc.RpcError as exc:
         return grpc_error_exit(exc)
     if args.format == "json":
-        import json
-
-        rows = []
-        for d in drives:
-            row = json_format.MessageToDict(d, preserving_proto_field_name=True)
-            row["capacity_bytes"] = int(d.capacity_bytes)  # int64 is a string in proto JSON; bytes stay a number here
-            row["kind"] = pb.DriveKind.Name(d.kind).removeprefix("DRIVE_KIND_").lower()
-            row["sources"] = sorted({p.source for p in d.provenance if p.source})
-            rows.append(row)
-        print(json.dumps(rows, indent=2))
+        print(_drives_json(drives))
         return EXIT_OK
     _drives_table(drives, bool(args.name))
     return EXIT_OK
 
 
+def _drives_json(drives: list) -> str:  # type: ignore[type-arg]
+    """The one JSON shape of ``arrayplan drives``, in-process or via a server: each drive in the
+    output convention (``jsonout``), with ``kind`` as the catalog writes it (``ssd`` / ``hdd``, as
+    catalog files and ``--kind`` do) and ``sources``, the documents its values are quoted from."""
+    from arrayplan.v1 import planner_pb2 as pb
+
+    from .. import jsonout
+
+    rows = []
+    for d in drives:
+        row = jsonout.to_json(d)
+        row["kind"] = pb.DriveKind.Name(d.kind).removeprefix("DRIVE_KIND_").lower()
+        row["sources"] = sorted({p.source for p in d.provenance if p.source})
+        rows.append(row)
+    return json.dumps(rows, indent=2, allow_nan=False)
+
+
 def _drives_table(drives: list, one: bool) -> None:  # type: ignore[type-arg]
-    from rich.console import Console
     from rich.table import Table
 
     from arrayplan.v1 import planner_pb2 as pb
+
+    from . import render
 
     table = Table(title="arrayplan drive catalog", title_justify="left")
     for c in ("name", "kind", "interface", "capacity GB", "spare", "rand read IOPS", "rand write IOPS", "steady write", "endurance TBW", "$", "W active"):
@@ -362,7 +397,7 @@ def _drives_table(drives: list, one: bool) -> None:  # type: ignore[type-arg]
                       f"{d.steady_random_write_iops:,.0f}" if d.steady_random_write_iops else "-",
                       f"{d.endurance_bytes_written / 1e12:,.0f}" if d.endurance_bytes_written else "-",
                       f"{d.price_usd:,.0f}" if d.price_usd else "-", f"{d.active_power_w:g}" if d.active_power_w else "-")
-    Console(width=None if sys.stdout.isatty() else 200).print(table)
+    render.stdout_console().print(table)
     if one:
         for p in drives[0].provenance:
             src = f"assumed: {p.reason}" if p.assumed else f"{p.source}: \"{p.quote}\""
@@ -391,11 +426,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
     except grpc.RpcError as exc:
         return grpc_error_exit(exc)
     if args.format == "json":
-        import json
+        from .. import jsonout
 
-        from google.protobuf import json_format
-
-        print(json.dumps(json_format.MessageToDict(resp, preserving_proto_field_name=True), indent=2))
+        print(jsonout.dumps(resp))
         return EXIT_OK
     for p in resp.plans:
         created = p.create_time.ToDatetime().strftime("%Y-%m-%d %H:%M:%S")
@@ -407,41 +440,182 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_trace(args: argparse.Namespace) -> int:
-    """Print a stored run's spans as a tree (from the run store; no server needed)."""
-    from ..store import RunStore
+def _fetch_trace(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """GetPlanTrace from the server (``--server``/``--local``), or straight from a run store file
+    when only ``--data-dir`` is given (no server needed)."""
+    name = args.name if args.name.startswith("plans/") else f"plans/{args.name}"
+    if args.data_dir is not None and not args.local and not args.server:
+        from ..planner import trace_from_store
+        from ..store import RunStore
 
-    store_path = Path(args.data_dir) / "runs.sqlite3"
-    if not store_path.exists():
-        _err(f"no run store at {store_path}")
+        store_path = Path(args.data_dir) / "runs.sqlite3"
+        if not store_path.exists():
+            raise FileNotFoundError(f"no run store at {store_path}")
+        return trace_from_store(RunStore(store_path), name)
+    from arrayplan.v1 import planner_pb2 as pb
+
+    with connect(args) as stub:
+        return stub.GetPlanTrace(pb.GetPlanTraceRequest(name=name), timeout=60)
+
+
+def _attr_text(v: object) -> str:
+    if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
+        return str(int(v))
+    return str(v)
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    """Print a run's spans as a tree with their attributes; optionally export OTLP/JSON."""
+    import json
+
+    import grpc
+    from google.protobuf import json_format
+
+    from arrayplan_engine.errors import ArrayplanError
+
+    try:
+        trace = _fetch_trace(args)
+    except grpc.RpcError as exc:
+        return grpc_error_exit(exc)
+    except (FileNotFoundError, ArrayplanError) as exc:
+        _err(str(exc))
         return EXIT_BAD_INPUT
-    store = RunStore(store_path)
-    run_id = args.name.removeprefix("plans/")
-    row = store.get(run_id)
-    trace_id = row.trace_id if row else args.name
-    spans = store.spans(trace_id)
-    if not spans:
+    if not trace.spans:
         _err(f"no spans stored for {args.name!r}")
         return EXIT_BAD_INPUT
-    children: dict[str, list[dict]] = {}
-    ids = {s["span_id"] for s in spans}
+    if args.otlp_json:
+        from ..otlp_json import to_otlp_json
+
+        text = json.dumps(to_otlp_json(trace))
+        if args.otlp_json == "-":
+            print(text)
+            return EXIT_OK
+        Path(args.otlp_json).write_text(text + "\n", encoding="utf-8")
+        print(f"OTLP/JSON of {len(trace.spans)} spans written to {args.otlp_json} "
+              "(POST it to an OTLP/HTTP /v1/traces endpoint; docs/tracing.md)", file=sys.stderr)
+    if args.format == "json":
+        from .. import jsonout
+
+        print(jsonout.dumps(trace))
+        return EXIT_OK
+    spans = list(trace.spans)
+    ids = {s.span_id for s in spans}
+    children: dict[str, list] = {}
     for s in spans:
-        children.setdefault(s["parent_span_id"] if s["parent_span_id"] in ids else "", []).append(s)
+        children.setdefault(s.parent_span_id if s.parent_span_id in ids else "", []).append(s)
 
     def show(parent: str, depth: int) -> None:
         for s in children.get(parent, []):
-            ms = (s["end_ns"] - s["start_ns"]) / 1e6
-            print(f"{'  ' * depth}{s['name']} [{s['kind'].lower()}, {s['process']}] {ms:.1f} ms")
-            show(s["span_id"], depth + 1)
-    print(f"trace {trace_id}: {len(spans)} spans")
+            ms = (s.end_time.ToNanoseconds() - s.start_time.ToNanoseconds()) / 1e6
+            status = "" if s.status in ("", "UNSET", "OK") else f", {s.status}"
+            print(f"{'  ' * depth}{s.name} [{s.kind.lower()}, {s.process}{status}] {ms:.1f} ms")
+            if not args.no_attributes and s.HasField("attributes"):
+                for k, v in sorted(json_format.MessageToDict(s.attributes).items()):
+                    print(f"{'  ' * depth}    {k} = {_attr_text(v)}")
+            show(s.span_id, depth + 1)
+    print(f"trace {trace.trace_id}: {len(spans)} spans")
     show("", 0)
     return EXIT_OK
 
 
+def version_string() -> str:
+    """``arrayplan X (engine Y, API arrayplan.v1)`` from the installed distributions (the engine's
+    ``__version__`` when run from a checkout)."""
+    from importlib import metadata
+
+    import arrayplan_engine
+
+    def dist(name: str, fallback: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return fallback
+    engine = getattr(arrayplan_engine, "__version__", "unknown")
+    return f"arrayplan {dist('arrayplan-services', engine)} (engine {dist('arrayplan-engine', engine)}, API arrayplan.v1)"
+
+
+# -- completion -----------------------------------------------------------------------------------
+
+def _completion_table(parser: argparse.ArgumentParser) -> dict[str, tuple[list[str], dict[str, list[str]]]]:
+    """command -> (its flags, flag -> choices) from the parser itself ("" = the top level)."""
+    def describe(p: argparse.ArgumentParser) -> tuple[list[str], dict[str, list[str]]]:
+        flags: list[str] = []
+        choices: dict[str, list[str]] = {}
+        for a in p._actions:
+            flags += [o for o in a.option_strings if o.startswith("--") or len(a.option_strings) == 1]
+            if a.option_strings and a.choices:
+                for o in a.option_strings:
+                    choices[o] = [str(c) for c in a.choices]
+            elif not a.option_strings and a.choices and not isinstance(a, argparse._SubParsersAction):
+                flags += [str(c) for c in a.choices]  # a positional with choices (completion bash|zsh)
+        return flags, choices
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    table = {"": describe(parser)}
+    for name, p in sub.choices.items():
+        table[name] = describe(p)
+    return table
+
+
+def completion_script(shell: str, parser: argparse.ArgumentParser) -> str:
+    """A bash or zsh completion script generated from the parser: subcommands, each one's flags,
+    the choices of flags that have them, file names elsewhere."""
+    table = _completion_table(parser)
+    commands = " ".join(sorted(k for k in table if k))
+    cases = []
+    for name, (flags, choices) in sorted(table.items()):
+        if not name:
+            continue
+        choice_cases = "".join(f'            {flag}) COMPREPLY=($(compgen -W "{" ".join(vals)}" -- "$cur")); return;;\n'
+                               for flag, vals in sorted(choices.items()))
+        cases.append(f"        {name})\n          case \"$prev\" in\n{choice_cases}          esac\n"
+                     f'          opts="{" ".join(sorted(set(flags)))}";;\n')
+    top_flags = " ".join(sorted(set(table[""][0])))
+    bash = f"""# arrayplan {shell} completion (generated by `arrayplan completion {shell}`)
+_arrayplan() {{
+    local cur prev cmd opts i
+    cur="${{COMP_WORDS[COMP_CWORD]}}"
+    prev="${{COMP_WORDS[COMP_CWORD-1]}}"
+    cmd=""
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case "${{COMP_WORDS[i]}}" in -*) ;; *) cmd="${{COMP_WORDS[i]}}"; break;; esac
+    done
+    if [[ -z "$cmd" ]]; then
+        COMPREPLY=($(compgen -W "{commands} {top_flags}" -- "$cur")); return
+    fi
+    case "$cmd" in
+{"".join(cases)}        *) opts="";;
+    esac
+    if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+    else
+        COMPREPLY=($(compgen -f -- "$cur"))
+    fi
+}}
+"""
+    if shell == "zsh":
+        return bash.replace("# arrayplan zsh completion", "#compdef arrayplan\n# arrayplan zsh completion") + \
+            "autoload -U +X bashcompinit && bashcompinit\ncomplete -o filenames -F _arrayplan arrayplan\n"
+    return bash + "complete -o filenames -F _arrayplan arrayplan\n"
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    print(completion_script(args.shell, build_parser()), end="")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="arrayplan", description="Capacity planner for SSD and HDD arrays.")
+    from .planfile import seconds_arg
+
+    parser = argparse.ArgumentParser(prog="arrayplan", description="Capacity planner for SSD and HDD arrays.",
+                                     epilog="Shell completion: eval \"$(arrayplan completion bash)\" (or zsh). "
+                                            "Units in flags and plan files: docs/units.md.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    parser.add_argument("--version", action="version", version=version_string(), help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("completion", help="print a shell completion script: eval \"$(arrayplan completion bash)\"")
+    p.add_argument("shell", choices=("bash", "zsh"), help="the shell to complete for")
+    p.set_defaults(func=cmd_completion)
 
     p = sub.add_parser("serve", help="run the gRPC planning service")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -457,12 +631,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("plan", help="plan an array for a plan file and print ranked recommendations")
     p.add_argument("plan_file", type=Path, help="YAML plan file (see examples/)")
-    p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    p.add_argument("--format", choices=("table", "json", "markdown"), default="table",
+                   help="table for people, json (docs/json.md) or markdown for a pull-request comment (default %(default)s)")
     p.add_argument("--plan-id", help="name the run plans/PLAN_ID")
     p.add_argument("--seed", type=int, help="override the plan file's seed")
-    p.add_argument("--timeout", type=float, default=3600.0, help="cancel the plan if not done within this many seconds")
+    p.add_argument("--timeout", type=seconds_arg, default=3600.0, metavar="SECONDS",
+                   help="cancel the plan if not done within this many seconds, or a duration: 90s, 30min (default 3600)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
-    p.add_argument("--report", help="write an HTML + Markdown report into this directory")
+    p.add_argument("--report", metavar="DIR", help="write an HTML + Markdown report into this directory")
+    p.add_argument("--report-image-base-url", metavar="URL",
+                   help="report.md links its PNGs under URL (where CI publishes DIR) so they show in a pull-request comment")
     p.add_argument("--fail-if-headroom-below", type=float, metavar="PCT", help="exit 3 when the best headroom is below PCT percent")
     _add_connection(p)
     p.set_defaults(func=cmd_plan)
@@ -473,8 +651,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "prints one drive as a catalog file; `arrayplan drives fit --base FILE --fio-log FILE` fits "
                                    "a drive to a measured consistency run.")
     p.add_argument("name", nargs="?", help="a drive name: show it with the provenance of each value")
-    p.add_argument("--kind", choices=("all", "ssd", "hdd"), default="all")
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--kind", choices=("all", "ssd", "hdd"), default="all", help="only SSDs or only HDDs (default all)")
+    p.add_argument("--format", choices=("table", "json"), default="table", help="table for people or json (docs/json.md)")
     p.add_argument("--catalog", type=Path, metavar="DIR", help="in-process: also the catalog files (*.toml) in DIR")
     _add_connection(p)
     p.set_defaults(func=cmd_drives)
@@ -487,15 +665,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("runs", help="list stored plan runs, or show one")
     p.add_argument("name", nargs="?", help="a run name (plans/ID or ID) to show")
-    p.add_argument("--limit", type=int, default=20)
-    p.add_argument("--page-token")
-    p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    p.add_argument("--limit", type=int, default=20, help="runs per page (default 20)")
+    p.add_argument("--page-token", help="the next page, as the previous page printed it")
+    p.add_argument("--format", choices=("table", "json", "markdown"), default="table",
+                   help="table for people, json (docs/json.md) or markdown for a pull-request comment (default %(default)s)")
     _add_connection(p)
     p.set_defaults(func=cmd_runs)
 
-    p = sub.add_parser("trace", help="print a stored run's trace as a span tree")
-    p.add_argument("name", help="run name (plans/ID) or trace id")
-    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    p = sub.add_parser("trace", help="print a run's trace (server and worker spans, with attributes); export OTLP/JSON")
+    p.add_argument("name", help="run name (plans/ID or ID)")
+    p.add_argument("--no-attributes", action="store_true", help="span names and durations only")
+    p.add_argument("--format", choices=("tree", "json"), default="tree", help="a span tree for people or json (docs/json.md)")
+    p.add_argument("--otlp-json", metavar="FILE", help="also write the spans as OTLP/JSON to FILE ('-' = stdout only): "
+                                                       "POST it to a collector's /v1/traces (docs/tracing.md)")
+    _add_connection(p)
     p.set_defaults(func=cmd_trace)
 
     for module_name in _PLUGINS:
@@ -514,6 +697,9 @@ _DRIVES_VERBS = ("export", "fit")
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .. import numba_cache
+
+    numba_cache.configure()  # before numba is imported: the server and its Ray workers share one kernel cache
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     for i, token in enumerate(argv):

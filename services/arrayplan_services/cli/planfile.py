@@ -34,32 +34,97 @@ class PlanFileError(Exception):
                                    for line, field, reason in problems))
 
 
-_SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([kKmMgGtTpP]i?[bB]?|[bB])?\s*$")
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12, "p": 1e15, "pb": 1e15,
-               "ki": 1024, "kib": 1024, "mi": 1024**2, "mib": 1024**2, "gi": 1024**3, "gib": 1024**3, "ti": 1024**4, "tib": 1024**4,
-               "pi": 1024**5, "pib": 1024**5}
-_DUR_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ns|us|µs|ms|s|m|min|h)\s*$")
+# One size and duration grammar for plan files and flags (docs/units.md):
+#   a bare number is bytes; k, M, G, T, P alone (or Ki, KiB, ...) are powers of 1024 as in fio
+#   (8k = 8,192); KB, MB, GB, TB, PB (any case, "kB" too) are powers of 1000 (8 KB = 8,000).
+#   A duration needs a unit: ns, us (µs), ms, s, min, h; a bare number is refused with a hint.
+_SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]+)?\s*$")
+_BINARY = {"k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
+_DECIMAL = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}
+_SIZE_UNITS = ["B", "k", "M", "G", "T", "P", "KiB", "MiB", "GiB", "TiB", "PiB", "KB", "MB", "GB", "TB", "PB"]
+_DUR_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ]+)?\s*$")
 _DUR_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+_SIZE_HINT = "a size like 4096, 8k (8,192 B, as fio), '8 KiB' (8,192 B), '8 KB' (8,000 B) or '20 TB'"
+
+
+def _size_scale(unit: str) -> float | None:
+    u = unit.lower()
+    if u == "b":
+        return 1.0
+    if len(u) == 1 and u in _BINARY:  # fio: k = 1024
+        return float(_BINARY[u])
+    if u in ("ki", "kib", "mi", "mib", "gi", "gib", "ti", "tib", "pi", "pib"):
+        return float(_BINARY[u[0]])
+    if len(u) == 2 and u[1] == "b" and u[0] in _DECIMAL:  # KB, MB, ... (SI)
+        return _DECIMAL[u[0]]
+    return None
 
 
 def parse_size(value: Any) -> float:
+    """Bytes from a number or a string with a unit (grammar above; docs/units.md)."""
     if isinstance(value, bool):
-        raise ValueError(f"expected a size like 4096, '4 KiB' or '20 TB', got {value!r}")
+        raise ValueError(f"expected {_SIZE_HINT}, got {value!r}")
     if isinstance(value, (int, float)):
         return float(value)
     m = _SIZE_RE.match(str(value))
     if not m:
-        raise ValueError(f"expected a size like 4096, '4 KiB' or '20 TB', got {value!r}")
-    return float(m.group(1)) * _SIZE_UNITS[(m.group(2) or "").lower()]
+        raise ValueError(f"expected {_SIZE_HINT}, got {value!r}")
+    unit = m.group(2) or "B"
+    scale = _size_scale(unit)
+    if scale is None:
+        from arrayplan_engine.errors import did_you_mean
+
+        raise ValueError(f"unknown size unit {unit!r}{did_you_mean(unit, _SIZE_UNITS)}; expected {_SIZE_HINT}")
+    return float(m.group(1)) * scale
 
 
 def parse_duration_s(value: Any) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    m = _DUR_RE.match(str(value))
-    if not m:
+    """Seconds from a string with a unit (``2ms``, ``500 us``, ``1.5s``, ``3 min``); a bare
+    number is refused: ``latency_target: 5`` could mean 5 s or 5 ms."""
+    text = str(value)
+    m = _DUR_RE.match(text)
+    if isinstance(value, bool) or not m:
         raise ValueError(f"expected a duration like '2ms', '500us' or '1.5s', got {value!r}")
-    return float(m.group(1)) * _DUR_UNITS[m.group(2)]
+    if not m.group(2):
+        raise ValueError(f"a duration needs a unit (ns, us, ms, s, min, h): did you mean '{m.group(1)}ms' or '{m.group(1)}s'? "
+                         f"got {value!r}")
+    unit = m.group(2) if m.group(2) in _DUR_UNITS else m.group(2).lower()
+    if unit not in _DUR_UNITS:
+        from arrayplan_engine.errors import did_you_mean
+
+        raise ValueError(f"unknown duration unit {m.group(2)!r}{did_you_mean(m.group(2), _DUR_UNITS)}; "
+                         f"expected ns, us, ms, s, min or h, got {value!r}")
+    return float(m.group(1)) * _DUR_UNITS[unit]
+
+
+def size_arg(text: str) -> int:
+    """argparse type for a size flag (``--io-bytes 8KiB``): the same grammar, whole bytes."""
+    import argparse
+
+    try:
+        value = parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value != int(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number of bytes >= 0, got {text!r} = {value:g} B")
+    return int(value)
+
+
+def seconds_arg(text: str) -> float:
+    """argparse type for a flag documented in seconds (``--timeout``): a bare number is seconds, as
+    its help says; a duration with a unit is read by the same grammar (``--timeout 30min``)."""
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        try:
+            value = parse_duration_s(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0 s, got {text!r}")
+    return value
 
 
 @dataclass
@@ -132,7 +197,11 @@ class _Builder:
             if msg.DESCRIPTOR.name == "Workload" and key in _WORKLOAD_FILE_KEYS:
                 continue
             if key not in fields:
-                self.fail(where, f"unknown field; allowed: {', '.join(sorted(fields))}")
+                from arrayplan_engine.errors import did_you_mean
+
+                known = sorted(fields) + (list(_WORKLOAD_FILE_KEYS) if msg.DESCRIPTOR.name == "Workload" else [])
+                hint = did_you_mean(str(key), known)
+                self.fail(where, f"unknown field{hint}; allowed: {', '.join(sorted(fields))}")
                 continue
             self.set_field(msg, fields[key], value, where)
         if msg.DESCRIPTOR.name == "Workload" and any(k in data for k in ("fio", "trace")):
@@ -164,6 +233,12 @@ class _Builder:
         for api, eng in simple.items():
             if api not in explicit:
                 setattr(msg, api, getattr(workload, eng))
+        if "target_iops" in explicit and "daily_write_bytes" not in explicit:
+            from ..workloads import rescaled_daily_write_bytes
+
+            msg.daily_write_bytes, note = rescaled_daily_write_bytes(workload, msg.target_iops)  # type: ignore[attr-defined]
+            if note:
+                self.warnings.append(note)
         if "io_size_mix" not in explicit:
             for size, weight in workload.io_size_mix:
                 msg.io_size_mix.add(io_bytes=int(size), weight=float(weight))

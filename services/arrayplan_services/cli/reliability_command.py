@@ -138,5 +138,5 @@ def register(subparsers: Any) -> None:
                         "parallel: every failed drive rebuilt at once")
     p.add_argument("--trials", type=_int, default=100_000, help="monte-carlo: groups simulated (default 100000)")
     p.add_argument("--seed", type=_int, default=0, help="monte-carlo: seed of np.random.SeedSequence (default 0)")
-    p.add_argument("--format", choices=("json", "text"), default="json")
+    p.add_argument("--format", choices=("json", "text"), default="json", help="json (one convention, docs/json.md) or text for people (default %(default)s)")
     p.set_defaults(func=_handler)

@@ -7,9 +7,11 @@ The drive comes from the catalog; ``--layout`` is raid0|raid1|raid5|raid6|raid10
 ``--group-width`` (default: all drives in one group, at most 64; K+M for ec). ``--workload`` is a
 preset name or a workload file (fio job ``.fio``, block trace, or YAML/JSON with Workload fields);
 ``--read-fraction``, ``--io-bytes``, ``--queue-depth``, ``--target-iops`` and ``--random-fraction``
-build one or override the preset's values. The run happens in-process (``--local``; the server
-path is added by the SimulateArray RPC); ``--parts`` splits it into time-window replicas merged
-exactly, as the planner's fan-out does. ``--compare-hdd NAME`` adds the HDD equivalence: how many
+build one or override the preset's values. By default the server's SimulateArray runs it;
+``--local`` runs the same server code in this process (same output). ``--plot``, ``--compare-hdd``,
+``--parts`` and ``--reorder-window`` need the engine directly (with ``--local``); that output is the
+engine's ``ArrayResult.summary()`` (docs/json.md). ``--parts`` splits the run into time-window
+replicas merged exactly, as the planner's fan-out does. ``--compare-hdd NAME`` adds the HDD equivalence: how many
 disks of that model, same layout, carry the array's achieved IOPS at ``--latency-quantile`` under
 ``--latency-target-ms``. Exit 0 ok, 2 bad input, 1 anything else.
 """
@@ -30,6 +32,8 @@ from arrayplan_engine.errors import ArrayplanError, InvalidInputError, Violation
 from arrayplan_engine.layout import MAX_GROUP_WIDTH, make_layout
 from arrayplan_engine.units import MB, KiB
 from arrayplan_engine.workload import Workload
+
+from .planfile import seconds_arg, size_arg
 
 EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT = 0, 1, 2
 _LAYOUTS = "raid0|raid1|raid5|raid6|raid10|ec:K+M"
@@ -59,6 +63,7 @@ def _workload(args: argparse.Namespace) -> Workload:
     path = Path(args.workload)
     if path.exists():
         spec: dict[str, Any]
+        base_dir = Path.cwd()  # a .fio or trace path is relative to where the command runs: joined once
         suffix = path.suffix.lower()
         if suffix == ".fio":
             spec = {"fio": str(path)}
@@ -73,11 +78,12 @@ def _workload(args: argparse.Namespace) -> Workload:
             if not isinstance(loaded, dict):
                 raise InvalidInputError.one("workload", f"{path}: must hold a mapping of workload fields")
             spec = dict(loaded.get("workload", loaded))
+            base_dir = path.resolve().parent  # paths inside a workload file are relative to that file
         else:
             spec = {"trace": str(path)}
         from ..workloads import load_workload
 
-        wl, warnings = load_workload(spec, path.parent if not path.is_absolute() else Path("/"))
+        wl, warnings = load_workload(spec, base_dir)
         for w in warnings:
             print(f"arrayplan simulate: workload: {w}", file=sys.stderr)
     else:
@@ -86,6 +92,12 @@ def _workload(args: argparse.Namespace) -> Workload:
         except ImportError:  # presets not available: only the flags describe the workload
             raise InvalidInputError.one("workload", f"{args.workload!r} is not a file and presets are not available") from None
         wl = get_preset(args.workload, "workload")
+    if "target_iops" in overrides:
+        from ..workloads import rescaled_daily_write_bytes
+
+        overrides["daily_write_bytes"], note = rescaled_daily_write_bytes(wl, overrides["target_iops"])
+        if note:
+            print(f"arrayplan simulate: workload: {note}", file=sys.stderr)
     if overrides:
         wl = replace(wl, **overrides)
     return wl
@@ -130,27 +142,18 @@ def _run(spec: arr.ArraySpec, parts: int) -> arr.ArrayResult:
 
 
 def _text(summary: dict[str, Any]) -> str:
-    lines = []
-    for k, val in summary.items():
-        if isinstance(val, float):
-            if k.endswith("_s") and math.isfinite(val):
-                shown = f"{val * 1e3:.4g} ms"
-            else:
-                shown = f"{val:.6g}"
-        elif isinstance(val, list):
-            continue
-        else:
-            shown = str(val)
-        lines.append(f"{k:42s} {shown}")
-    return "\n".join(lines)
+    """People's view: a ``_s`` figure is shown with its unit (µs, ms, s), its key without the suffix."""
+    from .render import text_lines
+
+    return "\n".join(text_lines(summary))
 
 
-def _remote(args: argparse.Namespace) -> int:
-    """Call SimulateArray on a server and print its figures."""
+def _remote(args: argparse.Namespace, address: str | None = None) -> int:
+    """Call SimulateArray on a server (``address``, else ``--server``) and print its figures."""
     import os
 
     import grpc
-    from google.protobuf import duration_pb2, json_format
+    from google.protobuf import duration_pb2
 
     from arrayplan.v1 import planner_pb2 as pb
     from arrayplan.v1 import planner_pb2_grpc as pb_grpc
@@ -173,30 +176,45 @@ def _remote(args: argparse.Namespace) -> int:
         drive_model=args.drive, drive_count=args.drives, layout=args.layout, group_width=args.group_width or 0,
         workload=wl, failed_drive_count=args.failed, duration=duration, seed=args.seed,
         stripe_unit_bytes=args.stripe_unit_kib * KiB, rebuild_rate_bytes_per_second=(args.rebuild_rate_mb_s or 0.0) * MB)
-    address = args.server or os.environ.get("ARRAYPLAN_SERVER", DEFAULT_SERVER)
+    address = address or args.server or os.environ.get("ARRAYPLAN_SERVER", DEFAULT_SERVER)
     try:
         with grpc.insecure_channel(address) as channel:
             response = pb_grpc.PlannerServiceStub(channel).SimulateArray(request, timeout=args.timeout)
     except grpc.RpcError as exc:
         return grpc_error_exit(exc)
-    body = json_format.MessageToDict(response, preserving_proto_field_name=True)
+    from .. import jsonout
+
     if args.format == "json":
-        print(json.dumps(body, indent=2))
+        print(jsonout.dumps(response))
     else:
-        for key, value in body.items():
-            if isinstance(value, dict):
-                print(f"{key:30s} " + "  ".join(f"{k}={v}" for k, v in value.items()))
-            elif not isinstance(value, list):
-                print(f"{key:30s} {value}")
+        print(_text(jsonout.to_json(response)))
     return EXIT_OK
 
 
+def _in_process_server(args: argparse.Namespace) -> int:
+    """``--local`` without engine-only options: the server's own SimulateArray in this process, so
+    the output is the same as against a server (docs/json.md)."""
+    import tempfile
+
+    from ..server.app import build_server
+
+    with tempfile.TemporaryDirectory(prefix="arrayplan-simulate-") as tmp:
+        server = build_server(port=0, data_dir=Path(tmp), executor_kind="local")
+        try:
+            return _remote(args, f"127.0.0.1:{server.port}")
+        finally:
+            server.stop(grace_s=1.0)
+
+
 def handler(args: argparse.Namespace) -> int:
+    engine_only = bool(args.plot or args.compare_hdd or args.parts != 1 or args.reorder_window != 1)
     if not args.local:
-        if args.plot or args.compare_hdd or args.parts != 1 or args.reorder_window != 1:
+        if engine_only:
             _err("--plot, --compare-hdd, --parts and --reorder-window need --local (in-process simulation)")
             return EXIT_BAD_INPUT
         return _remote(args)
+    if not engine_only:
+        return _in_process_server(args)
     try:
         spec, drive = _build(args)
         result = _run(spec, args.parts)
@@ -255,7 +273,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--workload", help="preset name or workload file (.fio, trace, .yaml/.json)")
     p.add_argument("--read-fraction", type=float, help="reads / all IOs, in [0, 1]")
     p.add_argument("--random-fraction", type=float, help="random / all IOs, in [0, 1]")
-    p.add_argument("--io-bytes", type=int, help="IO size in bytes (one size)")
+    p.add_argument("--io-bytes", type=size_arg, metavar="SIZE", help="IO size (one size): 4096, 8k or 8KiB (8,192 B), 8KB (8,000 B); docs/units.md")
     p.add_argument("--queue-depth", type=int, help="closed-loop queue depth")
     p.add_argument("--target-iops", type=float, help="open-loop arrival rate (0 = closed loop at the queue depth)")
     p.add_argument("--fill-fraction", type=float, default=1.0,
@@ -263,7 +281,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--failed", type=int, default=0, help="failed members in the first group (degraded mode)")
     p.add_argument("--rebuild-rate-mb-s", type=float, help="rebuild the failed members at this rate (MB/s) from the window start")
     p.add_argument("--reorder-window", type=int, default=1, help="HDDs: SATF reordering over up to this many queued IOs (1 = FCFS)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the random streams: the same inputs and seed give the same figures (default %(default)s)")
     p.add_argument("--duration-s", type=float, default=10.0, help="simulated window (s)")
     p.add_argument("--warmup-s", type=float, default=0.5, help="unrecorded warm-up before the window (s)")
     p.add_argument("--parts", type=int, default=1, help="split into this many time-window replicas (merged exactly)")
@@ -271,9 +289,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--latency-quantile", type=float, default=0.99, help="quantile for --compare-hdd (default 0.99)")
     p.add_argument("--latency-target-ms", type=float, default=50.0, help="latency bound for --compare-hdd (default 50 ms)")
     p.add_argument("--max-hdd-count", type=int, default=4096, help="largest HDD array --compare-hdd tries")
-    p.add_argument("--format", choices=("json", "text"), default="text")
+    p.add_argument("--format", choices=("json", "text"), default="text", help="json (one convention, docs/json.md) or text for people (default %(default)s)")
     p.add_argument("--plot", metavar="FILE.png", help="write latency CDF + IOPS-vs-time figure")
-    p.add_argument("--local", action="store_true", help="simulate in-process (plots, HDD comparison) instead of calling SimulateArray")
+    p.add_argument("--local", action="store_true",
+                   help="run in this process instead of calling a server (same output; with --plot/--compare-hdd/--parts: the engine's summary)")
     p.add_argument("--server", help="server address (default $ARRAYPLAN_SERVER or 127.0.0.1:50051)")
-    p.add_argument("--timeout", type=float, default=600.0, help="deadline of the SimulateArray call in seconds (its tasks stop)")
+    p.add_argument("--timeout", type=seconds_arg, default=600.0, metavar="SECONDS",
+                   help="deadline of the SimulateArray call in seconds, or a duration: 90s, 10min (its tasks stop)")
     p.set_defaults(func=handler)

@@ -137,8 +137,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--workload", default="uniform", help="uniform | sequential | hotcold:R,F | zipf:S")
     p.add_argument("--blocks", type=int, default=None, help="erase blocks in the model (default: from --user-pages)")
     p.add_argument("--user-pages", type=int, default=1 << 18, help="logical pages in the model (default 262144)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--format", choices=("json", "text"), default="json")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random streams: the same inputs and seed give the same figures (default %(default)s)")
+    p.add_argument("--format", choices=("json", "text"), default="json", help="json (one convention, docs/json.md) or text for people (default %(default)s)")
     p.set_defaults(func=_ftl_handler)
 
     c = subparsers.add_parser("consistency", help="the reviewers' performance-consistency test, with a figure",
@@ -146,9 +146,9 @@ def register(subparsers: Any) -> None:
     c.add_argument("drives", nargs="+", metavar="DRIVE", help="catalog drive names or catalog files (several share one figure)")
     c.add_argument("--op", type=float, default=0.0, help="extra over-provisioning: fraction of the capacity left unused")
     c.add_argument("--duration-s", type=float, default=2000.0, help="seconds of random writes (default 2000)")
-    c.add_argument("--out", help="figure file, .png or .svg")
+    c.add_argument("--out", help="figure file, .png or .svg (default: no figure)")
     c.add_argument("--fio-log-out", metavar="FILE",
                    help="also write the run in fio's write_iops_log format (one drive), for `arrayplan drives fit`")
-    c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--format", choices=("json", "text"), default="json")
+    c.add_argument("--seed", type=int, default=0, help="seed of the random streams: the same inputs and seed give the same figures (default %(default)s)")
+    c.add_argument("--format", choices=("json", "text"), default="json", help="json (one convention, docs/json.md) or text for people (default %(default)s)")
     c.set_defaults(func=_consistency_handler)

@@ -26,6 +26,14 @@ log = logging.getLogger(__name__)
 MAX_RETRIES = 3
 
 
+def _warm_worker() -> int:
+    """Import what a task needs (in a Ray worker); returns the worker's PID."""
+    import importlib
+
+    importlib.import_module("arrayplan_services.fanout.tasks")
+    return os.getpid()
+
+
 class Cancelled(Exception):
     """The caller cancelled the work (its plan was cancelled or its deadline passed)."""
 
@@ -78,8 +86,25 @@ class RayExecutor:
             if address:
                 ray.init(address=address, runtime_env=runtime_env, **kwargs)
             else:
+                # A new local cluster turns Ray's token auth on by default and warns so at every
+                # start; keep the behaviour, drop the notice (RAY_AUTH_MODE set by the caller wins).
+                logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
                 ray.init(num_cpus=num_cpus, runtime_env=runtime_env, **kwargs)
         self._remote_cache: dict[Callable[..., Any], Any] = {}
+        self._warm_workers()
+
+    def _warm_workers(self, timeout_s: float = 120.0) -> None:
+        """Before the server reports SERVING: one task per CPU imports the task module (numpy,
+        numba, the engine, telemetry) in each worker Ray keeps, so the first plan's batches do not
+        pay for it. The kernels themselves come from the shared numba cache (numba_cache.py).
+        Best effort: a failure is logged, plans still run."""
+        ray = self._ray
+        try:
+            remote = ray.remote(num_cpus=1)(_warm_worker)
+            pids = ray.get([remote.remote() for _ in range(min(self.worker_count, 64))], timeout=timeout_s)
+            log.info("Ray workers warmed: %s", sorted(set(pids)))
+        except Exception as exc:  # noqa: BLE001 - warming is an optimisation only
+            log.warning("could not warm the Ray workers: %s", exc)
 
     @property
     def worker_count(self) -> int:

@@ -133,8 +133,10 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
             latency_percentile=c.latency_percentile or 99.0,
             latency_target_s=duration_s(c.latency_target) if c.HasField("latency_target") else 0.0,
             worst_second_latency_target_s=duration_s(c.worst_second_latency_target) if c.HasField("worst_second_latency_target") else 0.0,
-            endurance_margin_fraction=c.endurance_margin_fraction, max_purchase_cost_usd=c.max_purchase_cost_usd,
+            max_purchase_cost_usd=c.max_purchase_cost_usd,
             max_drive_count=c.max_drive_count, max_power_w=c.max_power_w, max_data_loss_probability=c.max_data_loss_probability,
+            # Unset: the engine's default margin applies (the planner writes it into the stored spec).
+            **({"endurance_margin_fraction": c.endurance_margin_fraction} if c.HasField("endurance_margin_fraction") else {}),
         ),
         service_life_years=spec.service_life_years or 5,
         objective=_OBJECTIVES.get(spec.objective, recommend.Objective.TOTAL_COST_OF_OWNERSHIP),

@@ -27,6 +27,9 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
     def GetPlan(self, request: pb.GetPlanRequest, context: grpc.ServicerContext) -> pb.Plan:
         return self.runner.get(request.name)
 
+    def GetPlanTrace(self, request: pb.GetPlanTraceRequest, context: grpc.ServicerContext) -> pb.GetPlanTraceResponse:
+        return self.runner.trace(request.name)
+
     def ListPlans(self, request: pb.ListPlansRequest, context: grpc.ServicerContext) -> pb.ListPlansResponse:
         plans, token = self.runner.list(request.page_size, request.page_token)
         return pb.ListPlansResponse(plans=plans, next_page_token=token)
