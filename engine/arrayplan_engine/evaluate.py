@@ -221,7 +221,7 @@ class Equivalence:
 def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[int], Layout] | Layout, workload: Workload, *,
                            target_iops: float, latency_quantile: float, latency_target_s: float = 0.0,
                            required_capacity_bytes: float = 0.0, group_width: int | None = None,
-                           drive_capacity_bytes: float = 0.0,
+                           min_drive_count: int = 1, drive_capacity_bytes: float = 0.0,
                            duration_s: float = 5.0, warmup_s: float = 1.0, seed: int = 0, reorder_window: int = 1,
                            max_drive_count: int = MAX_EQUIVALENT_DRIVES, iops_tolerance: float = KEEP_UP_TOLERANCE,
                            max_host_ios: int = MAX_SIMULATED_HOST_IOS) -> Equivalence:
@@ -233,7 +233,7 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
     ``drive`` is a catalog drive (its members' models from ``member_service_models``) or one
     service model (a disk from a datasheet, ``drive_capacity_bytes`` its capacity).
     ``layout_for(n)`` gives the layout of an ``n``-drive array (a ``Layout`` = its groups repeated;
-    a callable lets RAID 0/10 stripe across all ``n``, widths in steps of ``group_width``). Each
+    a callable lets RAID 0/10 stripe across all ``n``, widths in steps of ``group_width``, from ``min_drive_count`` drives). Each
     step is one simulation through ``array_spec`` (doubling from half the utilisation bound, then
     bisection); the duration is cut to ``max_host_ios`` host IOs. When no array passes and a
     latency target is set, one group nearly idle is simulated: if even it misses the target, no
@@ -288,7 +288,7 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
     def usable(n: int) -> float:
         return usable_capacity_bytes(layout_of(n), n, capacity)
 
-    min_groups = 1
+    min_groups = max(1, -(-int(min_drive_count) // step))  # the layout's smallest array (RAID 10: 4 drives)
     while min_groups <= max_groups and usable(min_groups * step) < required_capacity_bytes:
         min_groups += 1
     capacity_count = min_groups * step if min_groups <= max_groups else 0
@@ -312,7 +312,7 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
                            max_drive_count=max_drive_count, unloaded_latency_s=unloaded, capacity_drive_count=capacity_count)
 
     def unloaded_latency() -> float:
-        n = step
+        n = min_groups * step
         mo = members_model()
         rate = 0.01 * (hdd.random_iops(mo) if mo.mechanical else target_iops)
         r = array.simulate(spec_for(n, replace(wl, target_iops=rate), min(max(duration_s, 5000.0 / max(rate, 1e-9)), 3600.0), 0.0))

@@ -852,7 +852,7 @@ def hdd_equivalence(req: PlanRequest, best: Evaluation, catalog: Catalog | None 
     need = required_capacity_bytes(req)
     seed = one_path.seed_int(np.random.SeedSequence(req.seed, spawn_key=(2**32 - 1,)))
     search = {"duration_s": req.simulated_seconds, "warmup_s": 0.25, "seed": seed, "max_drive_count": cap,
-              "required_capacity_bytes": need, "group_width": step}
+              "required_capacity_bytes": need, "group_width": step, "min_drive_count": 4 if base.kind is LayoutKind.RAID10 else 1}
     q = c.latency_percentile / 100.0
     eq = one_path.equivalent_drive_count(hdd, layout_for if stripes_all else base, w, target_iops=iops, latency_quantile=q,
                                          latency_target_s=c.latency_target_s, **search)

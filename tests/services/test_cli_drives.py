@@ -29,7 +29,7 @@ def test_drives_json_lists_every_drive_with_kind_capacity_bytes_and_sources(caps
     for r in rows:
         assert r["kind"] in ("ssd", "hdd") and isinstance(r["capacity_bytes"], int) and r["capacity_bytes"] > 0
         # every sourced value's source is listed (a generic disk with only assumed values has none)
-        quoted = {p["source"] for p in r["provenance"].values() if not p["assumed"]}
+        quoted = {p["source"] for p in r["provenance"] if not p["assumed"]}
         assert quoted <= set(r["sources"]) and (r["sources"] or not quoted)
     s3500 = next(r for r in rows if r["name"] == "intel-dc-s3500-480gb")
     assert s3500["capacity_bytes"] == 480_000_000_000 and "001_4993870e060cd6fa.txt" in s3500["sources"]

@@ -121,6 +121,6 @@ def register(sub: Any) -> None:
     p.add_argument("--out", help="also write the fitted catalog file here")
     p.add_argument("--name", help="name of the fitted drive (default: the base's)")
     p.add_argument("--catalog", type=Path, metavar="DIR", help="catalog files to find a --base name in")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the simulated runs the fit compares with (default %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=cmd_drives_fit)

@@ -252,7 +252,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("forecast", help="forecast wear-out and full dates of an array in service; --replan asks the planner what next")
     p.add_argument("array_file", type=Path, help="array-in-service YAML file (see examples/array-in-service/array.yaml)")
     p.add_argument("--telemetry", type=Path, action="append", help="more telemetry files or directories (besides the file's)")
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--format", choices=("table", "json"), default="table", help="table for people or json (docs/json.md) (default %(default)s)")
     p.add_argument("--replan", action="store_true", help="run a plan for the observed workload through the planner (a server, or --local)")
     p.add_argument("--years", type=int, default=None, help="--replan: service life of the new plan (default the file's replan, else 5)")
     p.add_argument("--timeout", type=float, default=3600.0, help="--replan: give up after this many seconds")

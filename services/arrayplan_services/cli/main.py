@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import json
 import logging
 import os
 import sys
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
