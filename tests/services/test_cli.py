@@ -169,10 +169,13 @@ def test_full_plan_from_a_trace_to_a_report(tmp_path: Path) -> None:
     workload, planned and reported."""
     from conftest import SHARED
 
-    trace = SHARED / "data" / "traces" / "msr-cambridge1-sample.csv"
+    import shutil
+
+    # Beside the plan file: a plan file may only name files under its own directory (issue 12).
+    trace = shutil.copy(SHARED / "data" / "traces" / "msr-cambridge1-sample.csv", tmp_path / "msr.csv")
     plan = tmp_path / "trace-plan.yaml"
     plan.write_text(
-        f"workload:\n  trace: {trace}\n  target_iops: 5000\n  daily_write_bytes: 500 GB\n"
+        f"workload:\n  trace: {Path(trace).name}\n  target_iops: 5000\n  daily_write_bytes: 500 GB\n"
         "constraints:\n  usable_capacity_bytes: 2 TB\n  latency_percentile: 99\n  latency_target: 5ms\n"
         "candidate_space:\n  drive_models: [intel-dc-s3500-480gb, intel-dc-s3700-400gb]\n  layouts: [raid10, raid6]\n"
         "  max_drive_count: 16\nservice_life_years: 3\n")

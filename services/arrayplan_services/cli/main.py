@@ -190,7 +190,7 @@ def load_spec(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from .planfile import PlanFileError, load_plan_file
 
     try:
-        spec, warnings = load_plan_file(args.plan_file)
+        spec, warnings = load_plan_file(args.plan_file, allow_outside_paths=args.allow_outside_paths)
     except PlanFileError as exc:
         _err(f"bad plan file\n{exc}")
         return None
@@ -425,6 +425,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("plan_file", type=Path, help="YAML plan file (see examples/)")
     p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     p.add_argument("--plan-id", help="name the run plans/PLAN_ID")
+    p.add_argument("--allow-outside-paths", action="store_true",
+                   help="let the plan file name fio/trace files outside its own directory (default: refused)")
     p.add_argument("--seed", type=int, help="override the plan file's seed")
     p.add_argument("--timeout", type=float, default=3600.0, help="cancel the plan if not done within this many seconds")
     p.add_argument("--quiet", action="store_true", help="no progress output")

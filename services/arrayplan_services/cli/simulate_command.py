@@ -76,7 +76,7 @@ def _workload(args: argparse.Namespace) -> Workload:
             spec = {"trace": str(path)}
         from ..workloads import load_workload
 
-        wl, warnings = load_workload(spec, path.parent if not path.is_absolute() else Path("/"))
+        wl, warnings = load_workload(spec, path.parent if not path.is_absolute() else Path("/"), allow_outside_paths=True)
         for w in warnings:
             print(f"arrayplan simulate: workload: {w}", file=sys.stderr)
     else:
