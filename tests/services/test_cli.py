@@ -167,9 +167,9 @@ def test_plan_report_flag_writes_html_and_markdown(tmp_path: Path) -> None:
 def test_full_plan_from_a_trace_to_a_report(tmp_path: Path) -> None:
     """A real block trace (SNIA MSR Cambridge excerpt, ../shared/data/traces) characterised into a
     workload, planned and reported."""
-    from conftest import SHARED
-
     import shutil
+
+    from conftest import SHARED
 
     # Beside the plan file: a plan file may only name files under its own directory (issue 12).
     trace = shutil.copy(SHARED / "data" / "traces" / "msr-cambridge1-sample.csv", tmp_path / "msr.csv")

@@ -161,6 +161,13 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
+def _environ(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return b""
+
+
 def record_local_ray(state_dir: Path) -> None:
     """Write down this server's local Ray session (its directory and head processes), so the next
     start can clean up after a server that was killed before it could stop Ray."""
@@ -171,8 +178,9 @@ def record_local_ray(state_dir: Path) -> None:
         session_dir = node.get_session_dir_path()
         pids = [info.process.pid for infos in node.all_processes.values() for info in infos if info.process is not None]
         procs = [(pid, _proc_start_ticks(pid)) for pid in pids]
+        node_id = ray.get_runtime_context().get_node_id()
         Path(state_dir, RAY_STATE_FILE).write_text(json.dumps({"server_pid": os.getpid(), "session_dir": session_dir,
-                                                               "processes": procs}))
+                                                               "node_id": node_id, "processes": procs}))
     except Exception:  # noqa: BLE001 - best effort: never stops the server from starting
         log.warning("could not record the local Ray session for clean-up", exc_info=True)
 
@@ -190,14 +198,19 @@ def clean_stale_local_ray(state_dir: Path) -> list[int]:
     if owner and owner != os.getpid() and _proc_start_ticks(owner) is not None and "arrayplan" in _cmdline(owner):
         return []  # that server is still alive: its Ray is not stale
     session_dir = str(state.get("session_dir") or "")
+    node_marker = f"RAY_NODE_ID={state.get('node_id')}\0".encode() if state.get("node_id") else None
     victims: set[int] = set()
     for pid, ticks in state.get("processes", []):
         if ticks is not None and _proc_start_ticks(int(pid)) == ticks:
             victims.add(int(pid))
-    if session_dir:
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit() and int(entry.name) != os.getpid() and session_dir in _cmdline(int(entry.name)):
-                victims.add(int(entry.name))
+    # Ray's agents and workers rename themselves (ray::...), so they are found by the node id in
+    # their environment as well as by the session dir in their command line.
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        pid = int(entry.name)
+        if (session_dir and session_dir in _cmdline(pid)) or (node_marker and node_marker in _environ(pid) + b"\0"):
+            victims.add(pid)
     for pid in sorted(victims):
         try:
             os.kill(pid, signal.SIGKILL)
