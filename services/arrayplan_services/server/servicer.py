@@ -15,6 +15,7 @@ import functools
 import logging
 import re
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -31,6 +32,7 @@ from arrayplan_engine.catalog import Catalog
 from arrayplan_engine.errors import InvalidInputError, NotFoundError, UnknownNameError, Violation
 
 from .. import simulate, telemetry
+from ..fanout import Cancelled
 from ..planner import PlanRunner, parse_name, plan_name
 from ..store import TERMINAL_STATES
 from .auth import Authenticator, Caller
@@ -73,12 +75,22 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
         the call's status. ``gone`` is set when the client cancels or its deadline passes."""
         loop = asyncio.get_running_loop()
         ctx = contextvars.copy_context()
+        deadline = time.monotonic() + (context.time_remaining() or 1e9)
+
+        def call() -> T:
+            if (gone is not None and gone.is_set()) or time.monotonic() > deadline:
+                raise Cancelled()  # the caller gave up while this waited for a thread
+            return ctx.run(fn, *args)
         try:
-            return await loop.run_in_executor(self.heavy if heavy else self.quick, functools.partial(ctx.run, fn, *args))
+            return await loop.run_in_executor(self.heavy if heavy else self.quick, call)
         except asyncio.CancelledError:
             if gone is not None:
                 gone.set()
             raise
+        except Cancelled:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED if time.monotonic() > deadline else grpc.StatusCode.CANCELLED,
+                                "the call ended before its work started")
+            raise AssertionError("unreachable") from None
         except Exception as exc:  # noqa: BLE001 - every fault becomes a status
             await abort(context, exc)
             raise AssertionError("unreachable") from None
