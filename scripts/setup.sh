@@ -10,6 +10,7 @@ ROOT=$PWD
 PY=${PYTHON:-python3}
 CACHE=${ARRAYPLAN_TOOL_CACHE:-$HOME/.cache/arrayplan/bin}
 GRPCURL_VERSION=v1.9.3
+GHZ_VERSION=v0.93.0
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
@@ -58,6 +59,18 @@ if [ ! -x bin/grpcurl ]; then
 fi
 if [ -x bin/grpcurl ] && [ ! -x "$CACHE/grpcurl-$GRPCURL_VERSION" ]; then
   mkdir -p "$CACHE" && cp bin/grpcurl "$CACHE/grpcurl-$GRPCURL_VERSION"
+fi
+# ghz (gRPC load generator for `make load`), built the same way and cached beside grpcurl.
+if [ ! -x bin/ghz ]; then
+  if [ -x "$CACHE/ghz-$GHZ_VERSION" ]; then
+    cp "$CACHE/ghz-$GHZ_VERSION" bin/ghz
+  elif command -v go >/dev/null 2>&1; then
+    log "building ghz $GHZ_VERSION with go install (first time ~3 min)"
+    GOFLAGS=-mod=mod GOBIN="$ROOT/bin" go install "github.com/bojand/ghz/cmd/ghz@$GHZ_VERSION"
+    mkdir -p "$CACHE" && cp bin/ghz "$CACHE/ghz-$GHZ_VERSION"
+  else
+    log "go not found: make load needs bin/ghz (install Go to build it)"
+  fi
 fi
 # Cluster tools (helm, otelcol, kube-apiserver, etcd, hadolint): built once, cached outside the clone.
 bash scripts/cluster_tools.sh

@@ -173,8 +173,14 @@ def test_tokens_reload_on_sighup(tmp_path: Path, pki: Path) -> None:
 
 
 def test_mutual_tls_needs_a_client_certificate(tmp_path: Path, pki: Path) -> None:
-    s = _start(tmp_path / "data", pki, "--tls-client-ca", str(pki / "ca.pem"))
+    health_port = free_port()
+    s = _start(tmp_path / "data", pki, "--tls-client-ca", str(pki / "ca.pem"), "--health-port", str(health_port))
     try:
+        # The plaintext health port (for kubelet probes) answers health and nothing else.
+        with grpc.insecure_channel(f"127.0.0.1:{health_port}") as plain:
+            assert health_pb2_grpc.HealthStub(plain).Check(health_pb2.HealthCheckRequest(), timeout=10).status == 1
+            assert _code(lambda: pb_grpc.PlannerServiceStub(plain).ListDrives(pb.ListDrivesRequest(), timeout=10)) \
+                == grpc.StatusCode.UNIMPLEMENTED
         with _channel(s.address, pki, ALICE, client_cert=False) as without:
             assert _code(lambda: health_pb2_grpc.HealthStub(without).Check(health_pb2.HealthCheckRequest(), timeout=10)) \
                 == grpc.StatusCode.UNAVAILABLE

@@ -130,7 +130,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server = build_server(host=args.host, port=args.port, data_dir=args.data_dir, executor_kind=args.executor,
                               ray_address=args.ray_address, num_cpus=args.num_cpus, candidate_limit=args.candidate_limit,
                               max_running_plans=args.max_running_plans, max_queued_plans=args.max_queued_plans,
-                              tls=tls, auth_token_file=args.auth_token_file, reflection_enabled=not args.no_reflection)
+                              tls=tls, auth_token_file=args.auth_token_file, reflection_enabled=not args.no_reflection,
+                              health_port=args.health_port)
     except OSError as exc:
         _err(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         return EXIT_ERROR
@@ -419,6 +420,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--auth-token-file", type=Path,
                    help="require bearer tokens: lines 'NAME TOKEN [admin]' (reloaded on SIGHUP; health stays open)")
     p.add_argument("--no-reflection", action="store_true", help="do not serve gRPC server reflection")
+    p.add_argument("--health-port", type=int, help="also serve the health service alone, plaintext, on this port (for probes "
+                                                     "that cannot speak TLS, e.g. the kubelet's)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("plan", help="plan an array for a plan file and print ranked recommendations")

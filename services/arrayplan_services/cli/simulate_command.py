@@ -175,7 +175,9 @@ def _remote(args: argparse.Namespace) -> int:
         stripe_unit_bytes=args.stripe_unit_kib * KiB, rebuild_rate_bytes_per_second=(args.rebuild_rate_mb_s or 0.0) * MB)
     address = args.server or os.environ.get("ARRAYPLAN_SERVER", DEFAULT_SERVER)
     try:
-        with grpc.insecure_channel(address) as channel:
+        from ..connection import open_channel
+
+        with open_channel(address, tls_ca=getattr(args, "tls_ca", None)) as channel:
             response = pb_grpc.PlannerServiceStub(channel).SimulateArray(request, timeout=args.timeout)
     except grpc.RpcError as exc:
         return grpc_error_exit(exc)

@@ -90,6 +90,7 @@ class Server:
     loop: asyncio.AbstractEventLoop
     thread: threading.Thread
     servicer: PlannerServicer
+    extra_servers: list[grpc.aio.Server] = field(default_factory=list)
     _stopped: threading.Event = field(default_factory=threading.Event)
 
     def _call(self, coro, timeout_s: float = 60.0):  # type: ignore[no-untyped-def]
@@ -115,6 +116,8 @@ class Server:
         self.runner.shutdown()
         try:
             self._call(self.grpc_server.stop(grace_s), timeout_s=grace_s + 30)
+            for extra in self.extra_servers:
+                self._call(extra.stop(0), timeout_s=30)
         finally:
             self.servicer.close()
             telemetry.flush()
@@ -142,7 +145,7 @@ def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, 
                  candidate_limit: int = DEFAULT_CANDIDATE_LIMIT, max_running_plans: int = DEFAULT_MAX_RUNNING_PLANS,
                  max_queued_plans: int = DEFAULT_MAX_QUEUED_PLANS, tls: TlsConfig | None = None,
                  auth_token_file: Path | None = None, reflection_enabled: bool = True,
-                 max_workers: int | None = None) -> Server:
+                 health_port: int | None = None, max_workers: int | None = None) -> Server:
     del max_workers  # the asyncio server holds no thread per call
     auth = Authenticator(auth_token_file)
     credentials = tls.credentials() if tls is not None else None
@@ -154,6 +157,7 @@ def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, 
                         max_running=max_running_plans, max_queued=max_queued_plans)
     servicer = PlannerServicer(runner, catalog, auth=auth)
     loop, thread = _loop_thread()
+    extra_servers: list[grpc.aio.Server] = []
 
     async def start() -> tuple[grpc.aio.Server, health.aio.HealthServicer, int]:
         interceptors = [aio_server_interceptor(filter_=filters.negate(filters.health_check())), AuthInterceptor(auth)]
@@ -170,6 +174,14 @@ def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, 
         bound = server.add_secure_port(address, credentials) if credentials is not None else server.add_insecure_port(address)
         if bound == 0:
             raise OSError(f"cannot listen on {host}:{port} (in use?)")
+        if health_port is not None:
+            # Plaintext health only (kubelet gRPC probes cannot speak TLS); the same servicer.
+            health_server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+            health_pb2_grpc.add_HealthServicer_to_server(health_servicer, health_server)
+            if health_server.add_insecure_port(f"{host}:{health_port}") == 0:
+                raise OSError(f"cannot listen on {host}:{health_port} for health checks (in use?)")
+            await health_server.start()
+            extra_servers.append(health_server)
         await server.start()
         for name in ("", SERVICE_NAME):
             await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -182,7 +194,7 @@ def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, 
         executor.shutdown()
         raise
     srv = Server(grpc_server=grpc_server, port=bound, runner=runner, store=store, health=health_servicer, auth=auth,
-                 loop=loop, thread=thread, servicer=servicer)
+                 loop=loop, thread=thread, servicer=servicer, extra_servers=extra_servers)
     store.add_listener(srv.set_serving)
     threading.Thread(target=_probe_store, args=(srv,), name="store-probe", daemon=True).start()
     resumed = runner.resume_interrupted()
