@@ -17,7 +17,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from google.protobuf import json_format, timestamp_pb2
@@ -37,6 +37,7 @@ from .server.errors import PermissionDeniedError, PlanQueueFullError, new_error_
 from .store import TERMINAL_STATES, RunRow, RunStore, StoreUnavailableError
 
 log = logging.getLogger(__name__)
+_TERMINAL_ENUMS = frozenset(pb.Plan.State.Value(f"STATE_{s}") for s in TERMINAL_STATES)
 
 PLAN_ID_RE = re.compile(r"[a-z][a-z0-9-]{2,61}[a-z0-9]", re.ASCII)
 DEFAULT_CANDIDATE_LIMIT = 20_000
@@ -411,6 +412,33 @@ class PlanRunner:
                 if live.version == version:
                     live.snapshot = (version, plan)
         return plan
+
+    def watch(self, name: str, is_active: Callable[[], bool] = lambda: True, poll_s: float = 0.5) -> Iterator[pb.WatchPlanResponse]:
+        """Progress events as they change, then the plan in its terminal state (the in-process,
+        blocking form of WatchPlan, for benchmarks and embedding)."""
+        run_id = parse_name(name)
+        changed = threading.Event()
+        unsubscribe = self.subscribe(run_id, changed.set)
+        last: pb.PlanProgress | None = None
+        try:
+            while is_active():
+                changed.clear()
+                plan = self.snapshot(run_id)
+                if plan is None:
+                    raise NotFoundError("plan", name)
+                if plan.state in _TERMINAL_ENUMS:
+                    yield pb.WatchPlanResponse(plan=plan, trace_id=plan.trace_id)
+                    return
+                if plan.progress != last:
+                    last = pb.PlanProgress()
+                    last.CopyFrom(plan.progress)
+                    yield pb.WatchPlanResponse(progress=plan.progress, trace_id=plan.trace_id)
+                if unsubscribe is None:
+                    unsubscribe = self.subscribe(run_id, changed.set)
+                changed.wait(poll_s)
+        finally:
+            if unsubscribe is not None:
+                unsubscribe()
 
     # -- restart ----------------------------------------------------------------------------
     def resume_interrupted(self) -> list[str]:
