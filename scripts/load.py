@@ -7,7 +7,7 @@ and errors, and the server's resident memory before and after. ghz cannot parse 
 ``optional``, so it gets a protoset made with ``grpc_tools.protoc --descriptor_set_out
 --include_imports``.
 
-Environment: LOAD_REQUESTS (per method, default 20000), LOAD_CONCURRENCY (default 50).
+Environment: LOAD_REQUESTS (per method, default 10000), LOAD_CONCURRENCY (default 50).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 GHZ = ROOT / "bin" / "ghz"
 if not GHZ.exists():  # the cache scripts/setup.sh fills
     GHZ = Path(os.environ.get("ARRAYPLAN_TOOL_CACHE", Path.home() / ".cache" / "arrayplan" / "bin")) / "ghz-v0.93.0"
-REQUESTS = int(os.environ.get("LOAD_REQUESTS", "20000"))
+REQUESTS = int(os.environ.get("LOAD_REQUESTS", "10000"))
 CONCURRENCY = int(os.environ.get("LOAD_CONCURRENCY", "50"))
 SERVICE = "arrayplan.v1.PlannerService"
 

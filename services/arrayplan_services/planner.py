@@ -49,6 +49,7 @@ DEFAULT_MAX_QUEUED_PLANS = 64
 # default receive limit is 4 MiB).
 MAX_LIST_PAGE_BYTES = 1 << 20
 STORE_RETRY_S = 2.0
+FINISHED_CACHE_PLANS = 128
 
 
 @dataclass
@@ -121,6 +122,7 @@ class PlanRunner:
         self._stopping = False
         self._mean_run_s = 30.0
         self._progress_mem: dict[str, dict] = {}
+        self._finished: collections.OrderedDict[tuple[str, float], pb.Plan] = collections.OrderedDict()
 
     # -- create / run -----------------------------------------------------------------------
     def create(self, plan: pb.Plan, plan_id: str = "", creator: str = "") -> pb.Plan:
@@ -339,7 +341,22 @@ class PlanRunner:
         row = self.store.get(run_id)
         if row is None:
             raise NotFoundError("plan", name)
-        return self._to_proto(row)
+        if row.state not in TERMINAL_STATES:
+            return self._to_proto(row)
+        # A finished plan never changes: keep its decoded form (parsing the stored JSON is most of
+        # a GetPlan's cost).
+        key = (row.id, row.update_time)
+        with self._lock:
+            cached = self._finished.get(key)
+            if cached is not None:
+                self._finished.move_to_end(key)
+                return cached
+        plan = self._to_proto(row)
+        with self._lock:
+            self._finished[key] = plan
+            while len(self._finished) > FINISHED_CACHE_PLANS:
+                self._finished.popitem(last=False)
+        return plan
 
     def list(self, page_size: int, page_token: str, view: int = pb.PLAN_VIEW_UNSPECIFIED) -> tuple[list[pb.Plan], str]:
         """A page of plans, newest first: at most ``page_size`` and at most MAX_LIST_PAGE_BYTES."""

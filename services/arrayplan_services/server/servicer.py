@@ -28,7 +28,7 @@ from opentelemetry.trace import Status, StatusCode
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
-from arrayplan_engine.catalog import Catalog
+from arrayplan_engine.catalog import Catalog, Drive
 from arrayplan_engine.errors import InvalidInputError, NotFoundError, UnknownNameError, Violation
 
 from .. import simulate, telemetry
@@ -64,6 +64,8 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
         # Store reads/writes and catalog look-ups (milliseconds) do not queue behind simulations.
         self.quick = ThreadPoolExecutor(max_workers=quick_threads, thread_name_prefix="rpc-quick")
         self.heavy = ThreadPoolExecutor(max_workers=heavy_threads, thread_name_prefix="rpc-heavy")
+        self._drive_cache: dict[int, tuple[Drive, pb.Drive]] = {}
+        self._page_cache: dict[tuple, pb.ListDrivesResponse] = {}
 
     def close(self) -> None:
         self.quick.shutdown(wait=False, cancel_futures=True)
@@ -206,8 +208,27 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
             raise InvalidInputError.one("page_token", "is not a token this server issued")
         size = request.page_size or len(drives)
         page = drives[start:start + size]
+        # The same page of the same drives is the same response: built once (it is most of the cost).
+        key = (request.kind, start, size, tuple(id(d) for d in page))
+        cached = self._page_cache.get(key)
+        if cached is not None:
+            return cached
         token = str(start + size) if start + size < len(drives) else ""
-        return pb.ListDrivesResponse(drives=[drive_to_proto(d) for d in page], next_page_token=token)
+        response = pb.ListDrivesResponse(drives=[self._drive_proto(d) for d in page], next_page_token=token)
+        if len(self._page_cache) > 256:
+            self._page_cache.clear()
+        self._page_cache[key] = response
+        return response
+
+    def _drive_proto(self, d: Drive) -> pb.Drive:
+        """The API form of a catalog drive, converted once per drive object."""
+        hit = self._drive_cache.get(id(d))
+        if hit is None or hit[0] is not d:
+            hit = (d, drive_to_proto(d))
+            if len(self._drive_cache) > 4096:
+                self._drive_cache.clear()
+            self._drive_cache[id(d)] = hit
+        return hit[1]
 
     async def GetDrive(self, request: pb.GetDriveRequest, context: grpc.aio.ServicerContext) -> pb.Drive:
         return await self._run(context, self._get_drive, request.name)
@@ -216,6 +237,6 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
         if not name:
             raise InvalidInputError([Violation(field="name", reason="is required (a catalog drive name)")])
         try:
-            return drive_to_proto(self.catalog.get(name))
+            return self._drive_proto(self.catalog.get(name))
         except UnknownNameError as exc:
             raise UnknownNameError("name", name, exc.known) from None
