@@ -371,11 +371,11 @@ class PlanRunner:
         for row in rows:
             plan = self._to_proto(row, with_result=False, with_spec=view == pb.PLAN_VIEW_FULL)
             size = plan.ByteSize() + 8
-            if plans and used + size > MAX_LIST_PAGE_BYTES:
-                return plans, format(rows[len(plans) - 1].seq, "x")
-            if size > MAX_LIST_PAGE_BYTES:  # one stored spec over the budget: listed without it
+            if size > MAX_LIST_PAGE_BYTES // 4:  # one stored spec of a quarter page or more: listed without it
                 plan.ClearField("spec")
                 size = plan.ByteSize() + 8
+            if plans and used + size > MAX_LIST_PAGE_BYTES:
+                return plans, format(rows[len(plans) - 1].seq, "x")
             plans.append(plan)
             used += size
         return plans, (format(next_seq, "x") if next_seq is not None else "")
