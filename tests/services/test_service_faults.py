@@ -99,6 +99,8 @@ def test_full_store_is_unavailable_then_recovers_without_losing_the_plan(small_f
                     break
             assert grpc.StatusCode.UNAVAILABLE in codes, "a write to a full store is refused as UNAVAILABLE"
             _wait(lambda: _health(channel) == health_pb2.HealthCheckResponse.NOT_SERVING, 15, "health NOT_SERVING")
+            liveness = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service="liveness"), timeout=10)
+            assert liveness.status == health_pb2.HealthCheckResponse.SERVING, "alive (a restart would not free the disk)"
             # Reads still work, and the running plan is not failed for good.
             assert stub.GetPlan(pb.GetPlanRequest(name=running.name), timeout=10).state == pb.Plan.STATE_RUNNING
             time.sleep(2)

@@ -43,6 +43,9 @@ from .servicer import PlannerServicer
 log = logging.getLogger(__name__)
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["PlannerService"].full_name
 MAX_RECEIVE_BYTES = 1 << 20
+# A health service name that stays SERVING while the process runs, whatever the store's state:
+# for liveness probes (restarting the pod does not make a full disk empty; readiness uses "").
+LIVENESS_SERVICE = "liveness"
 STORE_PROBE_S = 2.0
 
 
@@ -183,7 +186,7 @@ def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, 
             await health_server.start()
             extra_servers.append(health_server)
         await server.start()
-        for name in ("", SERVICE_NAME):
+        for name in ("", SERVICE_NAME, LIVENESS_SERVICE):
             await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
         return server, health_servicer, bound
 
