@@ -87,6 +87,7 @@ class RayExecutor:
             kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": False}
             runtime_env = {"env_vars": {k: v for k, v in os.environ.items() if k.startswith("OTEL_")}}
             if address:
+                _check_reachable(address)
                 ray.init(address=address, runtime_env=runtime_env, **kwargs)
             else:
                 if state_dir is not None:
@@ -144,6 +145,23 @@ class RayExecutor:
 
 
 RAY_STATE_FILE = "local-ray.json"
+RAY_CONNECT_TIMEOUT_S = 10.0
+
+
+def _check_reachable(address: str) -> None:
+    """Fail fast with one sentence when nothing answers at a Ray ``host:port`` (``ray.init``
+    would wait for it without end)."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "//" in host:
+        return  # ray://, auto, ...: left to Ray
+    try:
+        with socket.create_connection((host, int(port)), timeout=RAY_CONNECT_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        raise ConnectionError(f"the Ray cluster at {address} does not answer ({exc.strerror or type(exc).__name__}); "
+                              "start it, or pass another --ray-address") from None
 
 
 def _proc_start_ticks(pid: int) -> int | None:
