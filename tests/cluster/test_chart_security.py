@@ -47,6 +47,9 @@ def test_tls_tokens_and_admission_from_secrets() -> None:
     env = {e["name"]: e for e in controller["env"]}
     assert env["ARRAYPLAN_TLS_CA"]["value"] == "/etc/arrayplan/planner-ca/ca.crt"
     assert env["ARRAYPLAN_TOKEN"]["valueFrom"]["secretKeyRef"] == {"name": "planner-tokens", "key": "controller-token"}
+    test_pod = next((d for d in docs if d["kind"] == "Pod" and d["metadata"]["name"].endswith("test-health")), None)
+    if test_pod is not None:  # helm test probes over TLS with the planner's CA
+        assert "--tls-ca=/etc/arrayplan/planner-ca/ca.crt" in test_pod["spec"]["containers"][0]["args"]
 
 
 def test_defaults_stay_plaintext_without_tokens() -> None:
