@@ -54,6 +54,10 @@ helm-docs: setup ## Regenerate helm/arrayplan/README.md from values.yaml
 bench: setup ## Print one JSON object of speed and memory figures
 	$(PY) -m arrayplan_services.bench
 
+.PHONY: load
+load: test-setup ## Load test: ghz at concurrency 50 on GetDrive, GetPlan, ListDrives; prints rps, p99, errors, server memory
+	$(PY) scripts/load.py
+
 .PHONY: clean
 clean: ## Remove generated stubs and caches (keeps .venv, bin/ and data/)
 	rm -rf services/arrayplan .pytest_cache .ruff_cache $(VENV)/.proto-stamp

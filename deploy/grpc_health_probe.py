@@ -2,7 +2,7 @@
 
 Exit 0 when the server answers SERVING, 1 otherwise (like grpc-health-probe, without another binary
 in the image: grpcio and grpcio-health-checking are already there).
-    python grpc_health_probe.py --addr 127.0.0.1:50051 [--service arrayplan.v1.PlannerService] [--timeout 5]
+    python grpc_health_probe.py --addr 127.0.0.1:50051 [--service arrayplan.v1.PlannerService] [--timeout 5] [--tls-ca CA.pem]
 """
 
 from __future__ import annotations
@@ -16,13 +16,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--addr", default="127.0.0.1:50051", help="host:port of the gRPC server")
     parser.add_argument("--service", default="", help="service name to check (default: the server as a whole)")
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds before giving up")
+    parser.add_argument("--tls-ca", help="connect with TLS, trusting this CA's PEM file (a server started with --tls-cert)")
     args = parser.parse_args(argv)
 
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
     try:
-        with grpc.insecure_channel(args.addr) as channel:
+        if args.tls_ca:
+            with open(args.tls_ca, "rb") as f:
+                channel = grpc.secure_channel(args.addr, grpc.ssl_channel_credentials(root_certificates=f.read()))
+        else:
+            channel = grpc.insecure_channel(args.addr)
+        with channel:
             resp = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=args.service),
                                                              timeout=args.timeout)
     except grpc.RpcError as exc:

@@ -12,6 +12,7 @@ ROOT=$PWD
 PY=${PYTHON:-python3}
 CACHE=${ARRAYPLAN_TOOL_CACHE:-$HOME/.cache/arrayplan/bin}
 GRPCURL_VERSION=v1.9.3
+GHZ_VERSION=v0.93.0
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
@@ -73,10 +74,27 @@ if [ "$(cat .venv/.numba-stamp 2>/dev/null)" != "$engine_hash:$NUMBA_CACHE_DIR" 
   echo "$engine_hash:$NUMBA_CACHE_DIR" > .venv/.numba-stamp
 fi
 
+# ghz (gRPC load generator for `make load`), built the same way and cached beside grpcurl
+# (make load runs the test set-up).
+install_ghz() {
+  if [ ! -x bin/ghz ]; then
+    if [ -x "$CACHE/ghz-$GHZ_VERSION" ]; then
+      cp "$CACHE/ghz-$GHZ_VERSION" bin/ghz
+    elif command -v go >/dev/null 2>&1; then
+      log "building ghz $GHZ_VERSION with go install (first time ~1 min)"
+      GOFLAGS=-mod=mod GOBIN="$ROOT/bin" go install "github.com/bojand/ghz/cmd/ghz@$GHZ_VERSION"
+      mkdir -p "$CACHE" && cp bin/ghz "$CACHE/ghz-$GHZ_VERSION"
+    else
+      log "go not found: make load needs bin/ghz (install Go to build it)"
+    fi
+  fi
+}
+
 # Tools only the tests need (kube-apiserver, helm, otelcol, hadolint, chromium): `make test` runs
 # scripts/setup.sh --test-tools; `make run` does not wait for them.
 if [ "${1:-}" = "--test-tools" ]; then
   bash scripts/cluster_tools.sh
+  install_ghz
   # Debian packages the tests use for real: Chromium renders the HTML plan report headless.
   if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     log "installing chromium from Debian (headless report rendering)"

@@ -59,16 +59,33 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     return "; did you mean " + " or ".join(repr(by_lower[c]) for c in close) + "?"
 
 
+MAX_SUGGESTIONS = 10
+MAX_ECHO_CHARS = 200
+
+
+def echo(value: str) -> str:
+    """``value`` as an error may echo it: repr'd, at most MAX_ECHO_CHARS characters."""
+    text = repr(value)
+    return text if len(text) <= MAX_ECHO_CHARS else text[:MAX_ECHO_CHARS - 4] + "...'"
+
+
 class UnknownNameError(InvalidInputError):
-    """A name (drive model, layout, preset, policy) that is not known; the reason lists the known
-    ones."""
+    """A name (drive model, layout, preset, policy) that is not known; the reason suggests at most
+    MAX_SUGGESTIONS known ones, the closest matches first ("did you mean")."""
 
     reason_code = "UNKNOWN_NAME"
 
     def __init__(self, field: str, name: str, known: Iterable[str]) -> None:
+        import difflib
+
         known_list = sorted(known)
-        shown = ", ".join(known_list[:40]) + (" ..." if len(known_list) > 40 else "")
-        super().__init__(Violation(field=field, reason=f"unknown {name!r}{did_you_mean(name, known_list)}; known: {shown}"))
+        close = difflib.get_close_matches(name[:MAX_ECHO_CHARS], known_list, n=MAX_SUGGESTIONS // 2, cutoff=0.6)
+        rest = [k for k in known_list if k not in close][:MAX_SUGGESTIONS - len(close)]
+        more = len(known_list) - len(close) - len(rest)
+        hint = (f"did you mean {', '.join(close)}? " if close else "")
+        listed = ", ".join(rest) + (f" (and {more} more)" if more > 0 else "")
+        reason = f"unknown {echo(name)}; {hint}known: {listed if rest else ', '.join(close)}"
+        super().__init__(Violation(field=field, reason=reason.rstrip()))
         self.name = name
         self.known = tuple(known_list)
 

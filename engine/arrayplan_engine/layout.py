@@ -137,7 +137,7 @@ class Layout:
         return random_fraction * random_factor + (1.0 - random_fraction) * full
 
 
-_EC_RE = re.compile(r"^ec:(\d+)\+(\d+)$")
+_EC_RE = re.compile(r"ec:([0-9]{1,6})\+([0-9]{1,6})", re.ASCII)
 _LAYOUT_NAMES = ("raid0", "raid1", "raid10", "raid5", "raid6", "ec:K+M")
 
 
@@ -153,7 +153,7 @@ def make_layout(name: str, group_width: int | None = None, *, stripe_unit_bytes:
     if not isinstance(stripe_unit_bytes, int) or not (4 * KiB <= stripe_unit_bytes <= 16 * MiB) or stripe_unit_bytes % (4 * KiB):
         violations.append(Violation(field=f"{field}.stripe_unit_bytes",
                                     reason=f"must be a multiple of 4096 in [4 KiB, 16 MiB], got {stripe_unit_bytes!r}"))
-    m = _EC_RE.match(key)
+    m = _EC_RE.fullmatch(key)
     if m:
         k, p = int(m.group(1)), int(m.group(2))
         if k < 1 or p < 1 or k + p > MAX_GROUP_WIDTH:
@@ -166,7 +166,7 @@ def make_layout(name: str, group_width: int | None = None, *, stripe_unit_bytes:
     try:
         kind = LayoutKind(key)
     except ValueError:
-        raise InvalidInputError.one(field, f"unknown layout {name!r}{did_you_mean(name, _LAYOUT_NAMES)}; known: {', '.join(_LAYOUT_NAMES)}") from None
+        raise InvalidInputError.one(field, f"unknown layout {name[:200]!r}{did_you_mean(name[:200], _LAYOUT_NAMES)}; known: {', '.join(_LAYOUT_NAMES)}") from None
     if kind is LayoutKind.EC:
         raise InvalidInputError.one(field, "erasure coding is written ec:K+M, e.g. ec:8+3")
     minimum = {LayoutKind.RAID0: 1, LayoutKind.RAID1: 2, LayoutKind.RAID10: 4, LayoutKind.RAID5: 3, LayoutKind.RAID6: 4}[kind]

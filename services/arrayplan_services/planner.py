@@ -9,6 +9,7 @@ span per batch and the workers' CONSUMER spans below them.
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import math
@@ -16,7 +17,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from google.protobuf import json_format, timestamp_pb2
@@ -29,17 +30,26 @@ from arrayplan_engine.catalog import Catalog, builtin_catalog
 from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError
 
 from . import numba_cache, telemetry
-from .fanout import Cancelled, Executor, TaskCall
+from .fanout import Cancelled, Executor, ExecutorUnavailableError, TaskCall
 from .fanout.tasks import evaluate_candidates
-from .server.convert import outcome_to_proto, plan_request_from_proto
-from .store import TERMINAL_STATES, RunRow, RunStore
+from .server.convert import check_plan_request_bounds, outcome_to_proto, plan_request_from_proto
+from .server.errors import PermissionDeniedError, PlanQueueFullError, new_error_id
+from .store import TERMINAL_STATES, RunRow, RunStore, StoreUnavailableError
 
 log = logging.getLogger(__name__)
+_TERMINAL_ENUMS = frozenset(pb.Plan.State.Value(f"STATE_{s}") for s in TERMINAL_STATES)
 
-PLAN_ID_RE = re.compile(r"^[a-z][a-z0-9-]{2,61}[a-z0-9]$")
+PLAN_ID_RE = re.compile(r"[a-z][a-z0-9-]{2,61}[a-z0-9]", re.ASCII)
 DEFAULT_CANDIDATE_LIMIT = 20_000
 TARGET_BATCH_S = 2.0
 MAX_RESUME_ATTEMPTS = 2
+DEFAULT_MAX_RUNNING_PLANS = 4
+DEFAULT_MAX_QUEUED_PLANS = 64
+# A ListPlans page ends before its plans would exceed this many serialized bytes (the client's
+# default receive limit is 4 MiB).
+MAX_LIST_PAGE_BYTES = 1 << 20
+STORE_RETRY_S = 2.0
+FINISHED_CACHE_PLANS = 128
 
 
 @dataclass
@@ -50,6 +60,8 @@ class _Live:
     cond: threading.Condition = field(default_factory=threading.Condition)
     version: int = 0
     thread: threading.Thread | None = None
+    listeners: list[Callable[[], None]] = field(default_factory=list)
+    snapshot: tuple[int, pb.Plan] | None = None
 
 
 def _ts(t: float | None) -> timestamp_pb2.Timestamp | None:
@@ -87,9 +99,18 @@ def trace_from_store(store: RunStore, name: str) -> pb.GetPlanTraceResponse:
 
 
 def parse_name(name: str, field_name: str = "name") -> str:
-    if not name.startswith("plans/") or not PLAN_ID_RE.match(name[len("plans/"):]):
-        raise InvalidInputError.one(field_name, f"must look like plans/ID (ID: 4-63 lowercase letters, digits, hyphens), got {name!r}")
+    if not name.startswith("plans/") or not PLAN_ID_RE.fullmatch(name[len("plans/"):]):
+        raise InvalidInputError.one(field_name, f"must look like plans/ID (ID: 4-63 lowercase letters, digits, hyphens), got {name[:200]!r}")
     return name[len("plans/"):]
+
+
+def parse_list_token(token: str) -> int | None:
+    """The seq a ListPlans page token continues before (tokens are lowercase hex of a seq)."""
+    if not token:
+        return None
+    if not re.fullmatch(r"[0-9a-f]{1,15}", token, re.ASCII):
+        raise InvalidInputError.one("page_token", "is not a token this server issued")
+    return int(token, 16)
 
 
 def batches(req: recommend.PlanRequest, candidates: list[recommend.Candidate], workers: int) -> list[list[recommend.Candidate]]:
@@ -106,55 +127,136 @@ def batches(req: recommend.PlanRequest, candidates: list[recommend.Candidate], w
 
 class PlanRunner:
     def __init__(self, store: RunStore, executor: Executor, *, catalog: Catalog | None = None,
-                 candidate_limit: int = DEFAULT_CANDIDATE_LIMIT) -> None:
+                 candidate_limit: int = DEFAULT_CANDIDATE_LIMIT, max_running: int = DEFAULT_MAX_RUNNING_PLANS,
+                 max_queued: int = DEFAULT_MAX_QUEUED_PLANS) -> None:
+        if max_running < 1 or max_queued < 0:
+            raise ValueError(f"max_running must be >= 1 and max_queued >= 0, got {max_running}, {max_queued}")
         self.store = store
         self.executor = executor
         self.catalog = catalog or builtin_catalog()
         self.candidate_limit = candidate_limit
+        self.max_running = max_running
+        self.max_queued = max_queued
         self._live: dict[str, _Live] = {}
+        self._running: set[str] = set()
+        self._queue: collections.deque[tuple[str, recommend.PlanRequest, otel_context.Context]] = collections.deque()
         self._lock = threading.Lock()
         self._stopping = False
+        self._mean_run_s = 30.0
+        self._progress_mem: dict[str, dict] = {}
+        self._finished: collections.OrderedDict[tuple[str, float], pb.Plan] = collections.OrderedDict()
 
     # -- create / run -----------------------------------------------------------------------
-    def create(self, plan: pb.Plan, plan_id: str = "") -> pb.Plan:
-        """Validate, check the size limit, store and start. Raises engine errors for bad input."""
+    def create(self, plan: pb.Plan, plan_id: str = "", creator: str = "") -> pb.Plan:
+        """Validate, check the size limit, admit (run, queue or refuse), store and start. Raises
+        engine errors for bad input, PlanQueueFullError when the run queue is full."""
+        if plan_id and not PLAN_ID_RE.fullmatch(plan_id):
+            raise InvalidInputError.one("plan_id", f"must be 4-63 lowercase letters, digits or hyphens, starting with a letter; got {plan_id[:200]!r}")
+        check_plan_request_bounds(plan.spec, "plan.spec")
         req = plan_request_from_proto(plan.spec, "plan.spec", self.catalog)
         # Defaults applied are stated in the answer: the stored spec carries the margin used.
         plan.spec.constraints.endurance_margin_fraction = req.constraints.endurance_margin_fraction
         total = recommend.count_candidates(req, self.catalog)
         if total > self.candidate_limit:
             raise SearchSpaceTooLargeError(total, self.candidate_limit)
-        if plan_id:
-            if not PLAN_ID_RE.match(plan_id):
-                raise InvalidInputError.one("plan_id", f"must be 4-63 lowercase letters, digits or hyphens, starting with a letter; got {plan_id!r}")
-            if self.store.exists(plan_id):
-                raise InvalidInputError.one("plan_id", f"plans/{plan_id} already exists")
+        if plan_id and self.store.exists(plan_id):
+            raise InvalidInputError.one("plan_id", f"plans/{plan_id} already exists")
         run_id = plan_id or f"p-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
         spec_json = json_format.MessageToJson(plan.spec, indent=None, preserving_proto_field_name=True)
         trace_id = telemetry.current_trace_id()
-        self.store.create(run_id, spec_json, trace_id)
-        self._start(run_id, req, otel_context.get_current())
+        with self._lock:
+            if len(self._running) >= self.max_running and len(self._queue) >= self.max_queued:
+                retry_s = min(600.0, self._mean_run_s * (1 + len(self._queue)) / self.max_running)
+                raise PlanQueueFullError(len(self._running), len(self._queue), retry_s)
+            self.store.create(run_id, spec_json, trace_id, creator)
+            self._admit(run_id, req, otel_context.get_current())
         return self.get(plan_name(run_id))
 
-    def _start(self, run_id: str, req: recommend.PlanRequest, ctx: otel_context.Context) -> None:
+    def _admit(self, run_id: str, req: recommend.PlanRequest, ctx: otel_context.Context) -> None:
+        """Start the run now or put it at the end of the queue (caller holds ``_lock``)."""
         live = _Live()
-        with self._lock:
-            self._live[run_id] = live
+        self._live[run_id] = live
+        if len(self._running) < self.max_running and not self._queue:
+            self._launch(run_id, req, ctx, live)
+        else:
+            self._queue.append((run_id, req, ctx))
+
+    def _launch(self, run_id: str, req: recommend.PlanRequest, ctx: otel_context.Context, live: _Live) -> None:
+        self._running.add(run_id)
         live.thread = threading.Thread(target=self._run, args=(run_id, req, ctx, live), name=f"plan-{run_id}", daemon=True)
         live.thread.start()
+
+    def _start_next(self) -> None:
+        """A run slot is free: start queued plans (caller holds ``_lock``); every queued plan's
+        watchers hear that their position moved."""
+        while self._queue and len(self._running) < self.max_running and not self._stopping:
+            run_id, req, ctx = self._queue.popleft()
+            live = self._live.get(run_id)
+            if live is None or live.cancel.is_set():
+                continue
+            self._launch(run_id, req, ctx, live)
+        for queued_id, _, _ in self._queue:
+            queued = self._live.get(queued_id)
+            if queued is not None:
+                self._notify(queued)
+
+    def queue_position(self, run_id: str) -> int:
+        with self._lock:
+            for i, (queued_id, _, _) in enumerate(self._queue):
+                if queued_id == run_id:
+                    return i + 1
+        return 0
 
     def _notify(self, live: _Live) -> None:
         with live.cond:
             live.version += 1
             live.cond.notify_all()
+            listeners = list(live.listeners)
+        for fn in listeners:
+            fn()
+
+    def subscribe(self, run_id: str, fn: Callable[[], None]) -> Callable[[], None] | None:
+        """Call ``fn`` (from any thread) whenever the run changes; returns the unsubscribe
+        function, or None when this process is not executing or queueing the run."""
+        with self._lock:
+            live = self._live.get(run_id)
+        if live is None:
+            return None
+        with live.cond:
+            live.listeners.append(fn)
+
+        def unsubscribe() -> None:
+            with live.cond:
+                if fn in live.listeners:
+                    live.listeners.remove(fn)
+        return unsubscribe
+
+    def _store_retry(self, what: Callable[[], object], live: _Live) -> bool:
+        """Run a store write, waiting out a full or read-only store (the work is kept in memory
+        meanwhile). Returns False when the server stops first (the run stays resumable)."""
+        while True:
+            try:
+                what()
+                return True
+            except StoreUnavailableError:
+                if self._stopping:
+                    return False
+                log.warning("run store unavailable; holding the plan's state in memory and retrying in %.0f s", STORE_RETRY_S)
+                time.sleep(STORE_RETRY_S)
+                try:
+                    self.store.probe()
+                except Exception:  # noqa: BLE001 - the probe is best effort
+                    pass
 
     def _run(self, run_id: str, req: recommend.PlanRequest, ctx: otel_context.Context, live: _Live) -> None:
         token = otel_context.attach(ctx)
         tracer = telemetry.tracer()
+        started = time.monotonic()
         try:
             with tracer.start_as_current_span("arrayplan.plan", attributes={"arrayplan.plan_id": run_id}) as span:
                 trace_id = telemetry.current_trace_id()
-                self.store.set_state(run_id, "RUNNING", trace_id=trace_id, attempts_increment=True)
+                if not self._store_retry(lambda: self.store.set_state(run_id, "RUNNING", trace_id=trace_id, attempts_increment=True), live):
+                    return
                 self._notify(live)
                 try:
                     outcome = self._execute(run_id, req, live, span)
@@ -163,21 +265,35 @@ class PlanRunner:
                         # The server is shutting down: leave the run RUNNING so the next start resumes it.
                         span.set_attribute("arrayplan.interrupted_by_shutdown", True)
                         return
-                    self.store.finish(run_id, "CANCELLED", error_message="cancelled by a client", error_reason="CANCELLED")
+                    self._store_retry(lambda: self.store.finish(run_id, "CANCELLED", error_message="cancelled by a client",
+                                                                error_reason="CANCELLED"), live)
                     span.set_attribute("arrayplan.cancelled", True)
                     return
-                result = outcome_to_proto(outcome)
-                self.store.finish(run_id, "SUCCEEDED", result_json=json_format.MessageToJson(result, indent=None, preserving_proto_field_name=True))
+                result_json = json_format.MessageToJson(outcome_to_proto(outcome), indent=None, preserving_proto_field_name=True)
+                self._store_retry(lambda: self.store.finish(run_id, "SUCCEEDED", result_json=result_json,
+                                                                 progress=self._progress_mem.get(run_id)), live)
                 span.set_attribute("arrayplan.constraints_met", outcome.constraints_met)
-        except Exception as exc:  # noqa: BLE001 - a failed run is recorded, never lost
-            log.exception("plan %s failed", run_id)
-            self.store.finish(run_id, "FAILED", error_message=f"{type(exc).__name__}: {exc}", error_reason="INTERNAL")
+        except ExecutorUnavailableError as exc:
+            log.error("plan %s failed: %s", run_id, exc)
+            message, reason = str(exc), exc.reason_code
+            self._store_retry(lambda: self.store.finish(run_id, "FAILED", error_message=message, error_reason=reason), live)
+        except Exception:  # noqa: BLE001 - a failed run is recorded, never lost
+            error_id = new_error_id()
+            log.exception("plan %s failed (error id %s)", run_id, error_id)
+            # The client sees the error id only: the exception may carry tracebacks, paths, pids.
+            self._store_retry(lambda: self.store.finish(
+                run_id, "FAILED", error_reason="INTERNAL",
+                error_message=f"internal error {error_id} while running the plan (the server log has the details under this id)"), live)
         finally:
             otel_context.detach(token)
             telemetry.flush()
             self._notify(live)
             with self._lock:
                 self._live.pop(run_id, None)
+                self._progress_mem.pop(run_id, None)
+                self._running.discard(run_id)
+                self._mean_run_s = 0.8 * self._mean_run_s + 0.2 * (time.monotonic() - started)
+                self._start_next()
 
     def _execute(self, run_id: str, req: recommend.PlanRequest, live: _Live, span: trace.Span) -> recommend.PlanOutcome:
         tracer = telemetry.tracer()
@@ -195,7 +311,7 @@ class PlanRunner:
             progress["phase"] = (f"compiling the simulation kernels ({', '.join(cold)}) into {numba_cache.default_cache_dir()}: "
                                  "once per install, about a minute; `make setup` does it ahead")
             span.set_attribute("arrayplan.compiling_kernels", len(cold))
-        self.store.set_progress(run_id, progress)
+        self._set_progress(run_id, progress)
         self._notify(live)
         span.set_attribute("arrayplan.candidate_count", len(candidates))
         results: list[recommend.Evaluation] = []
@@ -205,10 +321,13 @@ class PlanRunner:
             evaluations, spans = value
             results.extend(evaluations)
             if spans:
-                self.store.insert_spans(spans)
+                try:
+                    self.store.insert_spans(spans)
+                except StoreUnavailableError:
+                    pass  # spans are diagnostics: dropped while the store cannot write
             progress["candidates_evaluated"] = int(progress["candidates_evaluated"]) + call.weight  # type: ignore[call-overload]
             progress.pop("phase", None)
-            self.store.set_progress(run_id, progress)
+            self._set_progress(run_id, progress)
             self._notify(live)
 
         with tracer.start_as_current_span("arrayplan.fanout", kind=trace.SpanKind.PRODUCER,
@@ -222,12 +341,26 @@ class PlanRunner:
             return recommend.rank(req, results, candidates_total=len(candidates), candidates_pruned=pruned, catalog=catalog,
                                   pruning=pruning)
 
+    def _set_progress(self, run_id: str, progress: dict) -> None:
+        """Progress is best effort: while the store cannot write, watchers still hear of it from
+        memory and the final state is written once the store recovers."""
+        self._progress_mem[run_id] = dict(progress)
+        try:
+            self.store.set_progress(run_id, progress)
+        except StoreUnavailableError:
+            pass
+
     # -- read -------------------------------------------------------------------------------
-    def _to_proto(self, row: RunRow, *, with_result: bool = True) -> pb.Plan:
+    def _to_proto(self, row: RunRow, *, with_result: bool = True, with_spec: bool = True) -> pb.Plan:
         plan = pb.Plan(name=plan_name(row.id), state=pb.Plan.State.Value(f"STATE_{row.state}"), trace_id=row.trace_id,
-                       error_message=row.error_message, error_reason=row.error_reason)
-        json_format.Parse(row.spec_json, plan.spec)
-        json_format.ParseDict(json.loads(row.progress_json or "{}"), plan.progress)
+                       error_message=row.error_message, error_reason=row.error_reason, creator=row.creator)
+        if with_spec:
+            json_format.Parse(row.spec_json, plan.spec)
+        progress = self._progress_mem.get(row.id) if row.state not in TERMINAL_STATES else None
+        json_format.ParseDict(progress if progress is not None else json.loads(row.progress_json or "{}"), plan.progress,
+                              ignore_unknown_fields=True)
+        if row.state == "PENDING":
+            plan.progress.queue_position = self.queue_position(row.id)
         if with_result and row.result_json:
             json_format.Parse(row.result_json, plan.result)
         for name, t in (("create_time", row.create_time), ("update_time", row.update_time), ("end_time", row.end_time)):
@@ -241,32 +374,71 @@ class PlanRunner:
         row = self.store.get(run_id)
         if row is None:
             raise NotFoundError("plan", name)
-        return self._to_proto(row)
+        if row.state not in TERMINAL_STATES:
+            return self._to_proto(row)
+        # A finished plan never changes: keep its decoded form (parsing the stored JSON is most of
+        # a GetPlan's cost).
+        key = (row.id, row.update_time)
+        with self._lock:
+            cached = self._finished.get(key)
+            if cached is not None:
+                self._finished.move_to_end(key)
+                return cached
+        plan = self._to_proto(row)
+        with self._lock:
+            self._finished[key] = plan
+            while len(self._finished) > FINISHED_CACHE_PLANS:
+                self._finished.popitem(last=False)
+        return plan
 
     def trace(self, name: str) -> pb.GetPlanTraceResponse:
         """The stored spans of a plan's run (GetPlanTrace)."""
         return trace_from_store(self.store, name)
 
-    def list(self, page_size: int, page_token: str) -> tuple[list[pb.Plan], str]:
+    def list(self, page_size: int, page_token: str, view: int = pb.PLAN_VIEW_UNSPECIFIED) -> tuple[list[pb.Plan], str]:
+        """A page of plans, newest first: at most ``page_size`` and at most MAX_LIST_PAGE_BYTES."""
         if page_size < 0 or page_size > 1000:
             raise InvalidInputError.one("page_size", f"must be in [0, 1000], got {page_size}")
-        before: int | None = None
-        if page_token:
-            try:
-                before = int(page_token, 16)
-            except ValueError:
-                raise InvalidInputError.one("page_token", "is not a token this server issued") from None
+        if view not in (pb.PLAN_VIEW_UNSPECIFIED, pb.PLAN_VIEW_BASIC, pb.PLAN_VIEW_FULL):
+            raise InvalidInputError.one("view", f"must be one of {', '.join(pb.PlanView.keys())}, got {view}")
+        before = parse_list_token(page_token)
         rows, next_seq = self.store.list(page_size=page_size or 50, before_seq=before)
-        return [self._to_proto(r, with_result=False) for r in rows], (format(next_seq, "x") if next_seq is not None else "")
+        plans: list[pb.Plan] = []
+        used = 0
+        for row in rows:
+            plan = self._to_proto(row, with_result=False, with_spec=view == pb.PLAN_VIEW_FULL)
+            size = plan.ByteSize() + 8
+            if size > MAX_LIST_PAGE_BYTES // 4:  # one stored spec of a quarter page or more: listed without it
+                plan.ClearField("spec")
+                size = plan.ByteSize() + 8
+            if plans and used + size > MAX_LIST_PAGE_BYTES:
+                return plans, format(rows[len(plans) - 1].seq, "x")
+            plans.append(plan)
+            used += size
+        return plans, (format(next_seq, "x") if next_seq is not None else "")
 
-    def cancel(self, name: str) -> pb.Plan:
+    def cancel(self, name: str, *, caller: str = "", admin: bool = True) -> pb.Plan:
+        """Cancel a plan; unless ``admin``, only its creator (``caller``) may."""
         run_id = parse_name(name)
         row = self.store.get(run_id)
         if row is None:
             raise NotFoundError("plan", name)
+        if not admin and row.creator != caller:
+            raise PermissionDeniedError(f"{name} was created by another caller; only its creator or an admin token may cancel it")
         with self._lock:
             live = self._live.get(run_id)
-        if live is not None:
+            queued = any(q[0] == run_id for q in self._queue)
+            if queued:
+                self._queue = collections.deque(q for q in self._queue if q[0] != run_id)
+                self._live.pop(run_id, None)
+        if queued:
+            assert live is not None
+            live.cancel.set()
+            self.store.finish(run_id, "CANCELLED", error_message="cancelled by a client before it started", error_reason="CANCELLED")
+            self._notify(live)
+            with self._lock:
+                self._start_next()
+        elif live is not None:
             live.cancel.set()
             if live.thread is not None:
                 live.thread.join(timeout=30)
@@ -274,34 +446,53 @@ class PlanRunner:
             self.store.finish(run_id, "CANCELLED", error_message="cancelled by a client", error_reason="CANCELLED")
         return self.get(name)
 
-    def watch(self, name: str, is_active: callable = lambda: True, poll_s: float = 0.5) -> Iterator[pb.WatchPlanResponse]:
-        """Progress events as they change, then the plan in its terminal state."""
-        run_id = parse_name(name)
+    def snapshot(self, run_id: str) -> pb.Plan | None:
+        """The plan as GetPlan returns it, shared by every watcher of the same change (so a
+        thousand watchers of one plan cost one store read per change)."""
+        with self._lock:
+            live = self._live.get(run_id)
+        if live is not None:
+            with live.cond:
+                version = live.version
+                cached = live.snapshot
+            if cached is not None and cached[0] == version:
+                return cached[1]
         row = self.store.get(run_id)
         if row is None:
-            raise NotFoundError("plan", name)
-        last_progress = None
-        seen = -1
-        while is_active():
-            with self._lock:
-                live = self._live.get(run_id)
-            if live is not None:
-                with live.cond:
-                    if live.version == seen:
-                        live.cond.wait(timeout=poll_s)
-                    seen = live.version
-            row = self.store.get(run_id)
-            assert row is not None
-            plan = self._to_proto(row)
-            if row.state in TERMINAL_STATES:
-                yield pb.WatchPlanResponse(plan=plan, trace_id=row.trace_id)
-                return
-            if plan.progress != last_progress:
-                last_progress = pb.PlanProgress()
-                last_progress.CopyFrom(plan.progress)
-                yield pb.WatchPlanResponse(progress=plan.progress, trace_id=row.trace_id)
-            if live is None:
-                time.sleep(poll_s)
+            return None
+        plan = self._to_proto(row)
+        if live is not None:
+            with live.cond:
+                if live.version == version:
+                    live.snapshot = (version, plan)
+        return plan
+
+    def watch(self, name: str, is_active: Callable[[], bool] = lambda: True, poll_s: float = 0.5) -> Iterator[pb.WatchPlanResponse]:
+        """Progress events as they change, then the plan in its terminal state (the in-process,
+        blocking form of WatchPlan, for benchmarks and embedding)."""
+        run_id = parse_name(name)
+        changed = threading.Event()
+        unsubscribe = self.subscribe(run_id, changed.set)
+        last: pb.PlanProgress | None = None
+        try:
+            while is_active():
+                changed.clear()
+                plan = self.snapshot(run_id)
+                if plan is None:
+                    raise NotFoundError("plan", name)
+                if plan.state in _TERMINAL_ENUMS:
+                    yield pb.WatchPlanResponse(plan=plan, trace_id=plan.trace_id)
+                    return
+                if plan.progress != last:
+                    last = pb.PlanProgress()
+                    last.CopyFrom(plan.progress)
+                    yield pb.WatchPlanResponse(progress=plan.progress, trace_id=plan.trace_id)
+                if unsubscribe is None:
+                    unsubscribe = self.subscribe(run_id, changed.set)
+                changed.wait(poll_s)
+        finally:
+            if unsubscribe is not None:
+                unsubscribe()
 
     # -- restart ----------------------------------------------------------------------------
     def resume_interrupted(self) -> list[str]:
@@ -322,8 +513,8 @@ class PlanRunner:
                 continue
             log.warning("resuming plan %s interrupted by a server restart", row.id)
             tracer = telemetry.tracer()
-            with tracer.start_as_current_span("arrayplan.resume", attributes={"arrayplan.plan_id": row.id}):
-                self._start(row.id, req, otel_context.get_current())
+            with tracer.start_as_current_span("arrayplan.resume", attributes={"arrayplan.plan_id": row.id}), self._lock:
+                self._admit(row.id, req, otel_context.get_current())  # queued beyond the run slots, never refused
             resumed.append(row.id)
         return resumed
 
@@ -331,6 +522,7 @@ class PlanRunner:
         """Stop running plans without finishing them: they stay RUNNING and resume on restart."""
         self._stopping = True
         with self._lock:
+            self._queue.clear()  # queued plans stay PENDING in the store and resume on restart
             lives = list(self._live.values())
         for live in lives:
             live.cancel.set()

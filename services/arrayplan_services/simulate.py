@@ -20,6 +20,10 @@ from .fanout.tasks import simulate_window
 from .server.convert import reprefix, to_duration, workload_from_proto
 
 MAX_ARRAY_DRIVES = 1_024
+# The engine's ArraySpec fields -> the request fields a client set.
+_SPEC_TO_REQUEST = {"drive_count": "drive_count", "duration_s": "duration", "failed_drives": "failed_drive_count", "layout": "layout",
+                    "rebuild_rate_bytes_per_s": "rebuild_rate_bytes_per_second", "seed": "seed", "workload": "workload",
+                    "service_models": "drive_model", "drive_capacity_bytes": "drive_model"}
 
 
 def _validate(request: pb.SimulateArrayRequest, catalog: Catalog):  # type: ignore[no-untyped-def]
@@ -39,14 +43,15 @@ def _validate(request: pb.SimulateArrayRequest, catalog: Catalog):  # type: igno
     else:
         try:
             width = request.group_width or (None if request.layout.startswith("ec:") else request.drive_count)
-            layout = make_layout(request.layout, width, stripe_unit_bytes=request.stripe_unit_bytes or 64 * 1024)
+            layout = make_layout(request.layout, width, stripe_unit_bytes=request.stripe_unit_bytes or 64 * 1024, field="layout")
             if layout.group_width > request.drive_count >= 1:
                 v.append(Violation(field="drive_count", reason=f"must be at least the group width {layout.group_width} of {layout.name}"))
             if not (0 <= request.failed_drive_count <= layout.failures_tolerated):
                 v.append(Violation(field="failed_drive_count",
                                    reason=f"must be in [0, {layout.failures_tolerated}] for {layout.name}, got {request.failed_drive_count}"))
         except InvalidInputError as exc:
-            v.extend(exc.violations)
+            # The layout's own options are fields of the request ("layout.group_width" -> "group_width").
+            v.extend(Violation(field=x.field.removeprefix("layout."), reason=x.reason) for x in exc.violations)
     if not request.HasField("workload"):
         v.append(Violation(field="workload", reason="is required"))
     else:
@@ -73,16 +78,20 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
     fill = request.fill_fraction if request.HasField("fill_fraction") else 1.0
     if not (0.0 < fill <= 1.0):
         raise InvalidInputError.one("fill_fraction", f"must be in (0, 1], got {fill}")
-    if request.rebuild_rate_bytes_per_second < 0:
-        raise InvalidInputError.one("rebuild_rate_bytes_per_second", f"must be >= 0, got {request.rebuild_rate_bytes_per_second}")
+    if not (0 <= request.rebuild_rate_bytes_per_second <= 1e12):
+        raise InvalidInputError.one("rebuild_rate_bytes_per_second", f"must be in [0, 1e12] (a terabyte a second), got {request.rebuild_rate_bytes_per_second}")
     duration_s = request.duration.seconds + request.duration.nanos / 1e9 if request.HasField("duration") else 10.0
     tracer = telemetry.tracer()
     with tracer.start_as_current_span("arrayplan.service_model", attributes={"arrayplan.drive_model": drive.name}):
         # the planner's factory: same drive, layout, workload, fill and seed -> the same simulation
-        spec = one_path.array_spec(drive, layout, request.drive_count, workload, fill_fraction=fill, duration_s=duration_s,
-                                   seed=request.seed, failed_drives=request.failed_drive_count,
-                                   rebuild_rate_bytes_per_s=request.rebuild_rate_bytes_per_second)
-    parts = array.split_simulation(spec, max(1, min(executor.worker_count, int(duration_s))))
+        try:
+            spec = one_path.array_spec(drive, layout, request.drive_count, workload, fill_fraction=fill, duration_s=duration_s,
+                                       seed=request.seed, failed_drives=request.failed_drive_count,
+                                       rebuild_rate_bytes_per_s=request.rebuild_rate_bytes_per_second)
+            parts = array.split_simulation(spec, max(1, min(executor.worker_count, int(duration_s))))
+        except InvalidInputError as exc:
+            raise InvalidInputError([Violation(field=_SPEC_TO_REQUEST.get(x.field.removeprefix("spec.").split(".")[0].split("[")[0], "workload"),
+                                               reason=x.reason) for x in exc.violations]) from None
     results: list[array.ArrayResult] = []
     cancel = threading.Event()
 

@@ -20,6 +20,14 @@ C), ``max_bad_lines`` (malformed lines tolerated, counted and reported). fio opt
 
 Errors are the engine's ``InvalidInputError``; file problems name ``workload.fio`` or
 ``workload.trace`` with ``FILE:LINE:`` at the start of the reason.
+
+Plan files are untrusted input (a CI job runs whatever a pull request says): a path resolves
+relative to ``base_dir`` (the plan file's directory) and must stay under it, symlinks included,
+unless ``allow_outside_paths`` (which says the plan file is trusted); only regular files are opened
+(a FIFO, a device, /proc files are refused before they are read); a trace is read up to
+``MAX_TRACE_BYTES`` (after decompression) and a fio file up to ``MAX_FIO_BYTES``; and for an
+untrusted plan file no error repeats the file's content (quoted text from a line is replaced by
+``<file content>``), only its name, line and option.
 """
 
 from __future__ import annotations
@@ -27,6 +35,9 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import os
+import re
+import stat
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import fields as dc_fields
@@ -47,49 +58,111 @@ _SOURCE_OPTIONS = {
 }
 _WORKLOAD_FIELDS = {f.name for f in dc_fields(Workload)}
 MAX_FIO_BYTES = 1 << 20
+MAX_TRACE_BYTES = 64 << 30
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'" + r'|"(?:[^"\\]|\\.)*"')
+
+
+def withhold_content(reason: str) -> str:
+    """An error reason without any quoted text (which may be a line of the file)."""
+    return _QUOTED.sub("<file content>", reason)
+
+
+class _Capped(io.RawIOBase):
+    """A read-only stream that fails once more than ``limit`` bytes have been read."""
+
+    def __init__(self, raw: IO[bytes], limit: int, shown: str) -> None:
+        self._raw = raw
+        self._left = limit
+        self._shown = shown
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[no-untyped-def]
+        data = self._raw.read(min(len(b), self._left + 1))
+        self._left -= len(data)
+        if self._left < 0:
+            raise InvalidInputError.one("workload.trace", f"{self._shown}: over {MAX_TRACE_BYTES} bytes; split the trace")
+        b[:len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def open_regular(path: Path, field: str, shown: str) -> IO[bytes]:
+    """Open ``path`` for reading only if it is a regular file (without blocking on a FIFO)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise InvalidInputError.one(field, f"cannot read {shown}: {exc.strerror or type(exc).__name__}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise InvalidInputError.one(field, f"{shown} is not a regular file")
+    return os.fdopen(fd, "rb")
 
 
 @contextmanager
-def open_text(path: Path) -> Iterator[IO[str]]:
-    """Open a text file, decompressing ``.gz``/``.bz2`` on the fly (streamed, not read whole).
-    Undecodable bytes become U+FFFD, so a binary file gives a line-numbered parse error."""
-    opener: Callable[..., IO[bytes]] = {".gz": gzip.open, ".bz2": bz2.open}.get(path.suffix.lower(), open)
-    with opener(path, "rb") as raw:
-        yield io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+def open_text(path: Path, field: str = "workload.trace", shown: str | None = None,
+              limit_bytes: int = MAX_TRACE_BYTES) -> Iterator[IO[str]]:
+    """Open a regular text file, decompressing ``.gz``/``.bz2`` on the fly (streamed, not read
+    whole, at most ``limit_bytes`` after decompression). Undecodable bytes become U+FFFD, so a
+    binary file gives a line-numbered parse error."""
+    shown = shown or str(path)
+    decompress: Callable[..., IO[bytes]] | None = {".gz": gzip.open, ".bz2": bz2.open}.get(path.suffix.lower())
+    with open_regular(path, field, shown) as raw:
+        inner = decompress(raw, "rb") if decompress is not None else raw
+        capped = io.BufferedReader(_Capped(inner, limit_bytes, shown))
+        yield io.TextIOWrapper(capped, encoding="utf-8", errors="replace")
 
 
-def _resolve(value: Any, base_dir: Path, field: str) -> Path:
-    if not isinstance(value, (str, Path)) or not str(value).strip():
-        raise InvalidInputError.one(field, f"must be a file path, got {value!r}")
+def _resolve(value: Any, base_dir: Path, field: str, allow_outside: bool = False) -> Path:
+    if not isinstance(value, (str, Path)) or not str(value).strip() or "\0" in str(value):
+        raise InvalidInputError.one(field, f"must be a file path, got {str(value)[:200]!r}")
     p = Path(value)
-    return p if p.is_absolute() else Path(base_dir) / p
+    p = p if p.is_absolute() else Path(base_dir) / p
+    if not allow_outside:
+        base = Path(base_dir).resolve()
+        try:
+            real = p.resolve()
+        except (OSError, RuntimeError):
+            raise InvalidInputError.one(field, f"cannot resolve {str(value)[:200]}") from None
+        if not real.is_relative_to(base):
+            raise InvalidInputError.one(field, f"{str(value)[:200]} is outside the plan file's directory; paths must stay under it "
+                                               "(pass --allow-outside-paths to allow it)")
+    return p
 
 
-def _rewrap(exc: InvalidInputError, field: str, shown: str) -> InvalidInputError:
+def _rewrap(exc: InvalidInputError, field: str, shown: str, withhold: bool = False) -> InvalidInputError:
     """Engine errors (``fio:12:bs``, ``trace:40``) -> ``workload.fio`` / ``workload.trace`` with
-    ``FILE:LINE:`` in the reason."""
+    ``FILE:LINE:`` in the reason (and, for an untrusted plan file, without the line's content)."""
     out = []
+    clean = withhold_content if withhold else (lambda r: r)
     for v in exc.violations:
         head, _, rest = v.field.partition(":")
         if head in ("fio", "trace") and rest:
             line, _, option = rest.partition(":")
+            if withhold and option and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", option):
+                option = "<option>"  # not an option name: text of the line
             where = f"{shown}:{line}:" + (f" {option}:" if option else "")
-            out.append(Violation(field=field, reason=f"{where} {v.reason}"))
+            out.append(Violation(field=field, reason=f"{where} {clean(v.reason)}"))
         elif v.field.startswith(("fio", "trace")):
-            out.append(Violation(field=field + v.field[len(head):], reason=f"{shown}: {v.reason}"))
+            out.append(Violation(field=field + v.field[len(head):], reason=f"{shown}: {clean(v.reason)}"))
         else:
             out.append(v)
     return InvalidInputError(out)
 
 
-def _load_fio(spec: Mapping[str, Any], base_dir: Path) -> tuple[Workload, list[str]]:
-    path = _resolve(spec["fio"], base_dir, "workload.fio")
-    shown = str(spec["fio"])
+def _load_fio(spec: Mapping[str, Any], base_dir: Path, allow_outside: bool) -> tuple[Workload, list[str]]:
+    path = _resolve(spec["fio"], base_dir, "workload.fio", allow_outside)
+    shown = str(spec["fio"])[:200]
     env = spec.get("env") or {}
     if not isinstance(env, Mapping):
         raise InvalidInputError.one("workload.env", f"must be a mapping of variable names to values, got {env!r}")
     try:
-        with open_text(path) as f:
+        with open_text(path, "workload.fio", shown, limit_bytes=4 * MAX_FIO_BYTES + 4) as f:
             text = f.read(MAX_FIO_BYTES + 1)
     except OSError as exc:
         raise InvalidInputError.one("workload.fio", f"cannot read {shown}: {exc.strerror or exc}") from None
@@ -99,13 +172,13 @@ def _load_fio(spec: Mapping[str, Any], base_dir: Path) -> tuple[Workload, list[s
         workload, warnings = parse_fio(text, name=path.stem, source=f"fio job file {shown}",
                                        env={str(k): str(v) for k, v in env.items()})
     except InvalidInputError as exc:
-        raise _rewrap(exc, "workload.fio", shown) from None
+        raise _rewrap(exc, "workload.fio", shown, withhold=not allow_outside) from None
     return workload, [f"{shown}: {w}" for w in warnings]
 
 
-def _load_trace(spec: Mapping[str, Any], base_dir: Path) -> tuple[Workload, list[str]]:
-    path = _resolve(spec["trace"], base_dir, "workload.trace")
-    shown = str(spec["trace"])
+def _load_trace(spec: Mapping[str, Any], base_dir: Path, allow_outside: bool) -> tuple[Workload, list[str]]:
+    path = _resolve(spec["trace"], base_dir, "workload.trace", allow_outside)
+    shown = str(spec["trace"])[:200]
     fmt = spec.get("format")
     if fmt is not None and fmt not in FORMATS:
         raise InvalidInputError.one("workload.format", f"unknown trace format {fmt!r}; known: {', '.join(FORMATS)} (or omit it to detect)")
@@ -116,7 +189,7 @@ def _load_trace(spec: Mapping[str, Any], base_dir: Path) -> tuple[Workload, list
     if isinstance(tol, bool) or not isinstance(tol, int) or tol < 0:
         raise InvalidInputError.one("workload.seq_tolerance_bytes", f"must be an integer >= 0, got {tol!r}")
     try:
-        with open_text(path) as f:
+        with open_text(path, "workload.trace", shown) as f:
             result, reader = characterise(
                 f, fmt, max_bad_lines=max_bad, time_unit=spec.get("time_unit"),
                 blkparse_action=spec.get("blkparse_action", "D"),
@@ -127,7 +200,7 @@ def _load_trace(spec: Mapping[str, Any], base_dir: Path) -> tuple[Workload, list
     except EOFError as exc:
         raise InvalidInputError.one("workload.trace", f"{shown}: truncated compressed file ({exc})") from None
     except InvalidInputError as exc:
-        raise _rewrap(exc, "workload.trace", shown) from None
+        raise _rewrap(exc, "workload.trace", shown, withhold=not allow_outside) from None
     workload = result.to_workload(name=path.name.split(".")[0], source=f"{reader.format} trace {shown}")
     warnings = [f"{shown}: {n}" for n in reader.summary()]
     if result.late_arrivals:
@@ -152,8 +225,9 @@ def rescaled_daily_write_bytes(base: Workload, target_iops: float) -> tuple[floa
                  "(give daily_write_bytes to set it yourself)")
 
 
-def load_workload(spec: Mapping[str, Any], base_dir: Path) -> tuple[Workload, list[str]]:
-    """The workload a spec describes, and warnings (options not modelled, lines skipped).
+def load_workload(spec: Mapping[str, Any], base_dir: Path, *, allow_outside_paths: bool = True) -> tuple[Workload, list[str]]:
+    """The workload a spec describes, and warnings (options not modelled, lines skipped). With
+    ``allow_outside_paths=False`` (plan files) file paths must resolve under ``base_dir``.
 
     Raises ``InvalidInputError`` naming the field (``workload.fio``, ``workload.preset``, ...)."""
     if not isinstance(spec, Mapping):
@@ -181,9 +255,9 @@ def load_workload(spec: Mapping[str, Any], base_dir: Path) -> tuple[Workload, li
             raise InvalidInputError.one("workload.preset", f"must be a preset name, got {name!r}")
         base, warnings = get_preset(name, "workload.preset"), []
     elif source == "fio":
-        base, warnings = _load_fio(spec, base_dir)
+        base, warnings = _load_fio(spec, base_dir, allow_outside_paths)
     else:
-        base, warnings = _load_trace(spec, base_dir)
+        base, warnings = _load_trace(spec, base_dir, allow_outside_paths)
 
     overrides = {k: v for k, v in spec.items() if k in _WORKLOAD_FIELDS}
     if not overrides:

@@ -202,6 +202,8 @@ def _spec(**changes) -> pb.PlanSpec:  # type: ignore[no-untyped-def]
             getattr(msg, leaf).extend(value)
         elif value is None:
             msg.ClearField(leaf)
+        elif hasattr(value, "DESCRIPTOR"):
+            getattr(msg, leaf).CopyFrom(value)
         else:
             setattr(msg, leaf, value)
     return s
@@ -231,6 +233,22 @@ BAD_PLANS = [
     ("hot share", _spec(workload__hot_write_fraction=0.1, workload__hot_space_fraction=0.5), "INVALID_ARGUMENT",
      "plan.spec.workload.hot_write_fraction"),
     ("recommendations 0..100", _spec(max_recommendations=1000), "INVALID_ARGUMENT", "plan.spec.max_recommendations"),
+    # Issue 12: inputs that used to reach INTERNAL or cost memory before the limit was checked.
+    ("latency nanos 2e9", _spec(constraints__latency_target=duration_pb2.Duration(nanos=2_000_000_000)), "INVALID_ARGUMENT",
+     "plan.spec.constraints.latency_target"),
+    ("latency 2^62 s", _spec(constraints__latency_target=duration_pb2.Duration(seconds=2**62)), "INVALID_ARGUMENT",
+     "plan.spec.constraints.latency_target"),
+    ("ec huge", _spec(candidate_space__layouts=["ec:" + "9" * 5000 + "+1"]), "INVALID_ARGUMENT", "plan.spec.candidate_space.layouts[0]"),
+    ("ec non-ascii digits", _spec(candidate_space__layouts=["ec:\u0663+\u0661"]), "INVALID_ARGUMENT", "plan.spec.candidate_space.layouts[0]"),
+    ("writes 1e308", _spec(workload__daily_write_bytes=1e308), "INVALID_ARGUMENT", "plan.spec.workload.daily_write_bytes"),
+    ("iops nan", _spec(workload__target_iops=float("nan")), "INVALID_ARGUMENT", "plan.spec.workload.target_iops"),
+    ("10,000 layouts", _spec(candidate_space__layouts=["raid0"] * 10_000), "INVALID_ARGUMENT", "plan.spec.candidate_space.layouts"),
+    ("duplicate layout", _spec(candidate_space__layouts=["raid10", "raid6", "RAID10"]), "INVALID_ARGUMENT",
+     "plan.spec.candidate_space.layouts[2]"),
+    ("four long unknown drives", _spec(candidate_space__drive_models=[c * 1000 for c in "wxyz"]), "INVALID_ARGUMENT",
+     "plan.spec.candidate_space.drive_models[3]"),
+    ("four unknown drives", _spec(candidate_space__drive_models=["intel-ssd-1", "intel-ssd-2", "intel-ssd-3", "intel-ssd-4"]),
+     "INVALID_ARGUMENT", "plan.spec.candidate_space.drive_models[3]"),
     ("too large", _spec(candidate_space__layouts=["raid0", "raid10", "raid5", "raid6"], candidate_space__group_widths=list(range(3, 65)),
                         candidate_space__max_drive_count=1024), "RESOURCE_EXHAUSTED", None),
 ]
@@ -253,6 +271,33 @@ def test_bad_create_plan(stub, case: str, spec: pb.PlanSpec, code: str, field: s
         assert all(v.description for v in bad.field_violations)
     after = stub.ListPlans(pb.ListPlansRequest(page_size=1000), timeout=30)
     assert len(after.plans) == len(before.plans), "a rejected plan is not stored"
+    # Every status fits the client's metadata limit; suggestions are bounded, the input echo too.
+    for v in (bad.field_violations if field is not None else []):
+        assert len(v.description) <= 600 and v.description.count(",") <= 10, v.description
+
+
+def test_list_plans_pages_are_bounded_in_bytes(stub, server: ServerProcess) -> None:  # type: ignore[no-untyped-def]
+    """Stored plans whose specs are huge (100k io_size_mix entries, written before the bounds
+    existed) do not make a page exceed the client's 4 MiB limit; BASIC (the default) has no spec."""
+    from google.protobuf import json_format
+
+    p = stub.CreatePlan(pb.CreatePlanRequest(plan=pb.Plan(spec=OLTP), plan_id="huge-spec-0"), timeout=30)
+    _watch(stub, p.name)
+    big = pb.PlanSpec()
+    big.CopyFrom(OLTP)
+    big.workload.io_size_mix.extend(pb.IoSizeShare(io_bytes=512 * (1 + i % 64), weight=1) for i in range(100_000))
+    spec_json = json_format.MessageToJson(big, indent=None, preserving_proto_field_name=True)
+    with sqlite3.connect(server.data_dir / "runs.sqlite3") as db:
+        for i in (1, 2, 3):
+            db.execute("INSERT INTO runs (id, state, spec_json, trace_id, create_time, update_time) VALUES (?, 'SUCCEEDED', ?, '', ?, ?)",
+                       (f"huge-spec-{i}", spec_json, time.time(), time.time()))
+    basic = stub.ListPlans(pb.ListPlansRequest(page_size=10), timeout=60)
+    assert [x.name for x in basic.plans[:3]] == ["plans/huge-spec-3", "plans/huge-spec-2", "plans/huge-spec-1"]
+    assert not any(x.HasField("spec") for x in basic.plans) and basic.ByteSize() < 64 * 1024
+    full = stub.ListPlans(pb.ListPlansRequest(page_size=10, view=pb.PLAN_VIEW_FULL), timeout=120)
+    assert full.ByteSize() <= (1 << 20) + 64 * 1024
+    assert any(x.HasField("spec") for x in full.plans), "small specs are listed in full"
+    assert not any(len(x.spec.workload.io_size_mix) > 64 for x in full.plans), "an over-budget spec is left out"
 
 
 BAD_OTHER = [
@@ -262,6 +307,12 @@ BAD_OTHER = [
     ("ListPlans", pb.ListPlansRequest(page_token="zz-not-a-token"), "INVALID_ARGUMENT", "page_token"),
     ("ListPlans", pb.ListPlansRequest(page_size=5000), "INVALID_ARGUMENT", "page_size"),
     ("GetDrive", pb.GetDriveRequest(name="intel-ssd-999"), "INVALID_ARGUMENT", "name"),
+    ("GetPlan", pb.GetPlanRequest(name="plans/abcd\n"), "INVALID_ARGUMENT", "name"),
+    ("CreatePlan", pb.CreatePlanRequest(plan=pb.Plan(spec=OLTP), plan_id="abcd\n"), "INVALID_ARGUMENT", "plan_id"),
+    ("ListPlans", pb.ListPlansRequest(page_token="8000000000000000"), "INVALID_ARGUMENT", "page_token"),
+    ("ListPlans", pb.ListPlansRequest(view=7), "INVALID_ARGUMENT", "view"),
+    ("ListDrives", pb.ListDrivesRequest(page_token="\u00b2"), "INVALID_ARGUMENT", "page_token"),
+    ("ListDrives", pb.ListDrivesRequest(kind=99), "INVALID_ARGUMENT", "kind"),
     ("SimulateArray", pb.SimulateArrayRequest(drive_model="intel-dc-s3500-480gb", drive_count=0, layout="raid6",
                                               workload=pb.Workload(read_fraction=0.5)), "INVALID_ARGUMENT", "drive_count"),
     ("SimulateArray", pb.SimulateArrayRequest(drive_model="intel-dc-s3500-480gb", drive_count=12, layout="raid5",

@@ -126,6 +126,12 @@ app.kubernetes.io/part-of: arrayplan
 {{- if and .Values.ray.address (eq .Values.ray.auth.mode "token") (not .Values.ray.auth.existingSecret) (eq .Values.planner.executor "ray") }}
 {{- fail "an external Ray cluster with token auth needs ray.auth.existingSecret (its token)" }}
 {{- end }}
+{{- if and .Values.planner.tls.certManager.enabled (not .Values.planner.tls.certManager.issuerRef.name) }}
+{{- fail "planner.tls.certManager.enabled needs planner.tls.certManager.issuerRef.name" }}
+{{- end }}
+{{- if and .Values.planner.tls.clientCaSecretName (not (include "arrayplan.planner.tlsSecret" .)) }}
+{{- fail "planner.tls.clientCaSecretName (mutual TLS) needs planner.tls.secretName or planner.tls.certManager.enabled" }}
+{{- end }}
 {{- if not (lt (int .Values.controller.renewDeadlineSeconds) (int .Values.controller.leaseDurationSeconds)) }}
 {{- fail "controller.renewDeadlineSeconds must be below controller.leaseDurationSeconds" }}
 {{- end }}
@@ -198,4 +204,14 @@ app.kubernetes.io/part-of: arrayplan
 {{- else if .Values.planner.driveCatalog.files }}
 {{- printf "%s-drives" (include "arrayplan.planner.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
+{{- end }}
+
+{{/* The Secret holding the planner's TLS certificate ("" = plaintext). */}}
+{{- define "arrayplan.planner.tlsSecret" -}}
+{{- if .Values.planner.tls.secretName }}{{ .Values.planner.tls.secretName }}{{- else if .Values.planner.tls.certManager.enabled }}{{ include "arrayplan.planner.fullname" . }}-tls{{- end }}
+{{- end }}
+
+{{/* Port the kubelet probes: the plaintext health-only port while TLS is on. */}}
+{{- define "arrayplan.planner.probePort" -}}
+{{- if include "arrayplan.planner.tlsSecret" . }}{{ .Values.planner.tls.healthPort }}{{ else }}{{ .Values.planner.port }}{{ end }}
 {{- end }}

@@ -71,7 +71,6 @@ def grpc_error_exit(exc: object) -> int:
 def connect(args: argparse.Namespace) -> Iterator[object]:
     """A stub to the server (``--server``), or to an in-process server started for this command
     (``--local``: the same server code on an ephemeral 127.0.0.1 port, same run store)."""
-    import grpc
 
     from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 
@@ -85,7 +84,11 @@ def connect(args: argparse.Namespace) -> Iterator[object]:
                               num_cpus=args.num_cpus)
         args.local_store = Path(data_dir) / "runs.sqlite3"
         address = f"127.0.0.1:{server.port}"
-    channel = grpc.insecure_channel(address)
+    from ..connection import open_channel
+
+    # --local: the in-process server has no TLS and no tokens.
+    channel = open_channel(address, tls_ca=None if server is not None else getattr(args, "tls_ca", None),
+                           token="" if server is not None else None)
     try:
         yield pb_grpc.PlannerServiceStub(channel)
     finally:
@@ -102,6 +105,9 @@ def _add_connection(p: argparse.ArgumentParser) -> None:
     p.add_argument("--executor", choices=("ray", "local"), default="ray", help="--local: fan out on Ray (default) or run in-process")
     p.add_argument("--ray-address", default=None, help="--local: existing Ray cluster (default: start a local one)")
     p.add_argument("--num-cpus", type=int, default=None, help="--local: CPUs for a local Ray")
+    p.add_argument("--tls-ca", type=Path, default=os.environ.get("ARRAYPLAN_TLS_CA") or None,
+                   help="connect with TLS, trusting this CA's PEM file (default $ARRAYPLAN_TLS_CA); the bearer token comes "
+                        "from $ARRAYPLAN_TOKEN")
 
 
 # -- serve --------------------------------------------------------------------------------------
@@ -109,22 +115,55 @@ def _add_connection(p: argparse.ArgumentParser) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     from arrayplan_engine.catalog import builtin_catalog
 
-    from ..server.app import build_server, serve_forever
+    from ..server.app import TlsConfig, build_server, serve_forever
+    from ..server.auth import Authenticator, TokenFileError
+    from ..store import check_data_dir
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.max_running_plans < 1 or args.max_queued_plans < 0:
+        _err("--max-running-plans must be >= 1 and --max-queued-plans >= 0")
+        return EXIT_BAD_INPUT
+    if bool(args.tls_cert) != bool(args.tls_key) or (args.tls_client_ca and not args.tls_cert):
+        _err("--tls-cert and --tls-key go together (and --tls-client-ca needs both)")
+        return EXIT_BAD_INPUT
+    problem = check_data_dir(Path(args.data_dir))
+    if problem is not None:
+        _err(f"the data dir cannot hold the run store: {problem}")
+        return EXIT_BAD_INPUT
     catalog = _local_catalog(args)  # a malformed catalog file stops the server here, naming file, line and field
     if catalog is None:
         return EXIT_BAD_INPUT
     if args.catalog:
         logging.getLogger("arrayplan").info("catalog: %d drives (%s added from %s)", len(catalog),
                                             len(catalog) - len(builtin_catalog()), args.catalog)
+    tls = None
+    if args.tls_cert:
+        tls = TlsConfig(cert_file=args.tls_cert, key_file=args.tls_key, client_ca_file=args.tls_client_ca)
+        for flag, f in (("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key), ("--tls-client-ca", args.tls_client_ca)):
+            if f is not None and not Path(f).is_file():
+                _err(f"{flag}: {f} is not a readable file")
+                return EXIT_BAD_INPUT
+    if args.auth_token_file:
+        try:
+            Authenticator(args.auth_token_file)
+        except TokenFileError as exc:
+            _err(f"--auth-token-file: {exc}")
+            return EXIT_BAD_INPUT
     try:
         server = build_server(host=args.host, port=args.port, data_dir=args.data_dir, executor_kind=args.executor,
                               ray_address=args.ray_address, num_cpus=args.num_cpus, candidate_limit=args.candidate_limit,
-                              catalog=catalog)
+                              max_running_plans=args.max_running_plans, max_queued_plans=args.max_queued_plans,
+                              tls=tls, auth_token_file=args.auth_token_file, reflection_enabled=not args.no_reflection,
+                              health_port=args.health_port, catalog=catalog)
     except OSError as exc:
-        _err(str(exc))
+        _err(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - one line, not a traceback (TLS files, the store)
+        from ..store import unavailable_condition
+
+        condition = unavailable_condition(exc)
+        _err(f"cannot start: {'the run store is ' + condition if condition else type(exc).__name__ + ': ' + str(exc).splitlines()[0]}")
+        return EXIT_BAD_INPUT if condition else EXIT_ERROR
     from .. import numba_cache
 
     cold = numba_cache.cold_kernels()
@@ -137,8 +176,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     msg = (f"arrayplan serving on {where} (run store {Path(args.data_dir) / 'runs.sqlite3'}, "
            f"executor {args.executor}{' at ' + args.ray_address if args.ray_address else ''})\n"
            f"  try: arrayplan plan examples/oltp.yaml --server {where}\n"
-           f"       bin/grpcurl -plaintext {where} list\n"
-           f"       bin/grpcurl -plaintext {where} grpc.health.v1.Health/Check")
+           f"       bin/grpcurl {'-cacert CA.pem' if tls else '-plaintext'} {where} grpc.health.v1.Health/Check")
     serve_forever(server, msg)
     return EXIT_OK
 
@@ -189,7 +227,7 @@ def load_spec(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from .planfile import PlanFileError, load_plan_file
 
     try:
-        spec, warnings = load_plan_file(args.plan_file)
+        spec, warnings = load_plan_file(args.plan_file, allow_outside_paths=args.allow_outside_paths)
     except PlanFileError as exc:
         _err(f"bad plan file\n{exc}")
         return None
@@ -627,6 +665,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--candidate-limit", type=int, default=20_000, help="largest candidate space a plan may have")
     p.add_argument("--catalog", type=Path, metavar="DIR",
                    help="add every drive catalog file (*.toml, docs/catalog.md) in DIR to the built-in drives")
+    p.add_argument("--max-running-plans", type=int, default=4, help="plans that run at once; more wait PENDING in a queue (default 4)")
+    p.add_argument("--max-queued-plans", type=int, default=64,
+                   help="plans that may wait; beyond, CreatePlan answers RESOURCE_EXHAUSTED with a RetryInfo (default 64)")
+    p.add_argument("--tls-cert", type=Path, help="serve TLS with this PEM certificate (chain) ...")
+    p.add_argument("--tls-key", type=Path, help="... and this PEM private key")
+    p.add_argument("--tls-client-ca", type=Path, help="mutual TLS: require client certificates signed by this PEM CA")
+    p.add_argument("--auth-token-file", type=Path,
+                   help="require bearer tokens: lines 'NAME TOKEN [admin]' (reloaded on SIGHUP; health stays open)")
+    p.add_argument("--no-reflection", action="store_true", help="do not serve gRPC server reflection")
+    p.add_argument("--health-port", type=int, help="also serve the health service alone, plaintext, on this port (for probes "
+                                                     "that cannot speak TLS, e.g. the kubelet's)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("plan", help="plan an array for a plan file and print ranked recommendations")
@@ -634,6 +683,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "json", "markdown"), default="table",
                    help="table for people, json (docs/json.md) or markdown for a pull-request comment (default %(default)s)")
     p.add_argument("--plan-id", help="name the run plans/PLAN_ID")
+    p.add_argument("--allow-outside-paths", action="store_true",
+                   help="let the plan file name fio/trace files outside its own directory (default: refused)")
     p.add_argument("--seed", type=int, help="override the plan file's seed")
     p.add_argument("--timeout", type=seconds_arg, default=3600.0, metavar="SECONDS",
                    help="cancel the plan if not done within this many seconds, or a duration: 90s, 30min (default 3600)")

@@ -176,10 +176,11 @@ _WORKLOAD_FILE_KEYS = ("fio", "trace", "format", "env", "time_unit", "blkparse_a
 
 
 class _Builder:
-    def __init__(self, doc: _Doc, path: str, base_dir: Path) -> None:
+    def __init__(self, doc: _Doc, path: str, base_dir: Path, allow_outside_paths: bool = False) -> None:
         self.doc = doc
         self.path = path
         self.base_dir = base_dir
+        self.allow_outside_paths = allow_outside_paths
         self.problems: list[tuple[int | None, str, str]] = []
         self.warnings: list[str] = []
 
@@ -215,14 +216,14 @@ class _Builder:
 
         spec = {k: data[k] for k in _WORKLOAD_FILE_KEYS if k in data}
         try:
-            workload, warnings = load_workload(spec, self.base_dir)
+            workload, warnings = load_workload(spec, self.base_dir, allow_outside_paths=self.allow_outside_paths)
         except InvalidInputError as exc:
             for v in exc.violations:
                 key = "fio" if "fio" in data else "trace"
                 self.fail(at + (key,), f"{v.field}: {v.reason}")
             return
         except OSError as exc:
-            self.fail(at + ("fio" if "fio" in data else "trace",), f"cannot read: {exc}")
+            self.fail(at + ("fio" if "fio" in data else "trace",), f"cannot read: {exc.strerror or type(exc).__name__}")
             return
         self.warnings.extend(warnings)
         explicit = set(data)
@@ -372,10 +373,12 @@ class _Builder:
             setattr(msg, field.name, converted)
 
 
-def plan_spec_from_text(text: str, path: str = "<plan>", base_dir: Path | None = None) -> tuple[pb.PlanSpec, list[str]]:
-    """Parse a plan file; raises ``PlanFileError`` listing every problem with its line."""
+def plan_spec_from_text(text: str, path: str = "<plan>", base_dir: Path | None = None, *,
+                        allow_outside_paths: bool = False) -> tuple[pb.PlanSpec, list[str]]:
+    """Parse a plan file; raises ``PlanFileError`` listing every problem with its line. Files it
+    names (``fio:``, ``trace:``) must lie under ``base_dir`` unless ``allow_outside_paths``."""
     doc = load_yaml(text, path)
-    builder = _Builder(doc, path, base_dir or Path.cwd())
+    builder = _Builder(doc, path, base_dir or Path.cwd(), allow_outside_paths)
     spec = pb.PlanSpec()
     builder.fill(spec, doc.data, ())
     if isinstance(doc.data, Mapping):
@@ -387,12 +390,28 @@ def plan_spec_from_text(text: str, path: str = "<plan>", base_dir: Path | None =
     return spec, builder.warnings
 
 
-def load_plan_file(path: Path) -> tuple[pb.PlanSpec, list[str]]:
+MAX_PLAN_FILE_BYTES = 1 << 20
+
+
+def load_plan_file(path: Path, *, allow_outside_paths: bool = False) -> tuple[pb.PlanSpec, list[str]]:
+    """Read a plan file (a regular file of at most MAX_PLAN_FILE_BYTES); the files it names
+    resolve relative to its directory and must stay under it unless ``allow_outside_paths``."""
+    from arrayplan_engine.errors import InvalidInputError
+
+    from ..workloads import open_regular
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open_regular(Path(path), "plan_file", str(path)) as f:
+            raw = f.read(MAX_PLAN_FILE_BYTES + 1)
+        if len(raw) > MAX_PLAN_FILE_BYTES:
+            raise PlanFileError(str(path), [(None, "", f"the plan file is over {MAX_PLAN_FILE_BYTES} bytes")])
+        text = raw.decode("utf-8")
+    except InvalidInputError as exc:
+        raise PlanFileError(str(path), [(None, "", f"cannot read the plan file: {exc.violations[0].reason}")]) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise PlanFileError(str(path), [(None, "", f"cannot read the plan file: {exc}")]) from None
-    return plan_spec_from_text(text, str(path), Path(path).resolve().parent)
+        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise PlanFileError(str(path), [(None, "", f"cannot read the plan file: {why}")]) from None
+    return plan_spec_from_text(text, str(path), Path(path).resolve().parent, allow_outside_paths=allow_outside_paths)
 
 
 def line_of(path_text: str, field: str) -> int | None:

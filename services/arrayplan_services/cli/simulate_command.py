@@ -83,7 +83,7 @@ def _workload(args: argparse.Namespace) -> Workload:
             spec = {"trace": str(path)}
         from ..workloads import load_workload
 
-        wl, warnings = load_workload(spec, base_dir)
+        wl, warnings = load_workload(spec, base_dir, allow_outside_paths=True)
         for w in warnings:
             print(f"arrayplan simulate: workload: {w}", file=sys.stderr)
     else:
@@ -178,7 +178,9 @@ def _remote(args: argparse.Namespace, address: str | None = None) -> int:
         stripe_unit_bytes=args.stripe_unit_kib * KiB, rebuild_rate_bytes_per_second=(args.rebuild_rate_mb_s or 0.0) * MB)
     address = address or args.server or os.environ.get("ARRAYPLAN_SERVER", DEFAULT_SERVER)
     try:
-        with grpc.insecure_channel(address) as channel:
+        from ..connection import open_channel
+
+        with open_channel(address, tls_ca=getattr(args, "tls_ca", None)) as channel:
             response = pb_grpc.PlannerServiceStub(channel).SimulateArray(request, timeout=args.timeout)
     except grpc.RpcError as exc:
         return grpc_error_exit(exc)

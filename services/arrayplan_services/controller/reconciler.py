@@ -79,7 +79,11 @@ class Controller:
         self.api = custom_api  # kubernetes.client.CustomObjectsApi
         self.namespace = namespace
         self.server_address = server_address
-        self.channel = channel or grpc.insecure_channel(server_address)
+        if channel is None:
+            from ..connection import open_channel
+
+            channel = open_channel(server_address)  # TLS and token from $ARRAYPLAN_TLS_CA / $ARRAYPLAN_TOKEN when set
+        self.channel = channel
         self.stub = pb_grpc.PlannerServiceStub(self.channel)
         self.status_recommendations = status_recommendations
         self.progress_interval_s = progress_interval_s

@@ -14,11 +14,14 @@ outstanding task (force-stopping the workers of running ones).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import signal
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
@@ -36,6 +39,12 @@ def _warm_worker() -> int:
 
 class Cancelled(Exception):
     """The caller cancelled the work (its plan was cancelled or its deadline passed)."""
+
+
+class ExecutorUnavailableError(Exception):
+    """The cluster that runs the tasks went away (not an error of the task's own code)."""
+
+    reason_code = "RAY_UNAVAILABLE"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,21 +84,28 @@ class LocalExecutor:
 class RayExecutor:
     """Fans tasks out over a Ray cluster: local by default, or ``address`` (``RAY_ADDRESS``)."""
 
-    def __init__(self, address: str | None = None, *, num_cpus: int | None = None) -> None:
+    def __init__(self, address: str | None = None, *, num_cpus: int | None = None, state_dir: Path | None = None) -> None:
         import ray
 
         self._ray = ray
         address = address or os.environ.get("RAY_ADDRESS") or None
+        self._address = address or ""
+        self._state_dir = state_dir
         if not ray.is_initialized():
             kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": False}
             runtime_env = {"env_vars": {k: v for k, v in os.environ.items() if k.startswith("OTEL_")}}
             if address:
+                _check_reachable(address)
                 ray.init(address=address, runtime_env=runtime_env, **kwargs)
             else:
                 # A new local cluster turns Ray's token auth on by default and warns so at every
                 # start; keep the behaviour, drop the notice (RAY_AUTH_MODE set by the caller wins).
                 logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
+                if state_dir is not None:
+                    clean_stale_local_ray(state_dir)
                 ray.init(num_cpus=num_cpus, runtime_env=runtime_env, **kwargs)
+                if state_dir is not None:
+                    record_local_ray(state_dir)
         self._remote_cache: dict[Callable[..., Any], Any] = {}
         self._warm_workers()
 
@@ -121,9 +137,10 @@ class RayExecutor:
             on_result: Callable[[TaskCall, Any], None], cancel: threading.Event) -> None:
         ray = self._ray
         remote = self._remote(fn)
-        shared_ref = ray.put(shared)
-        pending = {remote.remote(shared_ref, call.batch, carrier): call for call in calls}
+        pending: dict[Any, TaskCall] = {}
         try:
+            shared_ref = ray.put(shared)
+            pending = {remote.remote(shared_ref, call.batch, carrier): call for call in calls}
             while pending:
                 if cancel.is_set():
                     raise Cancelled()
@@ -131,21 +148,141 @@ class RayExecutor:
                 for ref in done:
                     call = pending.pop(ref)
                     on_result(call, ray.get(ref))
-        except BaseException:
+        except BaseException as exc:
             # force=True: a task inside a numba kernel cannot see a KeyboardInterrupt, so its
             # worker process is stopped (Ray starts a fresh one); cancelled tasks are not retried.
             for ref in pending:
-                ray.cancel(ref, force=True)
+                try:
+                    ray.cancel(ref, force=True)
+                except Exception:  # noqa: BLE001 - the cluster may be gone already
+                    pass
+            if _is_cluster_fault(exc):
+                raise ExecutorUnavailableError(
+                    f"the Ray cluster{' at ' + self._address if self._address else ''} stopped answering while the plan ran "
+                    f"({type(exc).__name__}); create the plan again once it is back") from None
             raise
 
     def shutdown(self) -> None:
         if self._ray.is_initialized():
             self._ray.shutdown()
+        if self._state_dir is not None and not self._address:
+            Path(self._state_dir, RAY_STATE_FILE).unlink(missing_ok=True)
 
 
-def make_executor(kind: str, address: str | None = None, *, num_cpus: int | None = None) -> Executor:
+RAY_STATE_FILE = "local-ray.json"
+RAY_CONNECT_TIMEOUT_S = 10.0
+
+
+def _check_reachable(address: str) -> None:
+    """Fail fast with one sentence when nothing answers at a Ray ``host:port`` (``ray.init``
+    would wait for it without end)."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "//" in host:
+        return  # ray://, auto, ...: left to Ray
+    try:
+        with socket.create_connection((host, int(port)), timeout=RAY_CONNECT_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        raise ConnectionError(f"the Ray cluster at {address} does not answer ({exc.strerror or type(exc).__name__}); "
+                              "start it, or pass another --ray-address") from None
+
+
+def _proc_start_ticks(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _environ(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return b""
+
+
+def record_local_ray(state_dir: Path) -> None:
+    """Write down this server's local Ray session (its directory and head processes), so the next
+    start can clean up after a server that was killed before it could stop Ray."""
+    try:
+        import ray
+
+        node = ray._private.worker._global_node  # noqa: SLF001 - the only place Ray lists its processes
+        session_dir = node.get_session_dir_path()
+        pids = [info.process.pid for infos in node.all_processes.values() for info in infos if info.process is not None]
+        procs = [(pid, _proc_start_ticks(pid)) for pid in pids]
+        node_id = ray.get_runtime_context().get_node_id()
+        Path(state_dir, RAY_STATE_FILE).write_text(json.dumps({"server_pid": os.getpid(), "session_dir": session_dir,
+                                                               "node_id": node_id, "processes": procs}))
+    except Exception:  # noqa: BLE001 - best effort: never stops the server from starting
+        log.warning("could not record the local Ray session for clean-up", exc_info=True)
+
+
+def clean_stale_local_ray(state_dir: Path) -> list[int]:
+    """Stop the local Ray processes of a previous server on this data dir that died without
+    stopping them (kill -9): its head processes and every process of its Ray session. Returns
+    the pids stopped."""
+    path = Path(state_dir, RAY_STATE_FILE)
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return []
+    owner = int(state.get("server_pid", 0))
+    if owner and owner != os.getpid() and _proc_start_ticks(owner) is not None and "arrayplan" in _cmdline(owner):
+        return []  # that server is still alive: its Ray is not stale
+    session_dir = str(state.get("session_dir") or "")
+    node_marker = f"RAY_NODE_ID={state.get('node_id')}\0".encode() if state.get("node_id") else None
+    victims: set[int] = set()
+    for pid, ticks in state.get("processes", []):
+        if ticks is not None and _proc_start_ticks(int(pid)) == ticks:
+            victims.add(int(pid))
+    # Ray's agents and workers rename themselves (ray::...), so they are found by the node id in
+    # their environment as well as by the session dir in their command line.
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        pid = int(entry.name)
+        if (session_dir and session_dir in _cmdline(pid)) or (node_marker and node_marker in _environ(pid) + b"\0"):
+            victims.add(pid)
+    for pid in sorted(victims):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    if victims:
+        log.warning("stopped %d process(es) of a previous server's local Ray session %s", len(victims), session_dir)
+    path.unlink(missing_ok=True)
+    return sorted(victims)
+
+
+def _is_cluster_fault(exc: BaseException) -> bool:
+    """Ray's own failures (lost nodes, a dead GCS, a broken connection), as opposed to an
+    exception raised by the task function (RayTaskError) or a cancel."""
+    try:
+        from ray import exceptions as rex
+    except ImportError:
+        return False
+    if isinstance(exc, (Cancelled, rex.RayTaskError, rex.TaskCancelledError)):
+        return False
+    faults = tuple(getattr(rex, n) for n in ("RaySystemError", "NodeDiedError", "ObjectLostError", "OwnerDiedError",
+                                              "WorkerCrashedError", "GetTimeoutError", "LocalRayletDiedError",
+                                              "RpcError", "ActorUnavailableError") if hasattr(rex, n))
+    return isinstance(exc, faults) or (isinstance(exc, ConnectionError))
+
+
+def make_executor(kind: str, address: str | None = None, *, num_cpus: int | None = None, state_dir: Path | None = None) -> Executor:
     if kind == "local":
         return LocalExecutor()
     if kind == "ray":
-        return RayExecutor(address, num_cpus=num_cpus)
+        return RayExecutor(address, num_cpus=num_cpus, state_dir=state_dir)
     raise ValueError(f"executor must be 'ray' or 'local', got {kind!r}")

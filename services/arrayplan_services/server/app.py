@@ -1,18 +1,32 @@
-"""``arrayplan serve``: the gRPC server with reflection, health, tracing and the run store."""
+"""``arrayplan serve``: the asyncio gRPC server with health, reflection, tracing, the run store,
+admission control, TLS and bearer tokens.
+
+The server runs on its own event loop thread (``build_server`` returns at once, so the CLI's
+``--local`` mode and tests use it like any other object). Limits that are written down:
+
+* ``MAX_RECEIVE_BYTES``: the largest request message accepted (1 MiB; a plan spec is a few KB).
+  Larger ones are refused by gRPC with RESOURCE_EXHAUSTED before they are decoded.
+* ``--max-running-plans`` / ``--max-queued-plans``: plans beyond the running slots wait PENDING in
+  a queue (their place in ``progress.queue_position``); beyond the queue, CreatePlan answers
+  RESOURCE_EXHAUSTED with a ``google.rpc.RetryInfo``.
+* The run store on a full or read-only disk: UNAVAILABLE, health NOT_SERVING until a probe write
+  succeeds again; running plans keep their results in memory and write them then.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import signal
 import threading
-from concurrent import futures
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from opentelemetry.instrumentation.grpc import filters, server_interceptor
+from grpc_status import rpc_status
+from opentelemetry.instrumentation.grpc import aio_server_interceptor, filters
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
@@ -20,64 +34,195 @@ from arrayplan_engine.catalog import Catalog, builtin_catalog
 
 from .. import telemetry
 from ..fanout import make_executor
-from ..planner import DEFAULT_CANDIDATE_LIMIT, PlanRunner
+from ..planner import DEFAULT_CANDIDATE_LIMIT, DEFAULT_MAX_QUEUED_PLANS, DEFAULT_MAX_RUNNING_PLANS, PlanRunner
 from ..store import RunStore
-from .errors import ErrorMappingInterceptor
+from .auth import OPEN_SERVICES, Authenticator
+from .errors import UnauthenticatedError, status_for
 from .servicer import PlannerServicer
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["PlannerService"].full_name
+MAX_RECEIVE_BYTES = 1 << 20
+# A health service name that stays SERVING while the process runs, whatever the store's state:
+# for liveness probes (restarting the pod does not make a full disk empty; readiness uses "").
+LIVENESS_SERVICE = "liveness"
+STORE_PROBE_S = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class TlsConfig:
+    cert_file: Path
+    key_file: Path
+    client_ca_file: Path | None = None
+
+    def credentials(self) -> grpc.ServerCredentials:
+        key = Path(self.key_file).read_bytes()
+        cert = Path(self.cert_file).read_bytes()
+        ca = Path(self.client_ca_file).read_bytes() if self.client_ca_file else None
+        return grpc.ssl_server_credentials([(key, cert)], root_certificates=ca, require_client_auth=ca is not None)
+
+
+class AuthInterceptor(grpc.aio.ServerInterceptor):
+    """Refuses every call without a known bearer token, except the health service's."""
+
+    def __init__(self, auth: Authenticator) -> None:
+        self.auth = auth
+        status = rpc_status.to_status(status_for(UnauthenticatedError(
+            "this server needs a bearer token: send metadata 'authorization: Bearer TOKEN' (the CLI reads $ARRAYPLAN_TOKEN)")))
+
+        async def deny(request: object, context: grpc.aio.ServicerContext) -> None:
+            await context.abort_with_status(status)
+        self._deny = grpc.unary_unary_rpc_method_handler(deny)
+
+    async def intercept_service(self, continuation, handler_call_details):  # type: ignore[no-untyped-def]
+        if not self.auth.enabled or handler_call_details.method.startswith(OPEN_SERVICES):
+            return await continuation(handler_call_details)
+        if self.auth.caller(handler_call_details.invocation_metadata) is None:
+            return self._deny
+        return await continuation(handler_call_details)
 
 
 @dataclass
 class Server:
-    grpc_server: grpc.Server
+    grpc_server: grpc.aio.Server
     port: int
     runner: PlanRunner
     store: RunStore
-    health: health.HealthServicer
+    health: health.aio.HealthServicer
+    auth: Authenticator
+    loop: asyncio.AbstractEventLoop
+    thread: threading.Thread
+    servicer: PlannerServicer
+    extra_servers: list[grpc.aio.Server] = field(default_factory=list)
+    _stopped: threading.Event = field(default_factory=threading.Event)
+
+    def _call(self, coro, timeout_s: float = 60.0):  # type: ignore[no-untyped-def]
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout_s)
+
+    def set_serving(self, serving: bool) -> None:
+        status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+
+        async def _set() -> None:
+            for name in ("", SERVICE_NAME):
+                await self.health.set(name, status)
+        if not self._stopped.is_set():
+            asyncio.run_coroutine_threadsafe(_set(), self.loop)
 
     def stop(self, grace_s: float = 5.0) -> None:
-        self.health.enter_graceful_shutdown()
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        try:
+            self._call(self.health.enter_graceful_shutdown())
+        except Exception:  # noqa: BLE001 - stopping anyway
+            pass
         self.runner.shutdown()
-        self.grpc_server.stop(grace_s).wait()
-        telemetry.flush()
-        self.runner.executor.shutdown()
+        try:
+            self._call(self.grpc_server.stop(grace_s), timeout_s=grace_s + 30)
+            for extra in self.extra_servers:
+                self._call(extra.stop(0), timeout_s=30)
+        finally:
+            self.servicer.close()
+            telemetry.flush()
+            self.runner.executor.shutdown()
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(timeout=10)
+
+
+def _loop_thread() -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        loop.call_soon(ready.set)
+        loop.run_forever()
+    thread = threading.Thread(target=run, name="grpc-aio", daemon=True)
+    thread.start()
+    ready.wait()
+    return loop, thread
 
 
 def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, executor_kind: str = "ray",
                  ray_address: str | None = None, num_cpus: int | None = None,
-                 candidate_limit: int = DEFAULT_CANDIDATE_LIMIT, max_workers: int = 16, catalog: Catalog | None = None) -> Server:
+                 candidate_limit: int = DEFAULT_CANDIDATE_LIMIT, max_running_plans: int = DEFAULT_MAX_RUNNING_PLANS,
+                 max_queued_plans: int = DEFAULT_MAX_QUEUED_PLANS, tls: TlsConfig | None = None,
+                 auth_token_file: Path | None = None, reflection_enabled: bool = True,
+                 health_port: int | None = None, max_workers: int | None = None,
+                 catalog: Catalog | None = None) -> Server:
+    del max_workers  # the asyncio server holds no thread per call
+    auth = Authenticator(auth_token_file)
+    credentials = tls.credentials() if tls is not None else None
     store = RunStore(Path(data_dir) / "runs.sqlite3")
     telemetry.configure_server(store)
     catalog = catalog or builtin_catalog()  # a site's drives: drive_catalog.load_catalog_dir (serve --catalog)
-    executor = make_executor(executor_kind, ray_address, num_cpus=num_cpus)
-    runner = PlanRunner(store, executor, catalog=catalog, candidate_limit=candidate_limit)
-    interceptors = [
-        server_interceptor(filter_=filters.negate(filters.health_check())),
-        ErrorMappingInterceptor(),
-    ]
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers), interceptors=interceptors)
-    pb_grpc.add_PlannerServiceServicer_to_server(PlannerServicer(runner, catalog), server)
-    health_servicer = health.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
-    bound = server.add_insecure_port(f"{host}:{port}")
-    if bound == 0:
-        raise OSError(f"cannot listen on {host}:{port} (in use?)")
-    server.start()
-    for name in ("", SERVICE_NAME):
-        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    executor = make_executor(executor_kind, ray_address, num_cpus=num_cpus, state_dir=Path(data_dir))
+    runner = PlanRunner(store, executor, catalog=catalog, candidate_limit=candidate_limit,
+                        max_running=max_running_plans, max_queued=max_queued_plans)
+    servicer = PlannerServicer(runner, catalog, auth=auth)
+    loop, thread = _loop_thread()
+    extra_servers: list[grpc.aio.Server] = []
+
+    async def start() -> tuple[grpc.aio.Server, health.aio.HealthServicer, int]:
+        interceptors = [aio_server_interceptor(filter_=filters.negate(filters.health_check())), AuthInterceptor(auth)]
+        server = grpc.aio.server(interceptors=interceptors, options=[
+            ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+            ("grpc.so_reuseport", 0),
+        ])
+        pb_grpc.add_PlannerServiceServicer_to_server(servicer, server)
+        health_servicer = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        if reflection_enabled:
+            reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+        address = f"{host}:{port}"
+        bound = server.add_secure_port(address, credentials) if credentials is not None else server.add_insecure_port(address)
+        if bound == 0:
+            raise OSError(f"cannot listen on {host}:{port} (in use?)")
+        if health_port is not None:
+            # Plaintext health only (kubelet gRPC probes cannot speak TLS); the same servicer.
+            health_server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+            health_pb2_grpc.add_HealthServicer_to_server(health_servicer, health_server)
+            if health_server.add_insecure_port(f"{host}:{health_port}") == 0:
+                raise OSError(f"cannot listen on {host}:{health_port} for health checks (in use?)")
+            await health_server.start()
+            extra_servers.append(health_server)
+        await server.start()
+        for name in ("", SERVICE_NAME, LIVENESS_SERVICE):
+            await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+        return server, health_servicer, bound
+
+    try:
+        grpc_server, health_servicer, bound = asyncio.run_coroutine_threadsafe(start(), loop).result(60)
+    except BaseException:
+        loop.call_soon_threadsafe(loop.stop)
+        executor.shutdown()
+        raise
+    srv = Server(grpc_server=grpc_server, port=bound, runner=runner, store=store, health=health_servicer, auth=auth,
+                 loop=loop, thread=thread, servicer=servicer, extra_servers=extra_servers)
+    store.add_listener(srv.set_serving)
+    threading.Thread(target=_probe_store, args=(srv,), name="store-probe", daemon=True).start()
     resumed = runner.resume_interrupted()
     if resumed:
         log.warning("resumed %d plan(s) interrupted by the last shutdown: %s", len(resumed), ", ".join(resumed))
-    return Server(grpc_server=server, port=bound, runner=runner, store=store, health=health_servicer)
+    return srv
+
+
+def _probe_store(server: Server) -> None:
+    """While the store is unusable, try a small write every STORE_PROBE_S; health follows."""
+    while not server._stopped.wait(STORE_PROBE_S):
+        if not server.store.healthy:
+            try:
+                server.store.probe()
+            except Exception:  # noqa: BLE001 - keep probing
+                log.exception("store probe")
 
 
 def serve_forever(server: Server, ready_message: str) -> None:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    if server.auth.enabled:
+        signal.signal(signal.SIGHUP, lambda *_: threading.Thread(target=server.auth.reload, daemon=True).start())
     print(ready_message, flush=True)
     stop.wait()
     log.info("stopping")

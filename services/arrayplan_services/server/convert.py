@@ -51,6 +51,113 @@ def duration_s(d: duration_pb2.Duration) -> float:
     return d.seconds + d.nanos / 1e9
 
 
+# -- request bounds: checked before anything in a request is expanded ---------------------------
+# Repeated fields are bounded and free of duplicates, strings are bounded, every number is finite
+# and inside a range no real array reaches (so no later arithmetic overflows or divides by zero).
+MAX_DRIVE_MODELS = 256
+MAX_LAYOUTS = 16
+MAX_GROUP_WIDTHS = 64
+MAX_OP_FRACTIONS = 16
+MAX_IO_SIZES = 64
+MAX_CUSTOM_DRIVES = 64
+MAX_NAME_CHARS = 128
+MAX_DISPLAY_NAME_CHARS = 200
+MAX_DURATION_S = 3600
+_WORKLOAD_MAXIMA = {  # field -> (largest allowed, why)
+    "target_iops": (1e9, "a billion host IOs per second"),
+    "daily_write_bytes": (1e18, "an exabyte a day"),
+}
+_CONSTRAINT_MAXIMA = {
+    "usable_capacity_bytes": (1e18, "an exabyte"),
+    "min_iops": (1e9, "a billion IOs per second"),
+    "max_purchase_cost_usd": (1e12, "a trillion dollars"),
+    "max_power_w": (1e9, "a gigawatt"),
+}
+
+
+def _number(v: list[Violation], path: str, x: float, lo: float, hi: float, what: str = "") -> None:
+    if not math.isfinite(x):
+        v.append(Violation(field=path, reason=f"must be a finite number, got {x}"))
+    elif not (lo <= x <= hi):
+        v.append(Violation(field=path, reason=f"must be in [{lo:g}, {hi:g}]{' (' + what + ')' if what else ''}, got {x:g}"))
+
+
+def _duration(v: list[Violation], path: str, d: duration_pb2.Duration, max_s: float = MAX_DURATION_S) -> None:
+    if not (0 <= d.nanos < 1_000_000_000) or not (0 <= d.seconds <= max_s) or (d.seconds == max_s and d.nanos):
+        v.append(Violation(field=path, reason=f"must be a duration in (0 s, {max_s:g} s] with nanos in [0, 999999999], "
+                                              f"got seconds={d.seconds} nanos={d.nanos}"))
+
+
+def _unique(v: list[Violation], path: str, items: list, limit: int, key=lambda x: x) -> None:  # type: ignore[no-untyped-def]
+    if len(items) > limit:
+        v.append(Violation(field=path, reason=f"holds {len(items)} entries; at most {limit} are allowed"))
+        return
+    seen: dict = {}
+    for i, item in enumerate(items):
+        k = key(item)
+        if k in seen:
+            v.append(Violation(field=f"{path}[{i}]", reason=f"repeats {path.rsplit('.', 1)[-1]}[{seen[k]}]; list each value once"))
+        else:
+            seen[k] = i
+
+
+def workload_bound_violations(w: pb.Workload, prefix: str) -> list[Violation]:
+    v: list[Violation] = []
+    if len(w.preset) > MAX_NAME_CHARS:
+        v.append(Violation(field=f"{prefix}.preset", reason=f"is {len(w.preset)} characters long; at most {MAX_NAME_CHARS}"))
+    if len(w.display_name) > MAX_DISPLAY_NAME_CHARS:
+        v.append(Violation(field=f"{prefix}.display_name", reason=f"is {len(w.display_name)} characters long; at most {MAX_DISPLAY_NAME_CHARS}"))
+    if len(w.io_size_mix) > MAX_IO_SIZES:
+        v.append(Violation(field=f"{prefix}.io_size_mix", reason=f"holds {len(w.io_size_mix)} entries; at most {MAX_IO_SIZES} are allowed"))
+    else:
+        for i, share in enumerate(w.io_size_mix):
+            if not math.isfinite(share.weight):
+                v.append(Violation(field=f"{prefix}.io_size_mix[{i}].weight", reason=f"must be a finite number > 0, got {share.weight}"))
+    for name in ("read_fraction", "random_fraction", "hot_write_fraction", "hot_space_fraction", "working_set_fraction",
+                 "growth_fraction_per_year"):
+        if w.HasField(name) and not math.isfinite(getattr(w, name)):
+            v.append(Violation(field=f"{prefix}.{name}", reason=f"must be a finite number, got {getattr(w, name)}"))
+    for name, (hi, what) in _WORKLOAD_MAXIMA.items():
+        if w.HasField(name):
+            _number(v, f"{prefix}.{name}", getattr(w, name), 0.0, hi, what)
+    return v
+
+
+def check_plan_request_bounds(spec: pb.PlanSpec, prefix: str = "plan.spec") -> None:
+    """Size and range checks on a PlanSpec that run before any candidate is enumerated."""
+    v: list[Violation] = []
+    if spec.HasField("workload"):
+        v.extend(workload_bound_violations(spec.workload, f"{prefix}.workload"))
+    c = spec.constraints
+    for name, (hi, what) in _CONSTRAINT_MAXIMA.items():
+        _number(v, f"{prefix}.constraints.{name}", float(getattr(c, name)), 0.0, hi, what)
+    for name in ("latency_percentile", "endurance_margin_fraction", "max_data_loss_probability"):
+        if not math.isfinite(getattr(c, name)):
+            v.append(Violation(field=f"{prefix}.constraints.{name}", reason=f"must be a finite number, got {getattr(c, name)}"))
+    for name in ("latency_target", "worst_second_latency_target"):
+        if c.HasField(name):
+            _duration(v, f"{prefix}.constraints.{name}", getattr(c, name))
+    _number(v, f"{prefix}.electricity_usd_per_kwh", spec.electricity_usd_per_kwh, 0.0, 100.0)
+    cs = spec.candidate_space
+    cp = f"{prefix}.candidate_space"
+    for i, name in enumerate(cs.drive_models[:MAX_DRIVE_MODELS]):
+        if len(name) > MAX_NAME_CHARS:
+            v.append(Violation(field=f"{cp}.drive_models[{i}]", reason=f"is {len(name)} characters long; at most {MAX_NAME_CHARS}"))
+    for i, name in enumerate(cs.layouts[:MAX_LAYOUTS]):
+        if len(name) > 32:
+            v.append(Violation(field=f"{cp}.layouts[{i}]", reason=f"is {len(name)} characters long; a layout is raid0..raid6 or ec:K+M"))
+    _unique(v, f"{cp}.drive_models", list(cs.drive_models), MAX_DRIVE_MODELS)
+    _unique(v, f"{cp}.layouts", list(cs.layouts), MAX_LAYOUTS, key=lambda x: x.strip().lower())
+    _unique(v, f"{cp}.group_widths", list(cs.group_widths), MAX_GROUP_WIDTHS)
+    _unique(v, f"{cp}.over_provisioning_fractions", list(cs.over_provisioning_fractions), MAX_OP_FRACTIONS)
+    for i, x in enumerate(cs.over_provisioning_fractions[:MAX_OP_FRACTIONS]):
+        if not math.isfinite(x):
+            v.append(Violation(field=f"{cp}.over_provisioning_fractions[{i}]", reason=f"must be a finite number in [0, 0.9), got {x}"))
+    _unique(v, f"{prefix}.custom_drives", [d.name for d in spec.custom_drives], MAX_CUSTOM_DRIVES)
+    if v:
+        raise InvalidInputError(v)
+
+
 def to_duration(seconds: float) -> duration_pb2.Duration | None:
     if seconds is None or not math.isfinite(seconds):
         return None
@@ -82,6 +189,9 @@ def workload_mapping(w: pb.Workload) -> dict[str, Any]:
 
 def workload_from_proto(w: pb.Workload, prefix: str = "workload") -> Workload:
     """A Workload from a preset and/or explicit fields; errors name ``prefix.field``."""
+    bounds = workload_bound_violations(w, prefix)
+    if bounds:
+        raise InvalidInputError(bounds)
     fields = workload_mapping(w)
     if w.preset:
         from arrayplan_engine import presets
@@ -122,6 +232,10 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
     for name in ("latency_target", "worst_second_latency_target"):
         if c.HasField(name) and duration_s(getattr(c, name)) <= 0:
             violations.append(Violation(field=f"{prefix}.constraints.{name}", reason="must be a positive duration when set"))
+    try:
+        check_plan_request_bounds(spec, prefix)
+    except InvalidInputError as exc:
+        violations.extend(x for x in exc.violations if x not in violations)
     if violations:
         raise InvalidInputError(violations)
     assert workload is not None

@@ -1,92 +1,114 @@
-"""The one place engine exceptions become gRPC status codes (with google.rpc error details).
+"""The one place exceptions become gRPC status codes (with google.rpc error details).
 
 InvalidInputError -> INVALID_ARGUMENT with a BadRequest (one FieldViolation per bad field) and an
-ErrorInfo; NotFoundError -> NOT_FOUND; SearchSpaceTooLargeError -> RESOURCE_EXHAUSTED; anything
-else is a server fault -> INTERNAL (and only then is the server span marked as an error).
+ErrorInfo; NotFoundError -> NOT_FOUND; SearchSpaceTooLargeError -> RESOURCE_EXHAUSTED;
+PlanQueueFullError -> RESOURCE_EXHAUSTED with a RetryInfo; StoreUnavailableError -> UNAVAILABLE;
+Unauthenticated/PermissionDenied -> UNAUTHENTICATED/PERMISSION_DENIED. Anything else is a server
+fault -> INTERNAL, whose message carries only an error id: the exception (traceback, paths, pids,
+addresses) goes to the server log under that id, never to the client.
+
+Every status is bounded so it fits the client's metadata limit (the details travel in a
+trailer): at most ``MAX_VIOLATIONS`` field violations, each description at most
+``MAX_DESCRIPTION_CHARS``, the message at most ``MAX_MESSAGE_CHARS``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
-from typing import Any
+import uuid
 
-import grpc
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
-from grpc_status import rpc_status
-from opentelemetry import trace
-from opentelemetry.trace import Status, StatusCode
 
 from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError
 
+from ..store import StoreUnavailableError
+
 log = logging.getLogger(__name__)
 DOMAIN = "arrayplan.dev"
+MAX_VIOLATIONS = 20
+MAX_DESCRIPTION_CHARS = 600
+MAX_FIELD_CHARS = 200
+MAX_MESSAGE_CHARS = 1000
 
 
-def _pack(msg: Any) -> any_pb2.Any:
+class PlanQueueFullError(Exception):
+    """Every run slot is busy and the queue of waiting plans is full."""
+
+    def __init__(self, running: int, queued: int, retry_after_s: float) -> None:
+        super().__init__(f"the server is running {running} plan(s) and {queued} more are queued (its limits); "
+                         f"retry in about {retry_after_s:.0f} s")
+        self.running = running
+        self.queued = queued
+        self.retry_after_s = retry_after_s
+
+
+class UnauthenticatedError(Exception):
+    """No bearer token, or one the server does not know."""
+
+
+class PermissionDeniedError(Exception):
+    """A known caller asked for something only another caller (or an admin) may do."""
+
+
+def _pack(msg: object) -> any_pb2.Any:
     a = any_pb2.Any()
-    a.Pack(msg)
+    a.Pack(msg)  # type: ignore[arg-type]
     return a
 
 
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def new_error_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
 def status_for(exc: BaseException) -> status_pb2.Status:
-    """The google.rpc.Status a client receives for ``exc``."""
+    """The google.rpc.Status a client receives for ``exc`` (bounded; never a traceback)."""
     if isinstance(exc, InvalidInputError):
+        shown = exc.violations[:MAX_VIOLATIONS]
         bad = error_details_pb2.BadRequest(field_violations=[
-            error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.reason) for v in exc.violations
+            error_details_pb2.BadRequest.FieldViolation(field=_clip(v.field, MAX_FIELD_CHARS),
+                                                        description=_clip(v.reason, MAX_DESCRIPTION_CHARS))
+            for v in shown
         ])
-        info = error_details_pb2.ErrorInfo(reason=exc.reason_code, domain=DOMAIN,
-                                           metadata={"fields": ",".join(v.field for v in exc.violations)})
-        return status_pb2.Status(code=code_pb2.INVALID_ARGUMENT, message=str(exc), details=[_pack(info), _pack(bad)])
+        fields = ",".join(_clip(v.field, MAX_FIELD_CHARS) for v in shown)
+        info = error_details_pb2.ErrorInfo(reason=exc.reason_code, domain=DOMAIN, metadata={"fields": _clip(fields, 2000)})
+        more = len(exc.violations) - len(shown)
+        message = "; ".join(f"{_clip(v.field, MAX_FIELD_CHARS)}: {_clip(v.reason, 300)}" for v in shown[:5])
+        if len(exc.violations) > 5:
+            message += f"; and {len(exc.violations) - 5} more" + (f" ({more} not listed)" if more > 0 else "")
+        return status_pb2.Status(code=code_pb2.INVALID_ARGUMENT, message=_clip(message, MAX_MESSAGE_CHARS),
+                                 details=[_pack(info), _pack(bad)])
     if isinstance(exc, NotFoundError):
-        info = error_details_pb2.ErrorInfo(reason="NOT_FOUND", domain=DOMAIN, metadata={"kind": exc.kind, "name": exc.name})
-        return status_pb2.Status(code=code_pb2.NOT_FOUND, message=str(exc), details=[_pack(info)])
+        info = error_details_pb2.ErrorInfo(reason="NOT_FOUND", domain=DOMAIN,
+                                           metadata={"kind": exc.kind, "name": _clip(exc.name, MAX_FIELD_CHARS)})
+        return status_pb2.Status(code=code_pb2.NOT_FOUND, message=_clip(f"{exc.kind} {exc.name!r} not found", MAX_MESSAGE_CHARS),
+                                 details=[_pack(info)])
     if isinstance(exc, SearchSpaceTooLargeError):
         info = error_details_pb2.ErrorInfo(reason=exc.reason_code, domain=DOMAIN,
                                            metadata={"candidate_count": str(exc.candidate_count), "limit": str(exc.limit)})
         return status_pb2.Status(code=code_pb2.RESOURCE_EXHAUSTED, message=str(exc), details=[_pack(info)])
-    info = error_details_pb2.ErrorInfo(reason="INTERNAL", domain=DOMAIN)
-    return status_pb2.Status(code=code_pb2.INTERNAL, message=f"internal error: {type(exc).__name__}: {exc}", details=[_pack(info)])
-
-
-def _abort(context: grpc.ServicerContext, exc: BaseException) -> None:
-    status = status_for(exc)
-    span = trace.get_current_span()
-    span.set_attribute("rpc.grpc.status_code", status.code)
-    if status.code == code_pb2.INTERNAL:
-        log.exception("internal error", exc_info=exc)
-        span.record_exception(exc)
-        span.set_status(Status(StatusCode.ERROR, status.message))
-    context.abort_with_status(rpc_status.to_status(status))
-
-
-class ErrorMappingInterceptor(grpc.ServerInterceptor):
-    def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler],
-                          handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
-        handler = continuation(handler_call_details)
-        if handler is None:
-            return handler
-        if handler.unary_unary is not None:
-            inner = handler.unary_unary
-
-            def unary(request: Any, context: grpc.ServicerContext) -> Any:
-                try:
-                    return inner(request, context)
-                except Exception as exc:  # noqa: BLE001 - every fault becomes a status
-                    if type(exc) is Exception:  # grpc's own abort: already a status
-                        raise
-                    _abort(context, exc)
-            return grpc.unary_unary_rpc_method_handler(unary, handler.request_deserializer, handler.response_serializer)
-        if handler.unary_stream is not None:
-            inner_stream = handler.unary_stream
-
-            def stream(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
-                try:
-                    yield from inner_stream(request, context)
-                except Exception as exc:  # noqa: BLE001 - every fault becomes a status
-                    if type(exc) is Exception:  # grpc's own abort: already a status
-                        raise
-                    _abort(context, exc)
-            return grpc.unary_stream_rpc_method_handler(stream, handler.request_deserializer, handler.response_serializer)
-        return handler
+    if isinstance(exc, PlanQueueFullError):
+        info = error_details_pb2.ErrorInfo(reason="PLAN_QUEUE_FULL", domain=DOMAIN,
+                                           metadata={"running": str(exc.running), "queued": str(exc.queued)})
+        retry = error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=max(1, round(exc.retry_after_s))))
+        return status_pb2.Status(code=code_pb2.RESOURCE_EXHAUSTED, message=str(exc), details=[_pack(info), _pack(retry)])
+    if isinstance(exc, StoreUnavailableError):
+        info = error_details_pb2.ErrorInfo(reason=exc.reason_code, domain=DOMAIN)
+        retry = error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=10))
+        return status_pb2.Status(code=code_pb2.UNAVAILABLE, message=str(exc), details=[_pack(info), _pack(retry)])
+    if isinstance(exc, UnauthenticatedError):
+        info = error_details_pb2.ErrorInfo(reason="UNAUTHENTICATED", domain=DOMAIN)
+        return status_pb2.Status(code=code_pb2.UNAUTHENTICATED, message=str(exc), details=[_pack(info)])
+    if isinstance(exc, PermissionDeniedError):
+        info = error_details_pb2.ErrorInfo(reason="PERMISSION_DENIED", domain=DOMAIN)
+        return status_pb2.Status(code=code_pb2.PERMISSION_DENIED, message=str(exc), details=[_pack(info)])
+    error_id = new_error_id()
+    log.error("internal error %s", error_id, exc_info=exc)
+    info = error_details_pb2.ErrorInfo(reason="INTERNAL", domain=DOMAIN, metadata={"error_id": error_id})
+    return status_pb2.Status(code=code_pb2.INTERNAL,
+                             message=f"internal error {error_id} (the server log has the details under this id)",
+                             details=[_pack(info)])

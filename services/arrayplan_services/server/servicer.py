@@ -1,90 +1,257 @@
-"""PlannerService: thin methods that validate, call one function, convert."""
+"""PlannerService on the asyncio gRPC server: thin methods that validate, call one function,
+convert.
+
+No RPC holds a thread while it waits: blocking work (the run store, simulations) runs on bounded
+thread pools and is awaited; WatchPlan is an async generator that sleeps on an asyncio event the
+plan runner pokes on every change. So a thousand open WatchPlan streams cost a thousand small
+coroutines, not a thousand threads, and health, GetPlan and ListDrives keep answering.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import functools
+import logging
+import re
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
 import grpc
+from google.rpc import code_pb2
+from grpc_status import rpc_status
+from opentelemetry import trace
+from opentelemetry.trace import Status, StatusCode
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
-from arrayplan_engine.catalog import Catalog
-from arrayplan_engine.errors import InvalidInputError, UnknownNameError, Violation
+from arrayplan_engine.catalog import Catalog, Drive
+from arrayplan_engine.errors import InvalidInputError, NotFoundError, UnknownNameError, Violation
 
 from .. import simulate, telemetry
-from ..planner import PlanRunner
-from .convert import drive_to_proto
+from ..fanout import Cancelled
+from ..planner import PlanRunner, parse_name, plan_name
+from ..store import TERMINAL_STATES
+from .auth import Authenticator, Caller
+from .convert import MAX_NAME_CHARS, drive_to_proto
+from .errors import UnauthenticatedError, status_for
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+_STATE_NAMES = {pb.Plan.State.Value(f"STATE_{s}") for s in TERMINAL_STATES}
+WATCH_POLL_S = 5.0  # a watcher re-reads the store this often even without a change notice
+
+
+async def abort(context: grpc.aio.ServicerContext, exc: BaseException) -> None:
+    """End the call with the status for ``exc`` (never returns)."""
+    status = status_for(exc)
+    span = trace.get_current_span()
+    span.set_attribute("rpc.grpc.status_code", status.code)
+    if status.code == code_pb2.INTERNAL:
+        span.set_status(Status(StatusCode.ERROR, status.message))
+    await context.abort_with_status(rpc_status.to_status(status))
 
 
 class PlannerServicer(pb_grpc.PlannerServiceServicer):
-    def __init__(self, runner: PlanRunner, catalog: Catalog) -> None:
+    def __init__(self, runner: PlanRunner, catalog: Catalog, *, auth: Authenticator | None = None,
+                 quick_threads: int = 8, heavy_threads: int = 4) -> None:
         self.runner = runner
         self.catalog = catalog
+        self.auth = auth or Authenticator(None)
+        # Store reads/writes and catalog look-ups (milliseconds) do not queue behind simulations.
+        self.quick = ThreadPoolExecutor(max_workers=quick_threads, thread_name_prefix="rpc-quick")
+        self.heavy = ThreadPoolExecutor(max_workers=heavy_threads, thread_name_prefix="rpc-heavy")
+        self._drive_cache: dict[int, tuple[Drive, pb.Drive]] = {}
+        self._page_cache: dict[tuple, pb.ListDrivesResponse] = {}
 
-    def CreatePlan(self, request: pb.CreatePlanRequest, context: grpc.ServicerContext) -> pb.Plan:
+    def close(self) -> None:
+        self.quick.shutdown(wait=False, cancel_futures=True)
+        self.heavy.shutdown(wait=False, cancel_futures=True)
+
+    async def _run(self, context: grpc.aio.ServicerContext, fn: Callable[..., T], *args: Any, heavy: bool = False,
+                   gone: threading.Event | None = None) -> T:
+        """``fn(*args)`` on a pool thread in this call's context (trace span); exceptions become
+        the call's status. ``gone`` is set when the client cancels or its deadline passes."""
+        loop = asyncio.get_running_loop()
+        ctx = contextvars.copy_context()
+        deadline = time.monotonic() + (context.time_remaining() or 1e9)
+
+        def call() -> T:
+            if (gone is not None and gone.is_set()) or time.monotonic() > deadline:
+                raise Cancelled()  # the caller gave up while this waited for a thread
+            return ctx.run(fn, *args)
+        try:
+            return await loop.run_in_executor(self.heavy if heavy else self.quick, call)
+        except asyncio.CancelledError:
+            if gone is not None:
+                gone.set()
+            raise
+        except Cancelled:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED if time.monotonic() > deadline else grpc.StatusCode.CANCELLED,
+                                "the call ended before its work started")
+            raise AssertionError("unreachable") from None
+        except Exception as exc:  # noqa: BLE001 - every fault becomes a status
+            await abort(context, exc)
+            raise AssertionError("unreachable") from None
+
+    def _caller(self, context: grpc.aio.ServicerContext) -> Caller:
+        caller = self.auth.caller(context.invocation_metadata())
+        if caller is None:  # the interceptor has refused it already; kept for direct use
+            raise UnauthenticatedError("a bearer token is required")
+        return caller
+
+    async def CreatePlan(self, request: pb.CreatePlanRequest, context: grpc.aio.ServicerContext) -> pb.Plan:
         if not request.HasField("plan"):
-            raise InvalidInputError.one("plan", "is required")
-        return self.runner.create(request.plan, request.plan_id)
+            await abort(context, InvalidInputError.one("plan", "is required"))
+        caller = self._caller(context)
+        return await self._run(context, self.runner.create, request.plan, request.plan_id, caller.name)
 
-    def GetPlan(self, request: pb.GetPlanRequest, context: grpc.ServicerContext) -> pb.Plan:
-        return self.runner.get(request.name)
+    async def GetPlan(self, request: pb.GetPlanRequest, context: grpc.aio.ServicerContext) -> pb.Plan:
+        return await self._run(context, self.runner.get, request.name)
 
-    def GetPlanTrace(self, request: pb.GetPlanTraceRequest, context: grpc.ServicerContext) -> pb.GetPlanTraceResponse:
-        return self.runner.trace(request.name)
+    async def GetPlanTrace(self, request: pb.GetPlanTraceRequest, context: grpc.aio.ServicerContext) -> pb.GetPlanTraceResponse:
+        return await self._run(context, self.runner.trace, request.name)
 
-    def ListPlans(self, request: pb.ListPlansRequest, context: grpc.ServicerContext) -> pb.ListPlansResponse:
-        plans, token = self.runner.list(request.page_size, request.page_token)
+    async def ListPlans(self, request: pb.ListPlansRequest, context: grpc.aio.ServicerContext) -> pb.ListPlansResponse:
+        plans, token = await self._run(context, self.runner.list, request.page_size, request.page_token, request.view)
         return pb.ListPlansResponse(plans=plans, next_page_token=token)
 
-    def CancelPlan(self, request: pb.CancelPlanRequest, context: grpc.ServicerContext) -> pb.Plan:
-        return self.runner.cancel(request.name)
+    async def CancelPlan(self, request: pb.CancelPlanRequest, context: grpc.aio.ServicerContext) -> pb.Plan:
+        caller = self._caller(context)
+        return await self._run(context, functools.partial(self.runner.cancel, caller=caller.name, admin=caller.admin), request.name)
 
-    def WatchPlan(self, request: pb.WatchPlanRequest, context: grpc.ServicerContext):  # type: ignore[no-untyped-def]
-        finished = False
+    async def WatchPlan(self, request: pb.WatchPlanRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.WatchPlanResponse]:
         try:
-            for event in self.runner.watch(request.name, is_active=context.is_active):
-                finished = event.HasField("plan")
-                yield event
-        finally:
-            if request.cancel_on_disconnect and not finished and not context.is_active():
+            run_id = parse_name(request.name)
+        except InvalidInputError as exc:
+            await abort(context, exc)
+        loop = asyncio.get_running_loop()
+        changed = asyncio.Event()
+
+        def poke() -> None:
+            loop.call_soon_threadsafe(changed.set)
+
+        unsubscribe = self.runner.subscribe(run_id, poke)
+        finished = False
+        last_progress: pb.PlanProgress | None = None
+        try:
+            while True:
+                changed.clear()
+                plan = await self._run(context, self.runner.snapshot, run_id)
+                if plan is None:
+                    await abort(context, NotFoundError("plan", request.name))
+                if plan.state in _STATE_NAMES:
+                    finished = True
+                    yield pb.WatchPlanResponse(plan=plan, trace_id=plan.trace_id)
+                    return
+                if plan.progress != last_progress:
+                    last_progress = pb.PlanProgress()
+                    last_progress.CopyFrom(plan.progress)
+                    yield pb.WatchPlanResponse(progress=plan.progress, trace_id=plan.trace_id)
+                if unsubscribe is None:  # not executing here (yet): poll, and listen once it is
+                    unsubscribe = self.runner.subscribe(run_id, poke)
+                try:
+                    await asyncio.wait_for(changed.wait(), timeout=WATCH_POLL_S if unsubscribe is not None else 1.0)
+                except TimeoutError:
+                    pass
+        except asyncio.CancelledError:
+            if request.cancel_on_disconnect and not finished:
                 # The client's deadline passed or it cancelled the call: stop the plan's tasks.
-                self.runner.cancel(request.name)
+                loop.run_in_executor(self.quick, functools.partial(self._cancel_quietly, plan_name(run_id)))
+            raise
+        finally:
+            if unsubscribe is not None:
+                unsubscribe()
 
-    def SimulateArray(self, request: pb.SimulateArrayRequest, context: grpc.ServicerContext) -> pb.SimulateArrayResponse:
-        response = simulate.simulate_array(request, self.catalog, self.runner.executor, is_active=context.is_active)
-        response.trace_id = telemetry.current_trace_id()
-        return response
+    def _cancel_quietly(self, name: str) -> None:
+        try:
+            self.runner.cancel(name)
+        except Exception:  # noqa: BLE001 - the watcher is gone; nobody to tell
+            log.exception("cancelling %s after its watcher went away", name)
 
-    def RunConsistencyTest(self, request: pb.RunConsistencyTestRequest, context: grpc.ServicerContext) -> pb.RunConsistencyTestResponse:
-        with telemetry.tracer().start_as_current_span("arrayplan.consistency_test", attributes={"arrayplan.drive_model": request.drive_model}):
-            response = simulate.consistency_test(request, self.catalog)
-        response.trace_id = telemetry.current_trace_id()
-        return response
+    async def SimulateArray(self, request: pb.SimulateArrayRequest, context: grpc.aio.ServicerContext) -> pb.SimulateArrayResponse:
+        gone = threading.Event()
 
-    def ListDrives(self, request: pb.ListDrivesRequest, context: grpc.ServicerContext) -> pb.ListDrivesResponse:
+        def run() -> pb.SimulateArrayResponse:
+            response = simulate.simulate_array(request, self.catalog, self.runner.executor, is_active=lambda: not gone.is_set())
+            response.trace_id = telemetry.current_trace_id()
+            return response
+        return await self._run(context, run, heavy=True, gone=gone)
+
+    async def RunConsistencyTest(self, request: pb.RunConsistencyTestRequest,
+                                 context: grpc.aio.ServicerContext) -> pb.RunConsistencyTestResponse:
+        def run() -> pb.RunConsistencyTestResponse:
+            with telemetry.tracer().start_as_current_span("arrayplan.consistency_test",
+                                                          attributes={"arrayplan.drive_model": request.drive_model[:MAX_NAME_CHARS]}):
+                response = simulate.consistency_test(request, self.catalog)
+            response.trace_id = telemetry.current_trace_id()
+            return response
+        return await self._run(context, run, heavy=True)
+
+    async def ListDrives(self, request: pb.ListDrivesRequest, context: grpc.aio.ServicerContext) -> pb.ListDrivesResponse:
+        return await self._run(context, self._list_drives, request)
+
+    def _list_drives(self, request: pb.ListDrivesRequest) -> pb.ListDrivesResponse:
+        v: list[Violation] = []
         if request.page_size < 0 or request.page_size > 1000:
-            raise InvalidInputError.one("page_size", f"must be in [0, 1000], got {request.page_size}")
+            v.append(Violation(field="page_size", reason=f"must be in [0, 1000], got {request.page_size}"))
+        if request.kind not in pb.DriveKind.values():
+            v.append(Violation(field="kind", reason=f"must be one of {', '.join(pb.DriveKind.keys())}, got {request.kind}"))
+        if request.page_token and not re.fullmatch(r"[0-9]{1,9}", request.page_token, re.ASCII):
+            v.append(Violation(field="page_token", reason="is not a token this server issued"))
+        if v:
+            raise InvalidInputError(v)
         drives = [d for d in self.catalog if request.kind == pb.DRIVE_KIND_UNSPECIFIED
                   or (d.kind == "ssd") == (request.kind == pb.DRIVE_KIND_SSD)]
-        start = 0
-        if request.page_token:
-            if not request.page_token.isdigit() or int(request.page_token) > len(drives):
-                raise InvalidInputError.one("page_token", "is not a token this server issued")
-            start = int(request.page_token)
+        start = int(request.page_token) if request.page_token else 0
+        if start > len(drives):
+            raise InvalidInputError.one("page_token", "is not a token this server issued")
         size = request.page_size or len(drives)
         page = drives[start:start + size]
+        # The same page of the same drives is the same response: built once (it is most of the cost).
+        key = (request.kind, start, size, tuple(id(d) for d in page))
+        cached = self._page_cache.get(key)
+        if cached is not None:
+            return cached
         token = str(start + size) if start + size < len(drives) else ""
-        return pb.ListDrivesResponse(drives=[drive_to_proto(d) for d in page], next_page_token=token)
+        response = pb.ListDrivesResponse(drives=[self._drive_proto(d) for d in page], next_page_token=token)
+        if len(self._page_cache) > 256:
+            self._page_cache.clear()
+        self._page_cache[key] = response
+        return response
 
-    def GetDrive(self, request: pb.GetDriveRequest, context: grpc.ServicerContext) -> pb.Drive:
-        if not request.name:
+    def _drive_proto(self, d: Drive) -> pb.Drive:
+        """The API form of a catalog drive, converted once per drive object."""
+        hit = self._drive_cache.get(id(d))
+        if hit is None or hit[0] is not d:
+            hit = (d, drive_to_proto(d))
+            if len(self._drive_cache) > 4096:
+                self._drive_cache.clear()
+            self._drive_cache[id(d)] = hit
+        return hit[1]
+
+    async def GetDrive(self, request: pb.GetDriveRequest, context: grpc.aio.ServicerContext) -> pb.Drive:
+        return await self._run(context, self._get_drive, request.name)
+
+    def _get_drive(self, name: str) -> pb.Drive:
+        if not name:
             raise InvalidInputError([Violation(field="name", reason="is required (a catalog drive name)")])
         try:
-            return drive_to_proto(self.catalog.get(request.name))
+            return self._drive_proto(self.catalog.get(name))
         except UnknownNameError as exc:
-            raise UnknownNameError("name", request.name, exc.known) from None
+            raise UnknownNameError("name", name, exc.known) from None
 
-    def ForecastArray(self, request: pb.ForecastArrayRequest, context: grpc.ServicerContext) -> pb.ForecastArrayResponse:
-        from .forecast import forecast_array
+    async def ForecastArray(self, request: pb.ForecastArrayRequest, context: grpc.aio.ServicerContext) -> pb.ForecastArrayResponse:
+        caller = self._caller(context)
 
-        response = forecast_array(request, self.catalog, create_plan=lambda spec: self.runner.create(pb.Plan(spec=spec)))
-        response.trace_id = telemetry.current_trace_id()
-        return response
+        def run() -> pb.ForecastArrayResponse:
+            from .forecast import forecast_array
+
+            response = forecast_array(request, self.catalog,
+                                      create_plan=lambda spec: self.runner.create(pb.Plan(spec=spec), creator=caller.name))
+            response.trace_id = telemetry.current_trace_id()
+            return response
+        return await self._run(context, run, heavy=True)

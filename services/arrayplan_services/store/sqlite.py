@@ -8,16 +8,23 @@ SERVER_RESTARTED if it is interrupted again, so no run is ever lost silently.
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 2
+# SQLite result codes that mean "the storage under the store is not usable right now" (a full or
+# read-only file system, an I/O error), as opposed to a bug: the server answers UNAVAILABLE.
+_UNAVAILABLE_CODES = {13: "full", 8: "read-only", 10: "failing (I/O error)", 14: "not openable"}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -34,7 +41,8 @@ CREATE TABLE IF NOT EXISTS runs (
     attempts INTEGER NOT NULL DEFAULT 0,
     create_time REAL NOT NULL,
     update_time REAL NOT NULL,
-    end_time REAL
+    end_time REAL,
+    creator TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS spans (
     trace_id TEXT NOT NULL,
@@ -51,6 +59,82 @@ CREATE TABLE IF NOT EXISTS spans (
 );
 CREATE INDEX IF NOT EXISTS spans_by_trace ON spans (trace_id, start_ns);
 """
+
+class StoreUnavailableError(Exception):
+    """The run store cannot write (disk full, read-only, I/O error): retry later."""
+
+    reason_code = "STORE_UNAVAILABLE"
+
+    def __init__(self, condition: str) -> None:
+        super().__init__(f"the run store is {condition}; the server is not accepting work until it recovers (retry later)")
+        self.condition = condition
+
+
+def unavailable_condition(exc: BaseException) -> str | None:
+    """Why ``exc`` means the storage is unusable, or None when it is some other error."""
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code is not None and (code & 0xFF) in _UNAVAILABLE_CODES:
+            return _UNAVAILABLE_CODES[code & 0xFF]
+        text = str(exc).lower()
+        for needle, condition in (("disk is full", "full"), ("readonly", "read-only"), ("read-only", "read-only"),
+                                  ("disk i/o error", "failing (I/O error)"), ("unable to open", "not openable")):
+            if needle in text:
+                return condition
+    if isinstance(exc, OSError) and exc.errno is not None:
+        import errno
+
+        if exc.errno == errno.ENOSPC:
+            return "full"
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return "read-only"
+        if exc.errno == errno.EIO:
+            return "failing (I/O error)"
+    return None
+
+
+def check_data_dir(data_dir: Path) -> str | None:
+    """One line saying why ``data_dir`` cannot hold the run store, or None when it can."""
+    import errno
+    import os
+
+    data_dir = Path(data_dir)
+    if data_dir.exists() and not data_dir.is_dir():
+        return f"{data_dir} is not a directory"
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        probe = data_dir / f".write-probe-{os.getpid()}"
+        with open(probe, "wb") as f:
+            f.write(b"\0" * 4096)
+            f.flush()
+            os.fsync(f.fileno())
+        probe.unlink()
+    except OSError as exc:
+        why = {errno.ENOSPC: "the file system is full", errno.EROFS: "the file system is read-only",
+               errno.EACCES: "permission denied", errno.EPERM: "permission denied", errno.EDQUOT: "the disk quota is used up"}
+        return f"{data_dir}: {why.get(exc.errno or 0, exc.strerror or type(exc).__name__)}"
+    db = data_dir / "runs.sqlite3"
+    if db.exists() and not os.access(db, os.R_OK | os.W_OK):
+        return f"{db} is not readable and writable"
+    return None
+
+
+def _guarded(fn: Callable) -> Callable:  # type: ignore[type-arg]
+    """Storage faults become StoreUnavailableError and flip the store's health."""
+
+    @functools.wraps(fn)
+    def wrapper(self: RunStore, *args, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            return fn(self, *args, **kwargs)
+        except (sqlite3.Error, OSError) as exc:
+            condition = unavailable_condition(exc)
+            if condition is None:
+                raise
+            self._set_healthy(False, condition)
+            raise StoreUnavailableError(condition) from None
+
+    return wrapper
+
 
 TERMINAL_STATES = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
 
@@ -70,6 +154,7 @@ class RunRow:
     create_time: float
     update_time: float
     end_time: float | None
+    creator: str = ""
 
 
 class RunStore:
@@ -79,6 +164,9 @@ class RunStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        self.healthy = True
+        self.condition = ""
+        self._listeners: list[Callable[[bool], None]] = []
         self._raw().executescript(_SCHEMA)
         with self._conn() as conn:
             row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
@@ -86,6 +174,41 @@ class RunStore:
                 conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             elif int(row[0]) > SCHEMA_VERSION:
                 raise RuntimeError(f"run store {self.path} has schema {row[0]}, newer than this server's {SCHEMA_VERSION}")
+            columns = {r[1] for r in conn.execute("PRAGMA table_info(runs)").fetchall()}
+            if "creator" not in columns:  # schema 1 -> 2: plans record who created them
+                conn.execute("ALTER TABLE runs ADD COLUMN creator TEXT NOT NULL DEFAULT ''")
+            conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+
+    # -- health -----------------------------------------------------------------------------
+    def add_listener(self, fn: Callable[[bool], None]) -> None:
+        """``fn(healthy)`` is called whenever the store becomes unusable or usable again."""
+        self._listeners.append(fn)
+
+    def _set_healthy(self, healthy: bool, condition: str = "") -> None:
+        if healthy == self.healthy:
+            return
+        self.healthy = healthy
+        self.condition = condition
+        if healthy:
+            log.warning("run store %s is writable again", self.path)
+        else:
+            log.error("run store %s is %s: answering UNAVAILABLE until it recovers", self.path, condition)
+        for fn in self._listeners:
+            fn(healthy)
+
+    def probe(self) -> bool:
+        """Try one small write; marks the store healthy again when it works."""
+        try:
+            with self._conn() as conn:
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('last_probe', ?)", (repr(time.time()),))
+        except (sqlite3.Error, OSError) as exc:
+            condition = unavailable_condition(exc)
+            if condition is None:
+                raise
+            self._set_healthy(False, condition)
+            return False
+        self._set_healthy(True)
+        return True
 
     def _conn(self) -> sqlite3.Connection:
         return _Tx(self._raw())  # type: ignore[return-value]
@@ -102,26 +225,31 @@ class RunStore:
         return conn
 
     # -- runs -------------------------------------------------------------------------------
-    def create(self, run_id: str, spec_json: str, trace_id: str) -> RunRow:
+    @_guarded
+    def create(self, run_id: str, spec_json: str, trace_id: str, creator: str = "") -> RunRow:
         now = time.time()
         with self._conn() as conn:
             conn.execute(
-                "INSERT INTO runs (id, state, spec_json, trace_id, create_time, update_time) VALUES (?, 'PENDING', ?, ?, ?, ?)",
-                (run_id, spec_json, trace_id, now, now),
+                "INSERT INTO runs (id, state, spec_json, trace_id, create_time, update_time, creator) "
+                "VALUES (?, 'PENDING', ?, ?, ?, ?, ?)",
+                (run_id, spec_json, trace_id, now, now, creator),
             )
         row = self.get(run_id)
         assert row is not None
         return row
 
+    @_guarded
     def exists(self, run_id: str) -> bool:
         with self._conn() as conn:
             return conn.execute("SELECT 1 FROM runs WHERE id=?", (run_id,)).fetchone() is not None
 
+    @_guarded
     def get(self, run_id: str) -> RunRow | None:
         with self._conn() as conn:
             row = conn.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
         return _row(row) if row else None
 
+    @_guarded
     def list(self, *, page_size: int, before_seq: int | None) -> tuple[list[RunRow], int | None]:
         """Newest first; returns the page and the seq to continue before (None at the end)."""
         with self._conn() as conn:
@@ -132,6 +260,7 @@ class RunStore:
         out = [_row(r) for r in rows[:page_size]]
         return out, (out[-1].seq if len(rows) > page_size else None)
 
+    @_guarded
     def set_state(self, run_id: str, state: str, *, trace_id: str | None = None, attempts_increment: bool = False) -> None:
         with self._conn() as conn:
             conn.execute(
@@ -139,16 +268,21 @@ class RunStore:
                 (state, trace_id, 1 if attempts_increment else 0, time.time(), run_id),
             )
 
+    @_guarded
     def set_progress(self, run_id: str, progress: dict[str, Any]) -> None:
         with self._conn() as conn:
             conn.execute("UPDATE runs SET progress_json=?, update_time=? WHERE id=?", (json.dumps(progress), time.time(), run_id))
 
+    @_guarded
     def finish(self, run_id: str, state: str, *, result_json: str | None = None, error_message: str = "",
-               error_reason: str = "") -> bool:
+               error_reason: str = "", progress: dict[str, Any] | None = None) -> bool:
         """Move a run to a terminal state unless it is already terminal. Returns whether it moved."""
         assert state in TERMINAL_STATES
         now = time.time()
         with self._conn() as conn:
+            if progress is not None:
+                conn.execute("UPDATE runs SET progress_json=? WHERE id=? AND state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')",
+                             (json.dumps(progress), run_id))
             cur = conn.execute(
                 "UPDATE runs SET state=?, result_json=COALESCE(?, result_json), error_message=?, error_reason=?, update_time=?, end_time=? "
                 "WHERE id=? AND state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')",
@@ -156,12 +290,14 @@ class RunStore:
             )
             return cur.rowcount == 1
 
+    @_guarded
     def interrupted(self) -> list[RunRow]:
         with self._conn() as conn:
             rows = conn.execute("SELECT * FROM runs WHERE state IN ('PENDING', 'RUNNING') ORDER BY seq").fetchall()
         return [_row(r) for r in rows]
 
     # -- spans ------------------------------------------------------------------------------
+    @_guarded
     def insert_spans(self, records: Iterable[dict[str, Any]]) -> None:
         rows = [
             (r["trace_id"], r["span_id"], r["parent_span_id"], r["name"], r["kind"], r["start_ns"], r["end_ns"], r["status"],
@@ -172,6 +308,7 @@ class RunStore:
             with self._conn() as conn:
                 conn.executemany("INSERT OR REPLACE INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
+    @_guarded
     def spans(self, trace_id: str) -> list[dict[str, Any]]:
         with self._conn() as conn:
             rows = conn.execute("SELECT * FROM spans WHERE trace_id=? ORDER BY start_ns", (trace_id,)).fetchall()
@@ -197,5 +334,5 @@ def _row(r: sqlite3.Row) -> RunRow:
         id=r["id"], seq=r["seq"], state=r["state"], spec_json=r["spec_json"], progress_json=r["progress_json"],
         result_json=r["result_json"], trace_id=r["trace_id"], error_message=r["error_message"],
         error_reason=r["error_reason"], attempts=r["attempts"], create_time=r["create_time"],
-        update_time=r["update_time"], end_time=r["end_time"],
+        update_time=r["update_time"], end_time=r["end_time"], creator=r["creator"],
     )

@@ -107,7 +107,10 @@ def configure_server(store: Any, service_name: str = "arrayplan") -> TracerProvi
         if _configured is not None:
             return _configured
         provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
-        provider.add_span_processor(SimpleSpanProcessor(StoreSpanExporter(store, "server")))
+        # Batched: one store transaction per batch, not per span (every RPC makes a span; under
+        # load a write per call would serialise the server on the store). flush() writes them now.
+        provider.add_span_processor(BatchSpanProcessor(StoreSpanExporter(store, "server"), schedule_delay_millis=500,
+                                                       max_queue_size=8192, max_export_batch_size=512))
         if otlp_endpoint():
             provider.add_span_processor(_otlp_processor())
         trace.set_tracer_provider(provider)

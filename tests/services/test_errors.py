@@ -1,0 +1,87 @@
+"""Errors a client can use (issue 12, part 4), without a server: INTERNAL carries only an error id
+that is in the server log, details are bounded, unknown names suggest the closest first, token
+files are checked line by line without echoing a token."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from pathlib import Path
+
+import pytest
+from google.rpc import code_pb2, error_details_pb2
+
+from arrayplan_engine.catalog import builtin_catalog
+from arrayplan_engine.errors import InvalidInputError, UnknownNameError, Violation
+from arrayplan_services.server.auth import Authenticator, TokenFileError
+from arrayplan_services.server.errors import PlanQueueFullError, status_for
+from arrayplan_services.store import StoreUnavailableError, unavailable_condition
+
+
+def test_internal_error_is_an_id_in_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    try:
+        raise ZeroDivisionError("float division by zero at /srv/arrayplan/x.py pid 4242 from 10.0.0.7")
+    except ZeroDivisionError as exc:
+        with caplog.at_level(logging.ERROR):
+            status = status_for(exc)
+    assert status.code == code_pb2.INTERNAL
+    for secret in ("/srv", "4242", "10.0.0.7", "ZeroDivision", "Traceback"):
+        assert secret not in status.message
+    info = error_details_pb2.ErrorInfo()
+    status.details[0].Unpack(info)
+    error_id = info.metadata["error_id"]
+    assert len(error_id) == 16 and error_id in status.message
+    assert any(error_id in r.getMessage() and r.exc_info for r in caplog.records), "the log has the id and the traceback"
+
+
+def test_invalid_argument_is_bounded() -> None:
+    exc = InvalidInputError([Violation(field=f"plan.spec.x{i}", reason="r" * 5000) for i in range(500)])
+    status = status_for(exc)
+    assert status.code == code_pb2.INVALID_ARGUMENT
+    bad = error_details_pb2.BadRequest()
+    status.details[1].Unpack(bad)
+    assert len(bad.field_violations) == 20 and all(len(v.description) <= 600 for v in bad.field_violations)
+    assert status.ByteSize() < 16_000 and len(status.message) <= 1000
+
+
+def test_unknown_names_suggest_the_closest_first() -> None:
+    with pytest.raises(UnknownNameError) as err:
+        builtin_catalog().get("intel-dc-s3500-48gb")
+    reason = err.value.violations[0].reason
+    assert reason.startswith("unknown 'intel-dc-s3500-48gb'; did you mean intel-dc-s3500-480gb")
+    names = reason.split("did you mean ")[1].replace("?", ",").replace("known:", "").split(",")
+    assert len([n for n in names if n.strip() and "more)" not in n]) <= 10
+    long = UnknownNameError("name", "z" * 10_000, ["a", "b"]).violations[0].reason
+    assert len(long) < 300
+
+
+def test_queue_full_carries_retry_info() -> None:
+    status = status_for(PlanQueueFullError(4, 64, 42.4))
+    assert status.code == code_pb2.RESOURCE_EXHAUSTED
+    retry = error_details_pb2.RetryInfo()
+    assert status.details[1].Unpack(retry) and retry.retry_delay.seconds == 42
+
+
+def test_store_faults_are_unavailable() -> None:
+    full = sqlite3.OperationalError("database or disk is full")
+    assert unavailable_condition(full) == "full"
+    assert unavailable_condition(sqlite3.OperationalError("attempt to write a readonly database")) == "read-only"
+    assert unavailable_condition(sqlite3.OperationalError("no such table: runs")) is None
+    assert status_for(StoreUnavailableError("full")).code == code_pb2.UNAVAILABLE
+
+
+def test_token_file(tmp_path: Path) -> None:
+    f = tmp_path / "tokens"
+    f.write_text("# comment\nalice aaaaaaaaaaaaaaaaaaaa\nops bbbbbbbbbbbbbbbbbbbb admin\n")
+    auth = Authenticator(f)
+    assert auth.caller([("authorization", "Bearer aaaaaaaaaaaaaaaaaaaa")]).name == "alice"
+    assert auth.caller([("authorization", "bearer bbbbbbbbbbbbbbbbbbbb")]).admin
+    assert auth.caller([("authorization", "Bearer aaaaaaaaaaaaaaaaaaab")]) is None
+    assert auth.caller([]) is None
+    assert Authenticator(None).caller([]).admin, "no token file: every caller is an anonymous admin"
+    for text, words in (("alice short\n", "shorter than 16"), ("alice aaaaaaaaaaaaaaaaaaaa root\n", "NAME TOKEN admin"),
+                        ("a aaaaaaaaaaaaaaaaaaaa\na bbbbbbbbbbbbbbbbbbbb\n", "appears twice"), ("# nothing\n", "no tokens")):
+        f.write_text(text)
+        with pytest.raises(TokenFileError) as err:
+            Authenticator(f)
+        assert words in str(err.value) and "aaaaaaaaaaaaaaaa" not in str(err.value)
