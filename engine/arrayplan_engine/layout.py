@@ -166,7 +166,8 @@ def make_layout(name: str, group_width: int | None = None, *, stripe_unit_bytes:
     try:
         kind = LayoutKind(key)
     except ValueError:
-        raise InvalidInputError.one(field, f"unknown layout {name[:200]!r}{did_you_mean(name[:200], _LAYOUT_NAMES)}; known: {', '.join(_LAYOUT_NAMES)}") from None
+        hint = did_you_mean(name[:200], _LAYOUT_NAMES)
+        raise InvalidInputError.one(field, f"unknown layout {name[:200]!r}{hint}; known: {', '.join(_LAYOUT_NAMES)}") from None
     if kind is LayoutKind.EC:
         raise InvalidInputError.one(field, "erasure coding is written ec:K+M, e.g. ec:8+3")
     minimum = {LayoutKind.RAID0: 1, LayoutKind.RAID1: 2, LayoutKind.RAID10: 4, LayoutKind.RAID5: 3, LayoutKind.RAID6: 4}[kind]
