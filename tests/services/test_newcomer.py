@@ -83,9 +83,12 @@ def test_first_plan_of_a_newcomer(tmp_path: Path) -> None:
     default endurance margin is applied and stated; the Markdown carries the import warnings and
     P(data loss); a piped table is not padded and explanations are one line each; the JSON is the
     one convention and validates against docs/json-schema.json."""
+    import shutil
+
     plan_file = tmp_path / "trace-plan.yaml"
+    shutil.copy(MSR, tmp_path / MSR.name)  # beside the plan file: plan files name only files under their directory
     plan_file.write_text(
-        f"workload:\n  trace: {MSR}\n  target_iops: 2000\n"
+        f"workload:\n  trace: {MSR.name}\n  target_iops: 2000\n"
         "constraints:\n  usable_capacity_bytes: 1 TB\n  latency_percentile: 99\n  latency_target: 5ms\n"
         "candidate_space:\n  drive_models: [intel-dc-s3500-480gb]\n  layouts: [raid10, raid6]\n  max_drive_count: 12\n"
         "service_life_years: 3\nmax_recommendations: 4\n")
@@ -198,9 +201,9 @@ def test_did_you_mean_for_drives_layouts_presets_and_plan_keys() -> None:
     from arrayplan_engine.presets import get_preset
     from arrayplan_services.cli.planfile import PlanFileError
 
-    for call, suggestion in ((lambda: get_drive("intel-dc-s350-480gb"), "did you mean 'intel-dc-s3500-480gb'"),
+    for call, suggestion in ((lambda: get_drive("intel-dc-s350-480gb"), "did you mean intel-dc-s3500-480gb"),
                              (lambda: make_layout("riad6", 6), "did you mean 'raid6'"),
-                             (lambda: get_preset("oracle-swingbnch"), "did you mean 'oracle-swingbench'")):
+                             (lambda: get_preset("oracle-swingbnch"), "did you mean oracle-swingbench")):
         with pytest.raises(InvalidInputError) as exc:
             call()
         assert suggestion in exc.value.violations[0].reason

@@ -115,9 +115,12 @@ class RayExecutor:
         pay for it. The kernels themselves come from the shared numba cache (numba_cache.py).
         Best effort: a failure is logged, plans still run."""
         ray = self._ray
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        if cpus < 1:  # a cluster with no CPUs yet (workers join later): nothing to warm
+            return
         try:
             remote = ray.remote(num_cpus=1)(_warm_worker)
-            pids = ray.get([remote.remote() for _ in range(min(self.worker_count, 64))], timeout=timeout_s)
+            pids = ray.get([remote.remote() for _ in range(min(cpus, 64))], timeout=timeout_s)
             log.info("Ray workers warmed: %s", sorted(set(pids)))
         except Exception as exc:  # noqa: BLE001 - warming is an optimisation only
             log.warning("could not warm the Ray workers: %s", exc)

@@ -63,7 +63,10 @@ def spec_from_proto(a: pb.ArrayInService, prefix: str = "array") -> fc.ArraySpec
         try:
             make_layout(a.layout, max(len(g.members) for g in a.groups), field=f"{prefix}.layout")
         except InvalidInputError as exc:
-            v.extend(exc.violations)
+            # the group width is the groups' member count: a width violation names the groups
+            v.extend(Violation(field=f"{prefix}.groups" if x.field.startswith(f"{prefix}.layout.") else x.field,
+                               reason=x.reason + (" (a group's width is its member count)" if x.field.startswith(f"{prefix}.layout.") else ""))
+                     for x in exc.violations)
     if a.usable_capacity_bytes < 0:
         v.append(Violation(field=f"{prefix}.usable_capacity_bytes", reason=f"must be >= 0, got {a.usable_capacity_bytes}"))
     for name in ("full_fraction", "worn_threshold_fraction"):
