@@ -21,8 +21,18 @@ The model (docs/array-model.md has the full statement and its sources):
 * **Drives** are FCFS queues with ``parallel_units`` servers. Because every member IO is submitted
   in global time order, its completion is known at submission (Lindley recursion):
   ``start = max(arrival, earliest unit free)``, ``completion = start + service(start)``. Service
-  times come from ``service.ServiceModel``; the garbage-collection multiplier profile is read at
-  the start time with a per-drive random phase, so drives collect garbage independently.
+  times come from ``service.ServiceModel``.
+* **Cleaning as work (SSDs).** Each SSD member carries its own free-space state (a fluid flash
+  log, ``_reclaim``): writes take free 4 KiB pages and pass through the drive's back end (one
+  FCFS server per drive); cleaning takes the oldest flash pages, relocates their valid share and
+  erases, at the cost of wa.py's write amplification for the drive's fill, skew and policy.
+  Eager drives clean in the back end's idle time in steps of one flash page and, when the pool
+  falls below its low mark, make each write wait for its own pages' cleaning; lazy drives start
+  cleaning in idle time only below their low mark and, when the pool runs out, stall for a
+  burst. A write completes when both its command (unit) and its back-end work are done; a read
+  whose die (a hash of its page) is being cleaned waits for the step. Sub-4 KiB writes read the
+  page first. So a lightly loaded drive sees fresh latencies and a saturated one its steady
+  state, from one mechanism; ``ssd.consistency_experiment`` is this kernel on a fresh drive.
   Mechanical drives add seek (from the head's last position) + rotational delay; an optional
   SATF-like reordering approximation picks the shortest of several positioning draws when IOs
   are queued (``reorder_window``).
@@ -46,7 +56,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -114,6 +124,108 @@ _RING_EVENTS = 128  # event queues up to this size are sorted rings, larger ones
 _ARRIVAL_BATCH = 256  # host arrivals drawn ahead at a time
 
 
+# -- cleaning as work (SSDs): per-drive free-space state ------------------------------------
+# Each cleaning drive has a float row ``cl[d]`` (columns below, pages are 4 KiB mapping units)
+# and a ring of flash-log segments ``seg_stamp[d]`` / ``seg_pages[d]`` (head and tail in
+# ``seg_idx[d]``): the pages of a segment were programmed when the drive's host-page counter
+# stood at its stamp. Under uniform writes every valid page is overwritten at rate 1 / span per
+# host page, whatever its age, so a segment written at stamp s holds a fraction
+# ``exp(-(w - s) / span)`` of valid pages when the counter is at w (the fluid limit of the FTL
+# behind Desnoyers' LRW formula). Cleaning takes flash pages from the tail, relocates the valid
+# ones to the head and frees the rest.
+_K_FREE, _K_WCNT, _K_INVSPAN, _K_RSCALE, _K_RELOC, _K_ERASE, _K_STEP, _K_BE = range(8)
+_K_LOW, _K_HIGH, _K_HOSTPG, _K_SEG, _K_CLEND, _K_RMW, _K_HOSTP, _K_RELOCS = range(8, 16)
+_K_CLEANED, _K_EAGER, _K_ON, _K_BURST, _K_STEPS, _K_NUNITS = range(16, 22)
+_K_COUNT = 22
+_SEGMENTS = 64  # log segments per drive (ring of _SEGMENTS + 4)
+_SEG_RING = _SEGMENTS + 4
+_MAP_SHIFT = 12  # 4 KiB mapping unit
+_MAP_MASK = (1 << _MAP_SHIFT) - 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _log_append(cl, seg_stamp, seg_pages, seg_idx, d, pages):
+    """Program ``pages`` at the log's head (host writes and relocations alike)."""
+    h = seg_idx[d, 0]
+    if seg_pages[d, h] >= cl[d, _K_SEG]:
+        h += 1
+        if h == _SEG_RING:
+            h = 0
+        seg_idx[d, 0] = h
+        seg_stamp[d, h] = cl[d, _K_WCNT]
+        seg_pages[d, h] = 0.0
+    seg_pages[d, h] += pages
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d):
+    """Valid fraction of the oldest flash pages (the next victims)."""
+    tl = seg_idx[d, 1]
+    return math.exp(-(cl[d, _K_WCNT] - seg_stamp[d, tl]) * cl[d, _K_INVSPAN])
+
+
+@njit(cache=True, _nrt=False)
+def _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost):
+    """Clean from the log's tail until ``need`` pages are freed or the work reaches
+    ``max_cost`` seconds; returns the back-end seconds spent."""
+    cost = 0.0
+    got = 0.0
+    w = cl[d, _K_WCNT]
+    inv = cl[d, _K_INVSPAN]
+    reloc = cl[d, _K_RELOC] * cl[d, _K_RSCALE]
+    erase = cl[d, _K_ERASE]
+    for _ in range(4 * _SEG_RING):
+        if got >= need or cost >= max_cost:
+            break
+        tl = seg_idx[d, 1]
+        p = seg_pages[d, tl]
+        if p <= 0.0:
+            if tl == seg_idx[d, 0]:
+                break  # nothing left to clean
+            tl += 1
+            if tl == _SEG_RING:
+                tl = 0
+            seg_idx[d, 1] = tl
+            continue
+        u = math.exp(-(w - seg_stamp[d, tl]) * inv)
+        gain = 1.0 - u
+        per = u * reloc + erase
+        x = p
+        if gain > 1e-9:
+            x = min(x, (need - got) / gain)
+        if per > 0.0:
+            x = min(x, (max_cost - cost) / per)
+        x = max(x, min(p, 1e-6))
+        if tl == seg_idx[d, 0] and x >= p:
+            # the head segment itself: leave it open for appends
+            x = p
+        seg_pages[d, tl] = p - x
+        moved = u * x
+        cl[d, _K_FREE] += x - moved
+        cl[d, _K_RELOCS] += moved * cl[d, _K_RSCALE]
+        cl[d, _K_CLEANED] += x
+        _log_append(cl, seg_stamp, seg_pages, seg_idx, d, moved)
+        cost += x * per
+        got += x * gain
+    return cost
+
+
+@njit(cache=True, _nrt=False)
+def _precondition(cl, seg_stamp, seg_pages, seg_idx, d, host_pages):
+    """Write ``host_pages`` uniform random pages with no clock (the drive reaches its used
+    state): cleaning keeps the pool at the high mark."""
+    chunk = max(1.0, 0.25 * cl[d, _K_SEG])
+    done = 0.0
+    while done < host_pages:
+        x = min(chunk, host_pages - done)
+        if cl[d, _K_FREE] - x < cl[d, _K_HIGH]:
+            _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, cl[d, _K_HIGH] - cl[d, _K_FREE] + x, np.inf)
+        cl[d, _K_FREE] -= x
+        cl[d, _K_WCNT] += x
+        _log_append(cl, seg_stamp, seg_pages, seg_idx, d, x)
+        done += x
+
+
 # ==============================================================================================
 # numba kernel
 # ==============================================================================================
@@ -124,8 +236,8 @@ _ARRIVAL_BATCH = 256  # host arrivals drawn ahead at a time
 
 @njit(cache=True)
 def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_align, simf, simi, rng,
-                     head, recent, recent_i,
-                     hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out):
+                     head, recent, recent_i, cl, seg_stamp, seg_pages, seg_idx,
+                     hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out, sec_reloc):
     """Event loop. All inputs and outputs are preallocated by ``simulate``; see there."""
     read_fraction = wl[0]
     random_fraction = wl[1]
@@ -204,6 +316,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     dr = np.empty(n_drv * DW)
     di = np.zeros(n_drv * _J_COUNT, np.int64)
     any_mech = False
+    any_clean = False
     for d in range(n_drv):
         fb = d * DW
         for j in range(2):
@@ -229,6 +342,8 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
         di[ib + _J_ROFF + 1] = ipar[d, _I_RLEN]
         if ipar[d, _I_MECH] != 0:
             any_mech = True
+        if cl[d, _K_ON] != 0.0:
+            any_clean = True
     u_shift = -1  # log2(u) when the stripe unit is a power of two
     if u & (u - 1) == 0:
         u_shift = 0
@@ -914,6 +1029,86 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                     dr[U(fb + cb)] = (kf * slot - ph) + slot
                 dr[U(fb + cb + 1)] = mul
             svc = (dr[U(fb + c_fix)] + nbytes * dr[U(fb + c_fix + 1)]) * mul
+            c_floor = t  # never binds unless a cleaning drive sets it (times can be < 0 in the warm-up)
+            if any_clean and cl[d, _K_ON] != 0.0:
+                # ---- cleaning as work (see _reclaim): background cleaning in the idle time
+                # before t, a write's pages through the back end, foreground cleaning when the
+                # free pool is short
+                relocs0 = cl[d, _K_RELOCS]
+                be = cl[d, _K_BE]
+                eager = cl[d, _K_EAGER] != 0.0
+                idle0 = be  # the back end is idle from here to t
+                if idle0 < t:
+                    free = cl[d, _K_FREE]
+                    target = 0.0
+                    if eager:
+                        if free < cl[d, _K_HIGH]:
+                            target = cl[d, _K_HIGH]
+                    else:
+                        if free < cl[d, _K_LOW]:
+                            cl[d, _K_BURST] = 1.0
+                        if cl[d, _K_BURST] != 0.0:
+                            target = cl[d, _K_HIGH]
+                    if target > free:
+                        # whole small steps from idle0 on: the one running at t delays what
+                        # arrives now (the interference of background cleaning)
+                        uu = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
+                        step_s = cl[d, _K_STEP] * (uu * cl[d, _K_RELOC] * cl[d, _K_RSCALE] + cl[d, _K_ERASE])
+                        n_steps = math.ceil((t - idle0) / step_s) if step_s > 0.0 else 1.0
+                        cost = _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, target - free, n_steps * step_s)
+                        be = idle0 + cost
+                        cl[d, _K_BE] = be
+                        cl[d, _K_CLEND] = be
+                        cl[d, _K_STEPS] += 1.0
+                        if cl[d, _K_FREE] >= cl[d, _K_HIGH]:
+                            cl[d, _K_BURST] = 0.0
+                if is_w:
+                    off = S_o[U(i)]
+                    pages = float(((off + nbytes + _MAP_MASK) >> _MAP_SHIFT) - (off >> _MAP_SHIFT))
+                    # whole pages are programmed; a partial page is read first (read-modify-write)
+                    svc += (pages * (_MAP_MASK + 1) - nbytes) * dr[U(fb + _R_WFIX + 1)] * mul
+                    if ((off | nbytes) & _MAP_MASK) != 0:
+                        svc += cl[d, _K_RMW]
+                    free = cl[d, _K_FREE]
+                    bs = max(be, t)
+                    if eager:
+                        if free - pages < cl[d, _K_LOW]:
+                            # no idle time left: the write waits for the cleaning of its pages
+                            bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, pages + cl[d, _K_LOW] - free, np.inf)
+                            cl[d, _K_CLEND] = bs
+                    elif free - pages < 0.0:
+                        # the pool ran out: a foreground burst stalls the drive. It cleans up to
+                        # the high mark but at most (high - low) flash pages (the firmware's
+                        # batch), and at least what this write needs
+                        uu = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
+                        batch = (cl[d, _K_HIGH] - cl[d, _K_LOW]) * (uu * cl[d, _K_RELOC] * cl[d, _K_RSCALE] + cl[d, _K_ERASE])
+                        bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, cl[d, _K_HIGH] - free + pages, batch)
+                        if cl[d, _K_FREE] < pages:
+                            bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, pages - cl[d, _K_FREE], np.inf)
+                        cl[d, _K_CLEND] = bs
+                        cl[d, _K_BURST] = 0.0
+                        for j in range(ucap):
+                            dr[U(fb + _R_UNITS + j)] = max(dr[U(fb + _R_UNITS + j)], bs)
+                        s = max(s, bs)
+                    cl[d, _K_FREE] -= pages
+                    cl[d, _K_WCNT] += pages
+                    cl[d, _K_HOSTP] += pages
+                    _log_append(cl, seg_stamp, seg_pages, seg_idx, d, pages)
+                    c_floor = bs + pages * cl[d, _K_HOSTPG]
+                    cl[d, _K_BE] = c_floor
+                elif s < cl[d, _K_CLEND]:
+                    # a read whose die is being cleaned waits for the step (dies from a hash of
+                    # the page number; the cleaner moves to the next die each step)
+                    nu = np.int64(cl[d, _K_NUNITS])
+                    die = np.int64((np.uint64(S_o[U(i)] >> _MAP_SHIFT) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) % nu
+                    if die == np.int64(cl[d, _K_STEPS]) % nu:
+                        s = cl[d, _K_CLEND]
+                dre = cl[d, _K_RELOCS] - relocs0
+                if dre > 0.0 and t >= w_start and t < w_end:
+                    sec = int(t - w_start)
+                    if sec >= n_sec:
+                        sec = n_sec - 1
+                    sec_reloc[U(sec)] += dre
             mech = any_mech and di[U(ib + _J_MECH)] != 0
             if mech:
                 off = S_o[i]
@@ -939,7 +1134,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                             pos_t = min(pos_t, q)
                     svc += pos_t
                 head[d] = off + nbytes
-            c = s + svc
+            c = max(s + svc, c_floor)
             if mech and reorder_window > 1:
                 ri = recent_i[d]
                 recent[d, ri] = c
@@ -1312,6 +1507,25 @@ def _validate_model(mo: ServiceModel, path: str) -> list[Violation]:
         p = np.asarray(getattr(mo, name), dtype=float)
         if p.ndim != 1 or p.size < 1 or p.size > 10_000_000 or not np.all(np.isfinite(p)) or np.any(p <= 0) or np.any(p > 1e4):
             v.append(Violation(field=f"{path}.{name}", reason="must be a 1-d array of 1 to 1e7 multipliers in (0, 1e4]"))
+    if mo.cleaning:
+        if not _finite(mo.span_pages) or not (1.0 <= mo.span_pages <= 1e13):
+            v.append(Violation(field=f"{path}.span_pages", reason=f"must be in [1, 1e13] pages, got {mo.span_pages!r}"))
+        elif not _finite(mo.raw_pages) or not (mo.span_pages < mo.raw_pages <= 1e14):
+            v.append(Violation(field=f"{path}.raw_pages", reason=f"must be in (span_pages = {mo.span_pages}, 1e14] pages, got {mo.raw_pages!r}"))
+        else:
+            spare = mo.raw_pages - mo.span_pages
+            if not _finite(mo.low_free_pages) or not (0.0 <= mo.low_free_pages <= mo.high_free_pages):
+                v.append(Violation(field=f"{path}.low_free_pages", reason=f"must be in [0, high_free_pages], got {mo.low_free_pages!r}"))
+            if not _finite(mo.high_free_pages) or not (0.0 <= mo.high_free_pages < spare):
+                v.append(Violation(field=f"{path}.high_free_pages", reason=f"must be in [0, raw_pages - span_pages = {spare:g}), got {mo.high_free_pages!r}"))
+        for name in ("host_page_s", "relocation_page_s", "erase_page_s"):
+            x = getattr(mo, name)
+            if not _finite(x) or not (0.0 <= x <= 1.0):
+                v.append(Violation(field=f"{path}.{name}", reason=f"must be in [0, 1] s, got {x!r}"))
+        for name, lo, hi in (("step_pages", 1.0, 1e6), ("relocation_scale", 0.0, 1e3), ("precondition_drive_writes", 0.0, 100.0)):
+            x = getattr(mo, name)
+            if not _finite(x) or not (lo <= x <= hi):
+                v.append(Violation(field=f"{path}.{name}", reason=f"must be in [{lo:g}, {hi:g}], got {x!r}"))
     return v
 
 
@@ -1353,6 +1567,17 @@ class ArrayResult:
     rebuild_end_s: float
     saturated: bool
     replicas: int = 1
+    # Cleaning drives (zeros otherwise): host pages written and pages relocated by cleaning per
+    # simulated drive over the whole run (warm-up included), relocations per second of the window.
+    drive_host_pages: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    drive_relocated_pages: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    second_relocated_pages: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    @property
+    def write_amplification(self) -> float:
+        """Flash pages programmed per host page over the cleaning drives (1.0 without any)."""
+        host = float(self.drive_host_pages.sum())
+        return (host + float(self.drive_relocated_pages.sum())) / host if host > 0 else 1.0
 
     # ---- counts -------------------------------------------------------------------------------
     @property
@@ -1658,6 +1883,60 @@ def _drive_arrays(spec: ArraySpec, rng_phase: np.random.Generator) -> tuple[np.n
     return dpar, ipar, prof
 
 
+def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """Each cleaning drive's free-space state when the run begins (see ``_reclaim``): freshly
+    filled (the span written once in order, the rest of the flash free) or, with
+    ``precondition_drive_writes``, after that many span writes of uniform random pages plus a
+    random share of a drive write (so the members' cleaning is out of step). A lazy drive then
+    has a random part of its burst's pages used, anywhere between its high and low marks."""
+    n_sim = spec.simulated_drive_count
+    models = spec.service_models if len(spec.service_models) == n_sim else spec.service_models * n_sim
+    cl = np.zeros((n_sim, _K_COUNT))
+    seg_stamp = np.zeros((n_sim, _SEG_RING))
+    seg_pages = np.zeros((n_sim, _SEG_RING))
+    seg_idx = np.zeros((n_sim, 2), np.int64)
+    for d, mo in enumerate(models):
+        if not mo.cleaning:
+            continue
+        row = cl[d]
+        seg = mo.raw_pages / _SEGMENTS
+        row[_K_ON] = 1.0
+        row[_K_EAGER] = 1.0 if mo.gc_eager else 0.0
+        row[_K_FREE] = mo.raw_pages - mo.span_pages
+        row[_K_INVSPAN] = 1.0 / mo.span_pages
+        row[_K_RSCALE] = mo.relocation_scale
+        row[_K_RELOC] = mo.relocation_page_s
+        row[_K_ERASE] = mo.erase_page_s
+        row[_K_STEP] = mo.step_pages
+        row[_K_BE] = t_begin
+        row[_K_CLEND] = t_begin
+        row[_K_LOW] = mo.low_free_pages
+        row[_K_HIGH] = mo.high_free_pages
+        row[_K_HOSTPG] = mo.host_page_s
+        row[_K_SEG] = seg
+        row[_K_RMW] = mo.read_fixed_s + 4096 * mo.read_per_byte_s
+        row[_K_NUNITS] = float(mo.parallel_units)
+        full = int(mo.span_pages // seg)
+        seg_pages[d, :full] = seg
+        rest = mo.span_pages - full * seg
+        if rest > 0:
+            seg_pages[d, full] = rest
+            full += 1
+        seg_idx[d] = (max(0, full - 1), 0)
+        extra = rng_phase.random()
+        if mo.precondition_drive_writes > 0:
+            _precondition(cl, seg_stamp, seg_pages, seg_idx, d, (mo.precondition_drive_writes + extra) * mo.span_pages)
+            if not mo.gc_eager:
+                used = rng_phase.random() * max(0.0, mo.high_free_pages - mo.low_free_pages)
+                row[_K_FREE] -= used
+                row[_K_WCNT] += used
+                _log_append(cl, seg_stamp, seg_pages, seg_idx, d, used)
+        row[_K_HOSTP] = 0.0
+        row[_K_RELOCS] = 0.0
+        row[_K_CLEANED] = 0.0
+    return cl, seg_stamp, seg_pages, seg_idx
+
+
 def _seed_state(seed: int, spawn_key: tuple[int, ...]) -> np.ndarray:
     st = np.random.SeedSequence(seed, spawn_key=spawn_key).generate_state(4, dtype=np.uint64)
     if not st.any():
@@ -1714,10 +1993,12 @@ def simulate(spec: ArraySpec) -> ArrayResult:
     sec_hist = np.zeros((n_sec, _COARSE_COUNT), np.int32)
     busy = np.zeros(n_sim)
     rebuild_out = np.full(2, -1.0)
+    cl, seg_stamp, seg_pages, seg_idx = _cleaning_arrays(spec, t_begin, rng_phase)
+    sec_reloc = np.zeros(n_sec)
 
     _simulate_kernel(dpar, ipar, prof, lay_arr, failed, wl_arr, sizes, size_cum, size_align, simf, simi, rng,
-                     head, recent, recent_i,
-                     hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out)
+                     head, recent, recent_i, cl, seg_stamp, seg_pages, seg_idx,
+                     hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out, sec_reloc)
 
     rb_chunks = (rb_cap + spec.rebuild_io_bytes - 1) // spec.rebuild_io_bytes if rebuild else 0
     return ArrayResult(
@@ -1748,6 +2029,9 @@ def simulate(spec: ArraySpec) -> ArrayResult:
         rebuild_chunks_done=int(counters[_C_REBUILD_CHUNKS]),
         rebuild_end_s=float(rebuild_out[0]) if rebuild_out[0] >= 0 else math.nan,
         saturated=bool(counters[_C_SATURATED]),
+        drive_host_pages=cl[:, _K_HOSTP].copy(),
+        drive_relocated_pages=cl[:, _K_RELOCS].copy(),
+        second_relocated_pages=sec_reloc,
     )
 
 
@@ -1807,12 +2091,15 @@ def merge_results(results: Sequence[ArrayResult]) -> ArrayResult:
     iops = np.zeros(n_sec, np.int64)
     smax = np.zeros(n_sec)
     shist = np.zeros((n_sec, _COARSE_COUNT), np.int32)
+    srel = np.zeros(n_sec)
     for r in rs:
         o = int(round(r.window_start_s - start))
         n = r.iops_per_second.size
         iops[o:o + n] += r.iops_per_second
         smax[o:o + n] = np.maximum(smax[o:o + n], r.second_max_latency_s)
         shist[o:o + n] += r.second_histograms
+        if r.second_relocated_pages.size == n:
+            srel[o:o + n] += r.second_relocated_pages
     return replace(
         first,
         spawn_keys=tuple(k for r in rs for k in r.spawn_keys),
@@ -1826,6 +2113,9 @@ def merge_results(results: Sequence[ArrayResult]) -> ArrayResult:
         second_max_latency_s=smax,
         second_histograms=shist,
         drive_busy_s=np.sum([r.drive_busy_s for r in rs], axis=0),
+        drive_host_pages=np.sum([r.drive_host_pages for r in rs], axis=0),
+        drive_relocated_pages=np.sum([r.drive_relocated_pages for r in rs], axis=0),
+        second_relocated_pages=srel,
         saturated=any(r.saturated for r in rs),
         replicas=sum(r.replicas for r in rs),
     )
@@ -1839,10 +2129,11 @@ def array_service_models(drive: Any, count: int = 1, *, workload: Workload | Non
                          distinct: bool = False) -> tuple[ServiceModel, ...]:
     """Service models for ``count`` members of a catalog drive (a ``catalog.Drive`` or its name).
 
-    SSDs come from ``ssd.service_model`` (steady-state GC profile for the workload's write share
-    and skew); HDDs from ``hdd.service_model``. By default one model is shared (each member still
-    gets its own GC phase in the simulation); ``distinct=True`` builds one per member with seeds
-    from ``SeedSequence(seed).spawn(count)``.
+    SSDs come from ``ssd.service_model`` (cleaning as work, set for the workload's skew and
+    random share, each member preconditioned to its used state); HDDs from ``hdd.service_model``.
+    By default one model is shared (each member still starts from its own cleaning state in the
+    simulation); ``distinct=True`` builds one per member with seeds from
+    ``SeedSequence(seed).spawn(count)``.
     """
     if isinstance(drive, str):
         from . import catalog
@@ -1859,7 +2150,7 @@ def array_service_models(drive: Any, count: int = 1, *, workload: Workload | Non
     kwargs: dict[str, Any] = {"fill_fraction": fill_fraction, "extra_spare_fraction": extra_spare_fraction}
     if workload is not None:
         kwargs.update(write_fraction=workload.write_fraction, hot_write_fraction=workload.hot_write_fraction,
-                      hot_space_fraction=workload.hot_space_fraction)
+                      hot_space_fraction=workload.hot_space_fraction, random_fraction=workload.random_fraction)
     if not distinct:
         return (ssd.service_model(drive, seed=seed, **kwargs),)
     seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(count)]
