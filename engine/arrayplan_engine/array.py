@@ -135,8 +135,12 @@ _ARRIVAL_BATCH = 256  # host arrivals drawn ahead at a time
 # ones to the head and frees the rest.
 _K_FREE, _K_WCNT, _K_INVSPAN, _K_RSCALE, _K_RELOC, _K_ERASE, _K_STEP, _K_BE = range(8)
 _K_LOW, _K_HIGH, _K_HOSTPG, _K_SEG, _K_CLEND, _K_RMW, _K_HOSTP, _K_RELOCS = range(8, 16)
-_K_CLEANED, _K_EAGER, _K_ON, _K_BURST, _K_STEPS, _K_NUNITS = range(16, 22)
-_K_COUNT = 22
+_K_CLEANED, _K_EAGER, _K_ON, _K_BURST, _K_STEPS, _K_NUNITS, _K_U, _K_UW, _K_UT = range(16, 25)
+_K_PER, _K_INVPER, _K_INVGAIN, _K_STEP_S, _K_INVSTEP_S = range(25, 30)  # derived from the cached fraction
+_K_COUNT = 30
+# the tail's valid fraction is cached until the host-page counter moves by this share of the
+# span (it then changes by < 0.1 %) or the tail moves to the next segment
+_U_REFRESH = 1e-3
 _SEGMENTS = 64  # log segments per drive (ring of _SEGMENTS + 4)
 _SEG_RING = _SEGMENTS + 4
 _MAP_SHIFT = 12  # 4 KiB mapping unit
@@ -159,9 +163,22 @@ def _log_append(cl, seg_stamp, seg_pages, seg_idx, d, pages):
 
 @njit(cache=True, _nrt=False, inline="always")
 def _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d):
-    """Valid fraction of the oldest flash pages (the next victims)."""
+    """Valid fraction of the oldest flash pages (the next victims), cached (``_U_REFRESH``)."""
     tl = seg_idx[d, 1]
-    return math.exp(-(cl[d, _K_WCNT] - seg_stamp[d, tl]) * cl[d, _K_INVSPAN])
+    w = cl[d, _K_WCNT]
+    if tl != cl[d, _K_UT] or (w - cl[d, _K_UW]) * cl[d, _K_INVSPAN] > _U_REFRESH:
+        u = math.exp(-(w - seg_stamp[d, tl]) * cl[d, _K_INVSPAN])
+        cl[d, _K_U] = u
+        cl[d, _K_UW] = w
+        cl[d, _K_UT] = tl
+        # back-end seconds per cleaned flash page, pages cleaned per page freed, step length
+        per = u * cl[d, _K_RELOC] * cl[d, _K_RSCALE] + cl[d, _K_ERASE]
+        cl[d, _K_PER] = per
+        cl[d, _K_INVPER] = 1.0 / per if per > 0.0 else 0.0
+        cl[d, _K_INVGAIN] = 1.0 / (1.0 - u) if u < 1.0 - 1e-9 else 1e9
+        cl[d, _K_STEP_S] = cl[d, _K_STEP] * per
+        cl[d, _K_INVSTEP_S] = 1.0 / cl[d, _K_STEP_S] if per > 0.0 else 0.0
+    return cl[d, _K_U]
 
 
 @njit(cache=True, _nrt=False)
@@ -170,8 +187,6 @@ def _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost):
     ``max_cost`` seconds; returns the back-end seconds spent."""
     cost = 0.0
     got = 0.0
-    w = cl[d, _K_WCNT]
-    inv = cl[d, _K_INVSPAN]
     reloc = cl[d, _K_RELOC] * cl[d, _K_RSCALE]
     erase = cl[d, _K_ERASE]
     for _ in range(4 * _SEG_RING):
@@ -187,7 +202,7 @@ def _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost):
                 tl = 0
             seg_idx[d, 1] = tl
             continue
-        u = math.exp(-(w - seg_stamp[d, tl]) * inv)
+        u = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
         gain = 1.0 - u
         per = u * reloc + erase
         x = p
@@ -208,6 +223,29 @@ def _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost):
         cost += x * per
         got += x * gain
     return cost
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _clean(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost):
+    """``_reclaim`` with a fast path: when the work fits in the tail segment it is a few
+    multiplications (the common case: a page or a step at a time)."""
+    u = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
+    per = cl[d, _K_PER]
+    raw = need * cl[d, _K_INVGAIN]
+    work = raw * per
+    if work > max_cost:
+        work = max_cost
+        raw = work * cl[d, _K_INVPER]
+    tl = seg_idx[d, 1]
+    if raw < seg_pages[d, tl] and tl != seg_idx[d, 0] and per > 0.0:
+        seg_pages[d, tl] -= raw
+        moved = u * raw
+        cl[d, _K_FREE] += raw - moved
+        cl[d, _K_RELOCS] += moved * cl[d, _K_RSCALE]
+        cl[d, _K_CLEANED] += raw
+        _log_append(cl, seg_stamp, seg_pages, seg_idx, d, moved)
+        return work
+    return _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost)
 
 
 @njit(cache=True, _nrt=False)
@@ -1038,7 +1076,10 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                 be = cl[d, _K_BE]
                 eager = cl[d, _K_EAGER] != 0.0
                 idle0 = be  # the back end is idle from here to t
-                if idle0 < t:
+                # only writes create a deficit and only they move the back end, so the cleaner
+                # catches up at each write over the whole gap since the last (reads in that gap
+                # do not see its steps: a small understatement of read interference)
+                if is_w and idle0 < t:
                     free = cl[d, _K_FREE]
                     target = 0.0
                     if eager:
@@ -1052,10 +1093,9 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                     if target > free:
                         # whole small steps from idle0 on: the one running at t delays what
                         # arrives now (the interference of background cleaning)
-                        uu = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
-                        step_s = cl[d, _K_STEP] * (uu * cl[d, _K_RELOC] * cl[d, _K_RSCALE] + cl[d, _K_ERASE])
-                        n_steps = math.ceil((t - idle0) / step_s) if step_s > 0.0 else 1.0
-                        cost = _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, target - free, n_steps * step_s)
+                        _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
+                        n_steps = math.ceil((t - idle0) * cl[d, _K_INVSTEP_S])
+                        cost = _clean(cl, seg_stamp, seg_pages, seg_idx, d, target - free, max(n_steps, 1) * cl[d, _K_STEP_S])
                         be = idle0 + cost
                         cl[d, _K_BE] = be
                         cl[d, _K_CLEND] = be
@@ -1074,7 +1114,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                     if eager:
                         if free - pages < cl[d, _K_LOW]:
                             # no idle time left: the write waits for the cleaning of its pages
-                            bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, pages + cl[d, _K_LOW] - free, np.inf)
+                            bs += _clean(cl, seg_stamp, seg_pages, seg_idx, d, pages + cl[d, _K_LOW] - free, np.inf)
                             cl[d, _K_CLEND] = bs
                     elif free - pages < 0.0:
                         # the pool ran out: a foreground burst stalls the drive. It cleans up to
@@ -1916,6 +1956,7 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
         row[_K_SEG] = seg
         row[_K_RMW] = mo.read_fixed_s + 4096 * mo.read_per_byte_s
         row[_K_NUNITS] = float(mo.parallel_units)
+        row[_K_UT] = -1.0  # no cached valid fraction yet
         full = int(mo.span_pages // seg)
         seg_pages[d, :full] = seg
         rest = mo.span_pages - full * seg
