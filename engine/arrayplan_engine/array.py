@@ -110,6 +110,11 @@ _J_MECH, _J_WOFF, _J_ROFF, _J_COUNT = 0, 1, 3, 8  # rows padded to 8
 _L_KIND, _L_W, _L_K, _L_M, _L_COPIES, _L_G, _L_U, _L_ROWS, _L_FAILED = range(9)
 _L_COUNT = 9
 _KIND_RAID0, _KIND_MIRROR, _KIND_PARITY = 0, 1, 2
+# the kernel's packed run scalars: floats (start of the run including warm-up, recorded window,
+# rebuild rate and start) and integers (rebuild chunk bytes, chunks in flight, bytes to rebuild,
+# reorder window, member IOs per host IO region, open-loop slot pool, unit places per drive row)
+_SF_T_BEGIN, _SF_W_START, _SF_W_END, _SF_RB_RATE, _SF_RB_START, _SF_COUNT = range(6)
+_SI_RB_IO, _SI_RB_WINDOW, _SI_RB_CAP, _SI_REORDER, _SI_MMH, _SI_POOL, _SI_UCAP, _SI_COUNT = range(8)
 # slot states
 _S_ARRIVE, _S_PHASE2, _S_RB_ISSUE, _S_RB_WRITE, _S_IDLE = 0, 1, 2, 3, 4
 
@@ -282,17 +287,17 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     target_iops = wl[2]
     qd = int(wl[3])
     ws_frac = wl[4]
-    t_begin = simf[0]
-    w_start = simf[1]
-    w_end = simf[2]
-    rb_rate = simf[3]
-    rb_start = simf[4]
-    rb_io = simi[0]
-    rb_window = simi[1]
-    rb_cap = simi[2]
-    reorder_window = simi[3]
-    mmh = simi[4]
-    pool = simi[5]
+    t_begin = simf[_SF_T_BEGIN]
+    w_start = simf[_SF_W_START]
+    w_end = simf[_SF_W_END]
+    rb_rate = simf[_SF_RB_RATE]
+    rb_start = simf[_SF_RB_START]
+    rb_io = simi[_SI_RB_IO]
+    rb_window = simi[_SI_RB_WINDOW]
+    rb_cap = simi[_SI_RB_CAP]
+    reorder_window = simi[_SI_REORDER]
+    mmh = simi[_SI_MMH]
+    pool = simi[_SI_POOL]
     kind = lay[_L_KIND]
     w = lay[_L_W]
     k = lay[_L_K]
@@ -349,7 +354,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     # per-drive state packed in one float row and one integer row per drive (one base address
     # per member IO): GC multiplier caches, service parameters, busy time, sorted unit free times
     n_drv = dpar.shape[0]
-    ucap = simi[6]  # units per drive row: a power of two >= every drive's unit count
+    ucap = simi[_SI_UCAP]  # units per drive row: a power of two >= every drive's unit count
     DW = _R_UNITS + ucap + 1  # the units' sorted free times and a +inf sentinel
     dr = np.empty(n_drv * DW)
     di = np.zeros(n_drv * _J_COUNT, np.int64)
@@ -1717,7 +1722,11 @@ class ArrayResult:
 
     @property
     def second_p99_latency_s(self) -> np.ndarray:
-        """p99 latency of the IOs completing in each second (from 8-per-octave buckets)."""
+        """p99 latency of the IOs completing in each second, from 8-per-octave buckets: the upper
+        edge of the bucket holding it (never below the true value, at most 12.5 % above), capped
+        by the second's largest latency. Upper edges keep the worst second's p99 at or above the
+        overall median (every second's true p99 below the median is impossible) where midpoints
+        put a run of near-equal latencies below it."""
         edges = latency_bucket_edges_s()[::1 << _COARSE_SHIFT]
         out = np.full(self.second_histograms.shape[0], np.nan)
         for s in range(self.second_histograms.shape[0]):
@@ -1726,7 +1735,7 @@ class ArrayResult:
             if n:
                 c = np.cumsum(h)
                 i = int(np.searchsorted(c, math.ceil(0.99 * n)))
-                out[s] = min(0.5 * (edges[i] + edges[i + 1]), float(self.second_max_latency_s[s]))
+                out[s] = min(edges[i + 1], float(self.second_max_latency_s[s]))
         return out
 
     @property
@@ -2013,12 +2022,16 @@ def simulate(spec: ArraySpec) -> ArrayResult:
     t_begin = spec.window_start_s - spec.warmup_s
     w_end = spec.window_start_s + spec.duration_s
     # a rebuild starts when the recorded window starts (the array runs degraded in the warm-up)
-    simf = np.array([t_begin, spec.window_start_s, w_end, spec.rebuild_rate_bytes_per_s, spec.window_start_s])
+    simf = np.zeros(_SF_COUNT)
+    simf[_SF_T_BEGIN], simf[_SF_W_START], simf[_SF_W_END] = t_begin, spec.window_start_s, w_end
+    simf[_SF_RB_RATE], simf[_SF_RB_START] = spec.rebuild_rate_bytes_per_s, spec.window_start_s
     rebuild = spec.rebuild_rate_bytes_per_s > 0 and spec.failed_drives > 0
     rb_cap = int(spec.drive_capacity_bytes) if rebuild else 0
     pool = min(_OPEN_LOOP_POOL, max(1024, (1 << 22) // mmh))
     unit_cap = 1 << (int(ipar[:, _I_UNITS].max()) - 1).bit_length()
-    simi = np.array([spec.rebuild_io_bytes, spec.rebuild_window, rb_cap, spec.reorder_window, mmh, pool, unit_cap], np.int64)
+    simi = np.zeros(_SI_COUNT, np.int64)
+    simi[_SI_RB_IO], simi[_SI_RB_WINDOW], simi[_SI_RB_CAP] = spec.rebuild_io_bytes, spec.rebuild_window, rb_cap
+    simi[_SI_REORDER], simi[_SI_MMH], simi[_SI_POOL], simi[_SI_UCAP] = spec.reorder_window, mmh, pool, unit_cap
 
     head = np.zeros(n_sim, np.int64)
     rw = max(1, spec.reorder_window)
