@@ -279,7 +279,7 @@ def _precondition(cl, seg_stamp, seg_pages, seg_idx, d, host_pages):
 
 @njit(cache=True)
 def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_align, simf, simi, rng,
-                     head, recent, recent_i, cl, seg_stamp, seg_pages, seg_idx,
+                     head, recent, recent_i, cl, seg_stamp, seg_pages, seg_idx, row_base, row_count,
                      hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out, sec_reloc):
     """Event loop. All inputs and outputs are preallocated by ``simulate``; see there."""
     read_fraction = wl[0]
@@ -360,6 +360,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     di = np.zeros(n_drv * _J_COUNT, np.int64)
     any_mech = False
     any_clean = False
+    any_cards = dpar.shape[0] != row_base.shape[0]
     for d in range(n_drv):
         fb = d * DW
         for j in range(2):
@@ -1044,6 +1045,9 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             c_poff = _J_ROFF
         for i in range(lo_i, hi_i):
             d = S_d[U(i)]
+            if any_cards:
+                # a multi-controller card: the controller of the IO's 64 KiB chunk (RAID 0)
+                d = row_base[d] + ((S_o[U(i)] >> 16) % row_count[d])
             nbytes = S_b[U(i)]
             fb = d * DW
             ib = d * _J_COUNT
@@ -1552,6 +1556,8 @@ def _validate_model(mo: ServiceModel, path: str) -> list[Violation]:
         p = np.asarray(getattr(mo, name), dtype=float)
         if p.ndim != 1 or p.size < 1 or p.size > 10_000_000 or not np.all(np.isfinite(p)) or np.any(p <= 0) or np.any(p > 1e4):
             v.append(Violation(field=f"{path}.{name}", reason="must be a 1-d array of 1 to 1e7 multipliers in (0, 1e4]"))
+    if not isinstance(mo.controllers, int) or not (1 <= mo.controllers <= 16) or (mo.mechanical and mo.controllers != 1):
+        v.append(Violation(field=f"{path}.controllers", reason=f"must be an integer in [1, 16] (1 for a disk), got {mo.controllers!r}"))
     if mo.cleaning:
         if not _finite(mo.span_pages) or not (1.0 <= mo.span_pages <= 1e13):
             v.append(Violation(field=f"{path}.span_pages", reason=f"must be in [1, 1e13] pages, got {mo.span_pages!r}"))
@@ -1903,12 +1909,28 @@ def _seek_curve(average_s: float, full_stroke_s: float) -> tuple[float, float]:
     return 0.0, average_s * 15.0 / 8.0
 
 
-def _drive_arrays(spec: ArraySpec, rng_phase: np.random.Generator) -> tuple[np.ndarray, ...]:
+def _row_models(spec: ArraySpec) -> tuple[list[ServiceModel], np.ndarray, np.ndarray]:
+    """The kernel's drive rows: one per simulated member, or one per controller of a
+    multi-controller card (``ServiceModel.controllers``), with each member's first row and row
+    count."""
     n_sim = spec.simulated_drive_count
     models = spec.service_models if len(spec.service_models) == n_sim else spec.service_models * n_sim
+    rows: list[ServiceModel] = []
+    base = np.zeros(n_sim, np.int64)
+    count = np.zeros(n_sim, np.int64)
+    for d, mo in enumerate(models):
+        base[d] = len(rows)
+        count[d] = mo.controllers
+        rows.extend([mo] * mo.controllers)
+    return rows, base, count
+
+
+def _drive_arrays(spec: ArraySpec, rng_phase: np.random.Generator) -> tuple[np.ndarray, ...]:
+    models, _, _ = _row_models(spec)
+    n_rows = len(models)
     cap = spec.drive_capacity_bytes or _NOMINAL_CAPACITY_BYTES
-    dpar = np.zeros((n_sim, _D_COUNT))
-    ipar = np.zeros((n_sim, _I_COUNT), np.int64)
+    dpar = np.zeros((n_rows, _D_COUNT))
+    ipar = np.zeros((n_rows, _I_COUNT), np.int64)
     profiles: list[np.ndarray] = []
     offsets: dict[int, tuple[int, int, int, int]] = {}
     total = 0
@@ -1938,12 +1960,12 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
     ``precondition_drive_writes``, after that many span writes of uniform random pages plus a
     random share of a drive write (so the members' cleaning is out of step). A lazy drive then
     has a random part of its burst's pages used, anywhere between its high and low marks."""
-    n_sim = spec.simulated_drive_count
-    models = spec.service_models if len(spec.service_models) == n_sim else spec.service_models * n_sim
-    cl = np.zeros((n_sim, _K_COUNT))
-    seg_stamp = np.zeros((n_sim, _SEG_RING))
-    seg_pages = np.zeros((n_sim, _SEG_RING))
-    seg_idx = np.zeros((n_sim, 2), np.int64)
+    models, _, _ = _row_models(spec)
+    n_rows = len(models)
+    cl = np.zeros((n_rows, _K_COUNT))
+    seg_stamp = np.zeros((n_rows, _SEG_RING))
+    seg_pages = np.zeros((n_rows, _SEG_RING))
+    seg_idx = np.zeros((n_rows, 2), np.int64)
     for d, mo in enumerate(models):
         if not mo.cleaning:
             continue
@@ -2033,10 +2055,12 @@ def simulate(spec: ArraySpec) -> ArrayResult:
     simi[_SI_RB_IO], simi[_SI_RB_WINDOW], simi[_SI_RB_CAP] = spec.rebuild_io_bytes, spec.rebuild_window, rb_cap
     simi[_SI_REORDER], simi[_SI_MMH], simi[_SI_POOL], simi[_SI_UCAP] = spec.reorder_window, mmh, pool, unit_cap
 
-    head = np.zeros(n_sim, np.int64)
+    _, row_base, row_count = _row_models(spec)
+    n_rows = dpar.shape[0]
+    head = np.zeros(n_rows, np.int64)
     rw = max(1, spec.reorder_window)
-    recent = np.full((n_sim, rw), -np.inf)
-    recent_i = np.zeros(n_sim, np.int64)
+    recent = np.full((n_rows, rw), -np.inf)
+    recent_i = np.zeros(n_rows, np.int64)
 
     n_sec = max(1, math.ceil(spec.duration_s - 1e-9))
     hist = np.zeros((4, LATENCY_BUCKET_COUNT), np.int64)
@@ -2045,14 +2069,17 @@ def simulate(spec: ArraySpec) -> ArrayResult:
     counters = np.zeros(_C_COUNT, np.int64)
     sec_max = np.zeros(n_sec)
     sec_hist = np.zeros((n_sec, _COARSE_COUNT), np.int32)
-    busy = np.zeros(n_sim)
+    busy = np.zeros(n_rows)
     rebuild_out = np.full(2, -1.0)
     cl, seg_stamp, seg_pages, seg_idx = _cleaning_arrays(spec, t_begin, rng_phase)
     sec_reloc = np.zeros(n_sec)
 
     _simulate_kernel(dpar, ipar, prof, lay_arr, failed, wl_arr, sizes, size_cum, size_align, simf, simi, rng,
-                     head, recent, recent_i, cl, seg_stamp, seg_pages, seg_idx,
+                     head, recent, recent_i, cl, seg_stamp, seg_pages, seg_idx, row_base, row_count,
                      hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out, sec_reloc)
+
+    def per_member(x: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(x, row_base) if n_rows != n_sim else x
 
     rb_chunks = (rb_cap + spec.rebuild_io_bytes - 1) // spec.rebuild_io_bytes if rebuild else 0
     return ArrayResult(
@@ -2075,16 +2102,16 @@ def simulate(spec: ArraySpec) -> ArrayResult:
         iops_per_second=sec_hist.sum(axis=1, dtype=np.int64),  # completions per second
         second_max_latency_s=sec_max,
         second_histograms=sec_hist,
-        drive_busy_s=busy,
-        drive_parallel_units=ipar[:, _I_UNITS].astype(np.float64),
+        drive_busy_s=per_member(busy),
+        drive_parallel_units=per_member(ipar[:, _I_UNITS].astype(np.float64)),
         rebuild_simulated=rebuild,
         rebuild_bytes=float(rb_cap),
         rebuild_chunks=int(rb_chunks),
         rebuild_chunks_done=int(counters[_C_REBUILD_CHUNKS]),
         rebuild_end_s=float(rebuild_out[0]) if rebuild_out[0] >= 0 else math.nan,
         saturated=bool(counters[_C_SATURATED]),
-        drive_host_pages=cl[:, _K_HOSTP].copy(),
-        drive_relocated_pages=cl[:, _K_RELOCS].copy(),
+        drive_host_pages=per_member(cl[:, _K_HOSTP].copy()),
+        drive_relocated_pages=per_member(cl[:, _K_RELOCS].copy()),
         second_relocated_pages=sec_reloc,
     )
 

@@ -71,3 +71,7 @@ class ServiceModel:
     erase_page_s: float = 0.0             # erase time per cleaned page (block erase / pages per block)
     relocation_scale: float = 1.0         # relocations per fluid-log relocation (skew, greedy policy)
     write_amplification: float = 1.0      # the steady-state target (wa.py) the scale was set for
+    # A card of several controllers behind a bridge in RAID 0 (SSD 910, 002 seed): every number
+    # above is one controller's; the simulation runs ``controllers`` of them per member and sends
+    # each member IO to the controller of its 64 KiB chunk.
+    controllers: int = 1

@@ -567,8 +567,10 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
     ``LAZY_BURST_FRACTION`` of the flash more, stalling when the pool runs out.
 
     ``precondition_drive_writes``: span writes before the run (the used state); 0 leaves the
-    drive freshly filled (the consistency experiment). ``per_controller``: the model of one
-    controller of a multi-controller card (SSD 910), for a RAID 0 of its controllers.
+    drive freshly filled (the consistency experiment). A multi-controller card (SSD 910) gets
+    one controller's numbers and ``controllers`` = its controller count: the array simulation
+    runs the card as its controllers in RAID 0 (64 KiB chunks); ``per_controller`` gives a single
+    controller (``controllers`` = 1), e.g. one partition as the 002 seed's ATTO run sees it.
     ``write_fraction``, ``seed``, ``simulate``, ``profile_s`` and ``model_pages`` are accepted for
     callers of the earlier profile-based model and do not change the result: the cleaning state
     is simulated per drive in the array kernel, whatever the mix.
@@ -590,8 +592,10 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
         v.append(Violation(field="hot_write_fraction", reason=f"must be >= hot_space_fraction ({hot_space_fraction}), got {hot_write_fraction}"))
     check(v)
     t = calibrate(d)
-    n = 1 if per_controller else t.controllers
-    share = n / t.controllers  # the share of the card this model stands for
+    # a multi-controller card is simulated as its controllers in RAID 0 (002 seed): the numbers
+    # are one controller's and ``controllers`` says how many the card has (1 for per_controller)
+    n = 1
+    share = 1.0 / t.controllers  # the share of the card one controller stands for
     iface = t.interface_bytes_per_s * share
     units = t.parallel_units * n
     rr = float(d.random_read_iops or 0.0) * share
@@ -619,7 +623,7 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
         host_page_s=t.host_backend_s / n, relocation_page_s=max(t.relocation_s, t.relocation_front_s) / n,
         erase_page_s=t.erase_per_page_s / n,
         relocation_scale=(wa_target - 1.0) / (wa_fluid - 1.0) if wa_fluid > 1.0 else 1.0,
-        write_amplification=wa_target,
+        write_amplification=wa_target, controllers=1 if per_controller else t.controllers,
     )
 
 

@@ -136,3 +136,17 @@ def test_s3500_consistency_curve() -> None:
     assert 1.30 * 11_500 <= late <= 1.80 * 11_500
     cliff = int((r.iops < 0.5 * r.fob_iops).argmax())
     assert 100 <= cliff <= 300
+
+
+def test_ssd_910_card_in_an_array_is_its_controllers(steady: dict[str, float]) -> None:
+    # Issue 10: a 910 member of an array is simulated as its controllers in RAID 0 (64 KiB
+    # chunks, ServiceModel.controllers): one card in a one-drive array carries what the RAID 0 of
+    # its four controllers does (10 %: chunking differs from the layout's stripe unit).
+    d = catalog.get_drive("intel-ssd-910-800gb")
+    m = ssd.service_model(d)
+    assert m.controllers == 4
+    wl = Workload(read_fraction=0.0, io_size_mix=((4096, 1.0),), queue_depth=32)
+    r = arr.simulate(arr.ArraySpec(layout=make_layout("raid0", 1), drive_count=1, service_models=(m,), workload=wl,
+                                   duration_s=10.0, seed=1, drive_capacity_bytes=float(d.capacity_bytes)))
+    assert r.achieved_iops == pytest.approx(steady["intel-ssd-910-800gb"], rel=0.10)
+    assert r.drive_busy_s.shape == (1,) and r.drive_parallel_units[0] == 4 * m.parallel_units
