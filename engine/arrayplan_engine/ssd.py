@@ -677,18 +677,19 @@ def calibration_report(drive: Drive | str) -> list[CalibrationRow]:
     d = _resolve(drive)
     t = calibrate(d)
     sm = service_model(d, simulate=False)
+    units = sm.parallel_units * sm.controllers  # a card's controllers in RAID 0 serve in parallel
     rows = [
         CalibrationRow(drive_name=d.name, quantity="random_write_iops", spec=t.fob_random_write_iops,
                        model=fob_random_write_iops_measured(d), assumed_spec=t.fob_random_write_assumed),
         CalibrationRow(drive_name=d.name, quantity="random_read_iops", spec=min(float(d.random_read_iops or 0), t.interface_bytes_per_s / MAP_BYTES),
-                       model=_service_iops(sm.read_fixed_s, sm.read_per_byte_s, sm.parallel_units, MAP_BYTES), assumed_spec=False),
+                       model=_service_iops(sm.read_fixed_s, sm.read_per_byte_s, units, MAP_BYTES), assumed_spec=False),
         CalibrationRow(drive_name=d.name, quantity="seq_write_bytes_per_s", spec=min(float(d.seq_write_bytes_per_s or 0), t.interface_bytes_per_s),
-                       model=SEQ_IO_BYTES * _service_iops(sm.write_fixed_s, sm.write_per_byte_s, sm.parallel_units, SEQ_IO_BYTES),
+                       model=SEQ_IO_BYTES * _service_iops(sm.write_fixed_s, sm.write_per_byte_s, units, SEQ_IO_BYTES),
                        assumed_spec=False),
     ]
     if d.seq_read_bytes_per_s is not None:
         rows.append(CalibrationRow(drive_name=d.name, quantity="seq_read_bytes_per_s",
                                    spec=min(float(d.seq_read_bytes_per_s), t.interface_bytes_per_s),
-                                   model=SEQ_IO_BYTES * _service_iops(sm.read_fixed_s, sm.read_per_byte_s, sm.parallel_units, SEQ_IO_BYTES),
+                                   model=SEQ_IO_BYTES * _service_iops(sm.read_fixed_s, sm.read_per_byte_s, units, SEQ_IO_BYTES),
                                    assumed_spec=False))
     return rows
