@@ -142,7 +142,12 @@ _K_FREE, _K_WCNT, _K_INVSPAN, _K_RSCALE, _K_RELOC, _K_ERASE, _K_STEP, _K_BE = ra
 _K_LOW, _K_HIGH, _K_HOSTPG, _K_SEG, _K_CLEND, _K_RMW, _K_HOSTP, _K_RELOCS = range(8, 16)
 _K_CLEANED, _K_EAGER, _K_ON, _K_BURST, _K_STEPS, _K_NUNITS, _K_U, _K_UW, _K_UT = range(16, 25)
 _K_PER, _K_INVPER, _K_INVGAIN, _K_STEP_S, _K_INVSTEP_S = range(25, 30)  # derived from the cached fraction
-_K_COUNT = 30
+_K_TRIG = 30
+_K_COUNT = 31
+# An eager drive's cleaner wakes when this many pages are used below its high mark (assumed:
+# 256 KiB, "early and often" on the scale of a pool of ~0.5 % of the flash; it saves waking the
+# cleaner at every write)
+_EAGER_SLACK_PAGES = 64.0
 # the tail's valid fraction is cached until the host-page counter moves by this share of the
 # span (it then changes by < 0.1 %) or the tail moves to the next segment
 _U_REFRESH = 1e-3
@@ -1077,87 +1082,88 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                 dr[U(fb + cb + 1)] = mul
             svc = (dr[U(fb + c_fix)] + nbytes * dr[U(fb + c_fix + 1)]) * mul
             c_floor = t  # never binds unless a cleaning drive sets it (times can be < 0 in the warm-up)
-            if any_clean and cl[d, _K_ON] != 0.0:
-                # ---- cleaning as work (see _reclaim): background cleaning in the idle time
-                # before t, a write's pages through the back end, foreground cleaning when the
-                # free pool is short
-                relocs0 = cl[d, _K_RELOCS]
-                be = cl[d, _K_BE]
-                eager = cl[d, _K_EAGER] != 0.0
-                idle0 = be  # the back end is idle from here to t
-                # only writes create a deficit and only they move the back end, so the cleaner
-                # catches up at each write over the whole gap since the last (reads in that gap
-                # do not see its steps: a small understatement of read interference)
-                if is_w and idle0 < t:
-                    free = cl[d, _K_FREE]
-                    target = 0.0
-                    if eager:
-                        if free < cl[d, _K_HIGH]:
-                            target = cl[d, _K_HIGH]
-                    else:
-                        if free < cl[d, _K_LOW]:
-                            cl[d, _K_BURST] = 1.0
-                        if cl[d, _K_BURST] != 0.0:
-                            target = cl[d, _K_HIGH]
-                    if target > free:
-                        # whole small steps from idle0 on: the one running at t delays what
-                        # arrives now (the interference of background cleaning)
-                        _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
-                        n_steps = math.ceil((t - idle0) * cl[d, _K_INVSTEP_S])
-                        cost = _clean(cl, seg_stamp, seg_pages, seg_idx, d, target - free, max(n_steps, 1) * cl[d, _K_STEP_S])
-                        be = idle0 + cost
-                        cl[d, _K_BE] = be
-                        cl[d, _K_CLEND] = be
-                        cl[d, _K_STEPS] += 1.0
-                        if cl[d, _K_FREE] >= cl[d, _K_HIGH]:
-                            cl[d, _K_BURST] = 0.0
+            if any_clean:
                 if is_w:
-                    off = S_o[U(i)]
-                    pages = float(((off + nbytes + _MAP_MASK) >> _MAP_SHIFT) - (off >> _MAP_SHIFT))
-                    # whole pages are programmed; a partial page is read first (read-modify-write)
-                    svc += (pages * (_MAP_MASK + 1) - nbytes) * dr[U(fb + _R_WFIX + 1)] * mul
-                    if ((off | nbytes) & _MAP_MASK) != 0:
-                        svc += cl[d, _K_RMW]
-                    free = cl[d, _K_FREE]
-                    bs = max(be, t)
-                    if eager:
-                        if free - pages < cl[d, _K_LOW]:
-                            # no idle time left: the write waits for the cleaning of its pages
-                            bs += _clean(cl, seg_stamp, seg_pages, seg_idx, d, pages + cl[d, _K_LOW] - free, np.inf)
+                    if cl[d, _K_ON] != 0.0:
+                        # ---- cleaning as work (see _reclaim): background cleaning in the idle time
+                        # before t, a write's pages through the back end, foreground cleaning when the
+                        # free pool is short
+                        relocs0 = cl[d, _K_RELOCS]
+                        be = cl[d, _K_BE]
+                        eager = cl[d, _K_EAGER] != 0.0
+                        idle0 = be  # the back end is idle from here to t
+                        # only writes create a deficit and only they move the back end, so the cleaner
+                        # catches up at each write over the whole gap since the last (reads in that gap
+                        # do not see its steps: a small understatement of read interference)
+                        if idle0 < t:
+                            # the cleaner starts below its trigger (eager: _EAGER_SLACK_PAGES
+                            # under the high mark; lazy: the low mark) and runs to the high mark
+                            free = cl[d, _K_FREE]
+                            if free < cl[d, _K_TRIG]:
+                                cl[d, _K_BURST] = 1.0
+                            target = cl[d, _K_HIGH]
+                            if cl[d, _K_BURST] != 0.0 and target > free:
+                                # whole small steps from idle0 on: the one running at t delays what
+                                # arrives now (the interference of background cleaning)
+                                _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
+                                n_steps = math.ceil((t - idle0) * cl[d, _K_INVSTEP_S])
+                                cost = _clean(cl, seg_stamp, seg_pages, seg_idx, d, target - free, max(n_steps, 1) * cl[d, _K_STEP_S])
+                                be = idle0 + cost
+                                cl[d, _K_BE] = be
+                                cl[d, _K_CLEND] = be
+                                # the next step cleans the next die
+                                cl[d, _K_STEPS] += 1.0
+                                if cl[d, _K_STEPS] >= cl[d, _K_NUNITS]:
+                                    cl[d, _K_STEPS] = 0.0
+                                if cl[d, _K_FREE] >= cl[d, _K_HIGH]:
+                                    cl[d, _K_BURST] = 0.0
+                        off = S_o[U(i)]
+                        pages = float(((off + nbytes + _MAP_MASK) >> _MAP_SHIFT) - (off >> _MAP_SHIFT))
+                        # whole pages are programmed; a partial page is read first (read-modify-write)
+                        svc += (pages * (_MAP_MASK + 1) - nbytes) * dr[U(fb + _R_WFIX + 1)] * mul
+                        if ((off | nbytes) & _MAP_MASK) != 0:
+                            svc += cl[d, _K_RMW]
+                        free = cl[d, _K_FREE]
+                        bs = max(be, t)
+                        if eager:
+                            if free - pages < cl[d, _K_LOW]:
+                                # no idle time left: the write waits for the cleaning of its pages
+                                bs += _clean(cl, seg_stamp, seg_pages, seg_idx, d, pages + cl[d, _K_LOW] - free, np.inf)
+                                cl[d, _K_CLEND] = bs
+                        elif free - pages < 0.0:
+                            # the pool ran out: a foreground burst stalls the drive. It cleans up to
+                            # the high mark but at most (high - low) flash pages (the firmware's
+                            # batch), and at least what this write needs
+                            uu = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
+                            batch = (cl[d, _K_HIGH] - cl[d, _K_LOW]) * (uu * cl[d, _K_RELOC] * cl[d, _K_RSCALE] + cl[d, _K_ERASE])
+                            bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, cl[d, _K_HIGH] - free + pages, batch)
+                            if cl[d, _K_FREE] < pages:
+                                bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, pages - cl[d, _K_FREE], np.inf)
                             cl[d, _K_CLEND] = bs
-                    elif free - pages < 0.0:
-                        # the pool ran out: a foreground burst stalls the drive. It cleans up to
-                        # the high mark but at most (high - low) flash pages (the firmware's
-                        # batch), and at least what this write needs
-                        uu = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
-                        batch = (cl[d, _K_HIGH] - cl[d, _K_LOW]) * (uu * cl[d, _K_RELOC] * cl[d, _K_RSCALE] + cl[d, _K_ERASE])
-                        bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, cl[d, _K_HIGH] - free + pages, batch)
-                        if cl[d, _K_FREE] < pages:
-                            bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, pages - cl[d, _K_FREE], np.inf)
-                        cl[d, _K_CLEND] = bs
-                        cl[d, _K_BURST] = 0.0
-                        for j in range(ucap):
-                            dr[U(fb + _R_UNITS + j)] = max(dr[U(fb + _R_UNITS + j)], bs)
-                        s = max(s, bs)
-                    cl[d, _K_FREE] -= pages
-                    cl[d, _K_WCNT] += pages
-                    cl[d, _K_HOSTP] += pages
-                    _log_append(cl, seg_stamp, seg_pages, seg_idx, d, pages)
-                    c_floor = bs + pages * cl[d, _K_HOSTPG]
-                    cl[d, _K_BE] = c_floor
+                            cl[d, _K_BURST] = 0.0
+                            for j in range(ucap):
+                                dr[U(fb + _R_UNITS + j)] = max(dr[U(fb + _R_UNITS + j)], bs)
+                            s = max(s, bs)
+                        cl[d, _K_FREE] -= pages
+                        cl[d, _K_WCNT] += pages
+                        cl[d, _K_HOSTP] += pages
+                        _log_append(cl, seg_stamp, seg_pages, seg_idx, d, pages)
+                        c_floor = bs + pages * cl[d, _K_HOSTPG]
+                        cl[d, _K_BE] = c_floor
+                        dre = cl[d, _K_RELOCS] - relocs0
+                        if dre > 0.0 and t >= w_start and t < w_end:
+                            sec = int(t - w_start)
+                            if sec >= n_sec:
+                                sec = n_sec - 1
+                            sec_reloc[U(sec)] += dre
                 elif s < cl[d, _K_CLEND]:
                     # a read whose die is being cleaned waits for the step (dies from a hash of
                     # the page number; the cleaner moves to the next die each step)
-                    nu = np.int64(cl[d, _K_NUNITS])
-                    die = np.int64((np.uint64(S_o[U(i)] >> _MAP_SHIFT) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) % nu
-                    if die == np.int64(cl[d, _K_STEPS]) % nu:
+                    # (a 32-bit hash scaled to [0, units) by a multiply: no division)
+                    h32 = (np.uint64(S_o[U(i)] >> _MAP_SHIFT) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)
+                    die = (h32 * np.uint64(cl[d, _K_NUNITS])) >> np.uint64(32)
+                    if die == np.uint64(cl[d, _K_STEPS]):
                         s = cl[d, _K_CLEND]
-                dre = cl[d, _K_RELOCS] - relocs0
-                if dre > 0.0 and t >= w_start and t < w_end:
-                    sec = int(t - w_start)
-                    if sec >= n_sec:
-                        sec = n_sec - 1
-                    sec_reloc[U(sec)] += dre
             mech = any_mech and di[U(ib + _J_MECH)] != 0
             if mech:
                 off = S_o[i]
@@ -1966,6 +1972,7 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
     seg_stamp = np.zeros((n_rows, _SEG_RING))
     seg_pages = np.zeros((n_rows, _SEG_RING))
     seg_idx = np.zeros((n_rows, 2), np.int64)
+    cl[:, _K_CLEND] = -np.inf  # no cleaning step ever delays a read on a drive without cleaning
     for d, mo in enumerate(models):
         if not mo.cleaning:
             continue
@@ -1983,6 +1990,7 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
         row[_K_CLEND] = t_begin
         row[_K_LOW] = mo.low_free_pages
         row[_K_HIGH] = mo.high_free_pages
+        row[_K_TRIG] = max(mo.low_free_pages, mo.high_free_pages - _EAGER_SLACK_PAGES) if mo.gc_eager else mo.low_free_pages
         row[_K_HOSTPG] = mo.host_page_s
         row[_K_SEG] = seg
         row[_K_RMW] = mo.read_fixed_s + 4096 * mo.read_per_byte_s
