@@ -445,3 +445,27 @@ def test_worst_second_p99_is_never_below_the_overall_median(kind: str) -> None:
         model = ssd_model(units=64, read_s=434.8e-6) if det else ssd_model(units=1, read_s=100e-6)
         r = arr.simulate(spec_for("raid0", 1, wl, model=model, duration_s=5.0))
     assert r.worst_second_p99_latency_s >= r.latency_percentile_s(0.5)
+
+
+@pytest.mark.parametrize(("layout", "width", "copies"), [("raid0", 4, 1), ("raid10", 4, 2), ("raid1", 3, 3)])
+def test_mapping_conserves_bytes(layout: str, width: int, copies: int) -> None:
+    # Issue 10 part 5 (through the kernel's counters): host bytes map onto member bytes exactly.
+    # Reads of RAID 0 and mirrors read each byte once; writes write each byte once per copy.
+    # Mixed sizes, random and sequential IOs, some spanning stripe units.
+    wl = Workload(read_fraction=0.5, random_fraction=0.5, io_size_mix=((4 * KiB, 1.0), (24 * KiB, 1.0), (256 * KiB, 0.5)),
+                  queue_depth=8)
+    r = arr.simulate(spec_for(layout, width, wl, duration_s=0.2))
+    c = r.counters
+    assert r.host_ios > 1000
+    assert c[arr._C_MEMBER_READ_BYTES] == c[arr._C_HOST_READ_BYTES]
+    assert c[arr._C_MEMBER_WRITE_BYTES] == copies * c[arr._C_HOST_WRITE_BYTES]
+
+
+@pytest.mark.parametrize(("layout", "width", "failed"), [("raid5", 5, 1), ("raid6", 6, 2), ("raid10", 4, 1)])
+def test_no_member_io_reaches_a_failed_drive(layout: str, width: int, failed: int) -> None:
+    # Issue 10 part 5: in degraded mode (no rebuild) the failed members (the first of group 0)
+    # get no member IO at all: zero busy time, while every survivor works.
+    wl = Workload(read_fraction=0.5, random_fraction=0.5, io_size_mix=((4 * KiB, 1.0), (64 * KiB, 1.0)), queue_depth=8)
+    r = arr.simulate(spec_for(layout, width, wl, duration_s=0.2, failed_drives=failed))
+    assert np.all(r.drive_busy_s[:failed] == 0.0)
+    assert np.all(r.drive_busy_s[failed:] > 0.0)
