@@ -258,6 +258,98 @@ def _clean(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost):
     return _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost)
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, mul, off_, nbytes,
+                 w_start, w_end, n_sec, sec_reloc):
+    """Stage: a member write on a cleaning drive (docs/array-model.md, "SSD service time"):
+    background cleaning in the back end's idle time before ``t``, the write's pages through the
+    back end, foreground cleaning when the pool is short (a lazy burst stalls every unit, whose
+    free times in ``dr`` it raises). Returns (start, service time, completion floor)."""
+    relocs0 = cl[d, _K_RELOCS]
+    be = cl[d, _K_BE]
+    eager = cl[d, _K_EAGER] != 0.0
+    idle0 = be  # the back end is idle from here to t
+    # only writes create a deficit and only they move the back end, so the cleaner
+    # catches up at each write over the whole gap since the last (reads in that gap
+    # do not see its steps: a small understatement of read interference)
+    if idle0 < t:
+        # the cleaner starts below its trigger (eager: _EAGER_SLACK_PAGES
+        # under the high mark; lazy: the low mark) and runs to the high mark
+        free = cl[d, _K_FREE]
+        if free < cl[d, _K_TRIG]:
+            cl[d, _K_BURST] = 1.0
+        target = cl[d, _K_HIGH]
+        if cl[d, _K_BURST] != 0.0 and target > free:
+            # whole small steps from idle0 on: the one running at t delays what
+            # arrives now (the interference of background cleaning)
+            _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
+            n_steps = math.ceil((t - idle0) * cl[d, _K_INVSTEP_S])
+            cost = _clean(cl, seg_stamp, seg_pages, seg_idx, d, target - free, max(n_steps, 1) * cl[d, _K_STEP_S])
+            be = idle0 + cost
+            cl[d, _K_BE] = be
+            cl[d, _K_CLEND] = be
+            # the next step cleans the next die
+            cl[d, _K_STEPS] += 1.0
+            if cl[d, _K_STEPS] >= cl[d, _K_NUNITS]:
+                cl[d, _K_STEPS] = 0.0
+            if cl[d, _K_FREE] >= cl[d, _K_HIGH]:
+                cl[d, _K_BURST] = 0.0
+    off = off_
+    pages = float(((off + nbytes + _MAP_MASK) >> _MAP_SHIFT) - (off >> _MAP_SHIFT))
+    # whole pages are programmed; a partial page is read first (read-modify-write)
+    svc += (pages * (_MAP_MASK + 1) - nbytes) * dr[fb + _R_WFIX + 1] * mul
+    if ((off | nbytes) & _MAP_MASK) != 0:
+        svc += cl[d, _K_RMW]
+    free = cl[d, _K_FREE]
+    bs = max(be, t)
+    if eager:
+        if free - pages < cl[d, _K_LOW]:
+            # no idle time left: the write waits for the cleaning of its pages
+            bs += _clean(cl, seg_stamp, seg_pages, seg_idx, d, pages + cl[d, _K_LOW] - free, np.inf)
+            cl[d, _K_CLEND] = bs
+    elif free - pages < 0.0:
+        # the pool ran out: a foreground burst stalls the drive. It cleans up to
+        # the high mark but at most (high - low) flash pages (the firmware's
+        # batch), and at least what this write needs
+        uu = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
+        batch = (cl[d, _K_HIGH] - cl[d, _K_LOW]) * (uu * cl[d, _K_RELOC] * cl[d, _K_RSCALE] + cl[d, _K_ERASE])
+        bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, cl[d, _K_HIGH] - free + pages, batch)
+        if cl[d, _K_FREE] < pages:
+            bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, pages - cl[d, _K_FREE], np.inf)
+        cl[d, _K_CLEND] = bs
+        cl[d, _K_BURST] = 0.0
+        for j in range(ucap):
+            dr[fb + _R_UNITS + j] = max(dr[fb + _R_UNITS + j], bs)
+        s = max(s, bs)
+    cl[d, _K_FREE] -= pages
+    cl[d, _K_WCNT] += pages
+    cl[d, _K_HOSTP] += pages
+    _log_append(cl, seg_stamp, seg_pages, seg_idx, d, pages)
+    c_floor = bs + pages * cl[d, _K_HOSTPG]
+    cl[d, _K_BE] = c_floor
+    dre = cl[d, _K_RELOCS] - relocs0
+    if dre > 0.0 and t >= w_start and t < w_end:
+        sec = int(t - w_start)
+        if sec >= n_sec:
+            sec = n_sec - 1
+        sec_reloc[sec] += dre
+    return s, svc, c_floor
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _clean_read(cl, d, s, off_):
+    """Stage: a member read on a drive with a cleaning step running at its start waits for the
+    step when its die is the one being cleaned. Returns the start time."""
+    # a read whose die is being cleaned waits for the step (dies from a hash of
+    # the page number; the cleaner moves to the next die each step)
+    # (a 32-bit hash scaled to [0, units) by a multiply: no division)
+    h32 = (np.uint64(off_ >> _MAP_SHIFT) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)
+    die = (h32 * np.uint64(cl[d, _K_NUNITS])) >> np.uint64(32)
+    if die == np.uint64(cl[d, _K_STEPS]):
+        s = cl[d, _K_CLEND]
+    return s
+
+
 @njit(cache=True, _nrt=False)
 def _precondition(cl, seg_stamp, seg_pages, seg_idx, d, host_pages):
     """Write ``host_pages`` uniform random pages with no clock (the drive reaches its used
@@ -1085,85 +1177,10 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             if any_clean:
                 if is_w:
                     if cl[d, _K_ON] != 0.0:
-                        # ---- cleaning as work (see _reclaim): background cleaning in the idle time
-                        # before t, a write's pages through the back end, foreground cleaning when the
-                        # free pool is short
-                        relocs0 = cl[d, _K_RELOCS]
-                        be = cl[d, _K_BE]
-                        eager = cl[d, _K_EAGER] != 0.0
-                        idle0 = be  # the back end is idle from here to t
-                        # only writes create a deficit and only they move the back end, so the cleaner
-                        # catches up at each write over the whole gap since the last (reads in that gap
-                        # do not see its steps: a small understatement of read interference)
-                        if idle0 < t:
-                            # the cleaner starts below its trigger (eager: _EAGER_SLACK_PAGES
-                            # under the high mark; lazy: the low mark) and runs to the high mark
-                            free = cl[d, _K_FREE]
-                            if free < cl[d, _K_TRIG]:
-                                cl[d, _K_BURST] = 1.0
-                            target = cl[d, _K_HIGH]
-                            if cl[d, _K_BURST] != 0.0 and target > free:
-                                # whole small steps from idle0 on: the one running at t delays what
-                                # arrives now (the interference of background cleaning)
-                                _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
-                                n_steps = math.ceil((t - idle0) * cl[d, _K_INVSTEP_S])
-                                cost = _clean(cl, seg_stamp, seg_pages, seg_idx, d, target - free, max(n_steps, 1) * cl[d, _K_STEP_S])
-                                be = idle0 + cost
-                                cl[d, _K_BE] = be
-                                cl[d, _K_CLEND] = be
-                                # the next step cleans the next die
-                                cl[d, _K_STEPS] += 1.0
-                                if cl[d, _K_STEPS] >= cl[d, _K_NUNITS]:
-                                    cl[d, _K_STEPS] = 0.0
-                                if cl[d, _K_FREE] >= cl[d, _K_HIGH]:
-                                    cl[d, _K_BURST] = 0.0
-                        off = S_o[U(i)]
-                        pages = float(((off + nbytes + _MAP_MASK) >> _MAP_SHIFT) - (off >> _MAP_SHIFT))
-                        # whole pages are programmed; a partial page is read first (read-modify-write)
-                        svc += (pages * (_MAP_MASK + 1) - nbytes) * dr[U(fb + _R_WFIX + 1)] * mul
-                        if ((off | nbytes) & _MAP_MASK) != 0:
-                            svc += cl[d, _K_RMW]
-                        free = cl[d, _K_FREE]
-                        bs = max(be, t)
-                        if eager:
-                            if free - pages < cl[d, _K_LOW]:
-                                # no idle time left: the write waits for the cleaning of its pages
-                                bs += _clean(cl, seg_stamp, seg_pages, seg_idx, d, pages + cl[d, _K_LOW] - free, np.inf)
-                                cl[d, _K_CLEND] = bs
-                        elif free - pages < 0.0:
-                            # the pool ran out: a foreground burst stalls the drive. It cleans up to
-                            # the high mark but at most (high - low) flash pages (the firmware's
-                            # batch), and at least what this write needs
-                            uu = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
-                            batch = (cl[d, _K_HIGH] - cl[d, _K_LOW]) * (uu * cl[d, _K_RELOC] * cl[d, _K_RSCALE] + cl[d, _K_ERASE])
-                            bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, cl[d, _K_HIGH] - free + pages, batch)
-                            if cl[d, _K_FREE] < pages:
-                                bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, pages - cl[d, _K_FREE], np.inf)
-                            cl[d, _K_CLEND] = bs
-                            cl[d, _K_BURST] = 0.0
-                            for j in range(ucap):
-                                dr[U(fb + _R_UNITS + j)] = max(dr[U(fb + _R_UNITS + j)], bs)
-                            s = max(s, bs)
-                        cl[d, _K_FREE] -= pages
-                        cl[d, _K_WCNT] += pages
-                        cl[d, _K_HOSTP] += pages
-                        _log_append(cl, seg_stamp, seg_pages, seg_idx, d, pages)
-                        c_floor = bs + pages * cl[d, _K_HOSTPG]
-                        cl[d, _K_BE] = c_floor
-                        dre = cl[d, _K_RELOCS] - relocs0
-                        if dre > 0.0 and t >= w_start and t < w_end:
-                            sec = int(t - w_start)
-                            if sec >= n_sec:
-                                sec = n_sec - 1
-                            sec_reloc[U(sec)] += dre
+                        s, svc, c_floor = _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, mul,
+                                                       S_o[U(i)], nbytes, w_start, w_end, n_sec, sec_reloc)
                 elif s < cl[d, _K_CLEND]:
-                    # a read whose die is being cleaned waits for the step (dies from a hash of
-                    # the page number; the cleaner moves to the next die each step)
-                    # (a 32-bit hash scaled to [0, units) by a multiply: no division)
-                    h32 = (np.uint64(S_o[U(i)] >> _MAP_SHIFT) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)
-                    die = (h32 * np.uint64(cl[d, _K_NUNITS])) >> np.uint64(32)
-                    if die == np.uint64(cl[d, _K_STEPS]):
-                        s = cl[d, _K_CLEND]
+                    s = _clean_read(cl, d, s, S_o[U(i)])
             mech = any_mech and di[U(ib + _J_MECH)] != 0
             if mech:
                 off = S_o[i]
