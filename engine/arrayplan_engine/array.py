@@ -350,6 +350,105 @@ def _clean_read(cl, d, s, off_):
     return s
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _u(x):
+    """An index known to be >= 0, unsigned: numba emits no negative-index wraparound."""
+    return np.uint64(x)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _latency_bucket(lat, fbits, ibits):
+    """Stage: the histogram bucket of a latency. Integer ns below 128 ns, then 128 per power of
+    two, read off the float's exponent and top 7 mantissa bits (``latency_bucket_edges_s()``
+    gives the edges); ``fbits``/``ibits`` are one float64 and its int64 view."""
+    idx = 0
+    vns = lat * 1e9
+    if vns < 128.0:
+        if vns > 0.0:
+            idx = int(vns)
+    else:
+        fbits[0] = vns
+        b = ibits[0]
+        idx = ((b >> 52) - 1029) * 128 + ((b >> 45) & 127)
+        if idx >= LATENCY_BUCKET_COUNT:
+            idx = LATENCY_BUCKET_COUNT - 1
+    return idx
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _ring_insert(ev_t, ev_id, ev_head, n_ev, ev_cap, tp, ident):
+    """Queue operation: insert event (tp, ident) into the sorted window
+    ``[ev_head, ev_head + n_ev)`` of the ring buffer (sentinels -inf before, +inf after), from
+    whichever end is nearer. Returns the new (ev_head, n_ev)."""
+    # sorted array: insert from whichever end is nearer (equal times go after queued
+    # ones from the tail, before them from the head; both deterministic)
+    eh = ev_head
+    n = n_ev
+    if eh < 2 or eh + n + 3 > ev_cap:
+        # the window reached an end of the buffer: move it to the middle
+        nh = (ev_cap - n) >> 1
+        if nh < eh:
+            for i in range(n):
+                ev_t[_u(nh + i)] = ev_t[_u(eh + i)]
+                ev_id[_u(nh + i)] = ev_id[_u(eh + i)]
+        else:
+            for i in range(n - 1, -1, -1):
+                ev_t[_u(nh + i)] = ev_t[_u(eh + i)]
+                ev_id[_u(nh + i)] = ev_id[_u(eh + i)]
+        eh = nh
+        ev_t[_u(eh - 1)] = -np.inf
+        ev_t[_u(eh + n)] = np.inf
+    if n > 0 and tp < ev_t[_u(eh + (n >> 1))]:
+        # the events before tp move one place towards the head (the +inf sentinel
+        # after the window stops the scan)
+        eh -= 1
+        jj = eh
+        while True:
+            nt = ev_t[_u(jj + 1)]
+            if nt >= tp:
+                break
+            ev_t[_u(jj)] = nt
+            ev_id[_u(jj)] = ev_id[_u(jj + 1)]
+            jj += 1
+        ev_t[_u(jj)] = tp
+        ev_id[_u(jj)] = ident
+        ev_t[_u(eh - 1)] = -np.inf
+    else:
+        # the events after tp move one place towards the tail (the -inf sentinel
+        # before the window stops the scan)
+        j = eh + n
+        while True:
+            pt = ev_t[_u(j - 1)]
+            if pt <= tp:
+                break
+            ev_t[_u(j)] = pt
+            ev_id[_u(j)] = ev_id[_u(j - 1)]
+            j -= 1
+        ev_t[_u(j)] = tp
+        ev_id[_u(j)] = ident
+        ev_t[_u(eh + n + 1)] = np.inf
+    return eh, n + 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _heap_push(ev_t, ev_id, n_ev, tp, ident):
+    """Queue operation: push event (tp, ident) onto the binary heap ordered by (time, id).
+    Returns the new event count."""
+    # binary heap ordered by (time, id)
+    i = n_ev
+    while i > 0:
+        parent = (i - 1) >> 1
+        pt = ev_t[parent]
+        if pt < tp or (pt == tp and ev_id[parent] < ident):
+            break
+        ev_t[i] = pt
+        ev_id[i] = ev_id[parent]
+        i = parent
+    ev_t[i] = tp
+    ev_id[i] = ident
+    return n_ev + 1
+
+
 @njit(cache=True, _nrt=False)
 def _precondition(cl, seg_stamp, seg_pages, seg_idx, d, host_pages):
     """Write ``host_pages`` uniform random pages with no clock (the drive reaches its used
@@ -1248,17 +1347,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             # of two, read off the float's exponent and top 7 mantissa bits
             # (latency_bucket_edges_s() gives the edges)
             lat = c_max - cur_arr
-            idx = 0
-            vns = lat * 1e9
-            if vns < 128.0:
-                if vns > 0.0:
-                    idx = int(vns)
-            else:
-                fbits[0] = vns
-                ib = ibits[0]
-                idx = ((ib >> 52) - 1029) * 128 + ((ib >> 45) & 127)
-                if idx >= LATENCY_BUCKET_COUNT:
-                    idx = LATENCY_BUCKET_COUNT - 1
+            idx = _latency_bucket(lat, fbits, ibits)
             if cur_arr >= w_start:
                 hist[U(cur_cls), U(idx)] += 1
                 ls_all += lat
@@ -1351,69 +1440,9 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
         if (qact == 2 and use_ring) or qact == 3:
             tp = rq_t
             if use_ring:
-                # sorted array: insert from whichever end is nearer (equal times go after queued
-                # ones from the tail, before them from the head; both deterministic)
-                eh = ev_head
-                n = n_ev
-                if eh < 2 or eh + n + 3 > ev_cap:
-                    # the window reached an end of the buffer: move it to the middle
-                    nh = (ev_cap - n) >> 1
-                    if nh < eh:
-                        for i in range(n):
-                            ev_t[U(nh + i)] = ev_t[U(eh + i)]
-                            ev_id[U(nh + i)] = ev_id[U(eh + i)]
-                    else:
-                        for i in range(n - 1, -1, -1):
-                            ev_t[U(nh + i)] = ev_t[U(eh + i)]
-                            ev_id[U(nh + i)] = ev_id[U(eh + i)]
-                    eh = nh
-                    ev_t[U(eh - 1)] = -np.inf
-                    ev_t[U(eh + n)] = np.inf
-                if n > 0 and tp < ev_t[U(eh + (n >> 1))]:
-                    # the events before tp move one place towards the head (the +inf sentinel
-                    # after the window stops the scan)
-                    eh -= 1
-                    jj = eh
-                    while True:
-                        nt = ev_t[U(jj + 1)]
-                        if nt >= tp:
-                            break
-                        ev_t[U(jj)] = nt
-                        ev_id[U(jj)] = ev_id[U(jj + 1)]
-                        jj += 1
-                    ev_t[U(jj)] = tp
-                    ev_id[U(jj)] = ident
-                    ev_t[U(eh - 1)] = -np.inf
-                else:
-                    # the events after tp move one place towards the tail (the -inf sentinel
-                    # before the window stops the scan)
-                    j = eh + n
-                    while True:
-                        pt = ev_t[U(j - 1)]
-                        if pt <= tp:
-                            break
-                        ev_t[U(j)] = pt
-                        ev_id[U(j)] = ev_id[U(j - 1)]
-                        j -= 1
-                    ev_t[U(j)] = tp
-                    ev_id[U(j)] = ident
-                    ev_t[U(eh + n + 1)] = np.inf
-                ev_head = eh
-                n_ev = n + 1
+                ev_head, n_ev = _ring_insert(ev_t, ev_id, ev_head, n_ev, ev_cap, tp, ident)
             else:
-                # binary heap ordered by (time, id)
-                i = n_ev
-                while i > 0:
-                    parent = (i - 1) >> 1
-                    pt = ev_t[parent]
-                    if pt < tp or (pt == tp and ev_id[parent] < ident):
-                        break
-                    ev_t[i] = pt
-                    ev_id[i] = ev_id[parent]
-                    i = parent
-                ev_t[i] = tp
-                ev_id[i] = ident
-                n_ev += 1
+                n_ev = _heap_push(ev_t, ev_id, n_ev, tp, ident)
     rebuild_out[1] = rb_last
     counters[_C_HOST_READS] += n_host_r
     counters[_C_HOST_WRITES] += n_host_w
