@@ -449,6 +449,29 @@ def _heap_push(ev_t, ev_id, n_ev, tp, ident):
     return n_ev + 1
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _heap_sift_down(ev_t, ev_id, n, tp, ident):
+    """Queue operation: event (tp, ident) enters the heap of ``n`` events at the root and
+    sifts down (a dropped top replaced by the last event, or a re-queued one by its new time)."""
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= n:
+            break
+        r = child + 1
+        if r < n and (ev_t[r] < ev_t[child] or (ev_t[r] == ev_t[child] and ev_id[r] < ev_id[child])):
+            child = r
+        ct = ev_t[child]
+        if ct < tp or (ct == tp and ev_id[child] < ident):
+            ev_t[i] = ct
+            ev_id[i] = ev_id[child]
+            i = child
+        else:
+            break
+    ev_t[i] = tp
+    ev_id[i] = ident
+
+
 @njit(cache=True, _nrt=False)
 def _precondition(cl, seg_stamp, seg_pages, seg_idx, d, host_pages):
     """Write ``host_pages`` uniform random pages with no clock (the drive reaches its used
@@ -1418,25 +1441,8 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                 ident = ev_id[n_ev]
             else:
                 tp = rq_t
-            n = n_ev
-            if n > 0:
-                i = 0
-                while True:
-                    child = 2 * i + 1
-                    if child >= n:
-                        break
-                    r = child + 1
-                    if r < n and (ev_t[r] < ev_t[child] or (ev_t[r] == ev_t[child] and ev_id[r] < ev_id[child])):
-                        child = r
-                    ct = ev_t[child]
-                    if ct < tp or (ct == tp and ev_id[child] < ident):
-                        ev_t[i] = ct
-                        ev_id[i] = ev_id[child]
-                        i = child
-                    else:
-                        break
-                ev_t[i] = tp
-                ev_id[i] = ident
+            if n_ev > 0:
+                _heap_sift_down(ev_t, ev_id, n_ev, tp, ident)
         if (qact == 2 and use_ring) or qact == 3:
             tp = rq_t
             if use_ring:
