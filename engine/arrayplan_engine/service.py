@@ -8,12 +8,18 @@ contract to plain numbers and numpy arrays lets the array kernel stay a numba ``
 Service time of one IO of ``io_bytes`` on one of the drive's ``parallel_units``:
 
 * SSD read:  ``read_fixed_s + io_bytes * read_per_byte_s``
-* SSD write: ``(write_fixed_s + io_bytes * write_per_byte_s) * m(t)`` where ``m(t)`` is the
-  garbage-collection multiplier ``write_multiplier_profile[(t + phase) // profile_slot_s % len]``
-  (1.0 on a fresh drive; the steady-state write amplification's cost, with its dips, once the
-  spare area is used). Each drive in an array gets its own random ``phase``, so the drives'
-  garbage collection is independent. ``read_multiplier_profile`` does the same for reads (reads
-  that queue behind GC on the same die).
+* SSD write: ``write_fixed_s + io_bytes * write_per_byte_s`` (the fresh-drive command and data
+  path). With ``cleaning`` the drive also carries its own free-space state in the simulation
+  (docs/ssd-model.md, "Cleaning as work"): every write takes free 4 KiB pages and its pages pass
+  through the drive's back end (``host_page_s`` each); cleaning reclaims free pages from the
+  oldest part of the flash log at a cost of ``relocation_page_s`` per relocated page and
+  ``erase_page_s`` per cleaned page, eager drives in idle time and small steps, lazy drives only
+  once the pool is low and in the foreground when it has run out. A write that does not cover
+  whole 4 KiB pages reads the page first (read-modify-write).
+* ``write_multiplier_profile`` / ``read_multiplier_profile``: optional cyclic multipliers of the
+  service time by wall-clock slot (``profile_slot_s``, each drive at its own random phase). The
+  drive models leave them at 1.0; they remain a generic way to give a drive a time-varying speed
+  (the array tests use them to check fork-join order statistics).
 * HDD (``mechanical``): ``seek(distance) + U(0, full_rotation_s) + io_bytes * per_byte`` with a
   random seek of mean ``average_seek_s`` bounded by ``full_stroke_seek_s``.
 """
@@ -23,6 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
+#: The FTL's mapping unit: writes are programmed in whole units of this size.
+MAP_BYTES = 4096
 
 
 def _ones() -> np.ndarray:
@@ -44,7 +53,25 @@ class ServiceModel:
     full_rotation_s: float = 0.0
     average_seek_s: float = 0.0
     full_stroke_seek_s: float = 0.0
-    # Garbage collection (SSDs): cyclic multipliers of the service time, one value per slot.
+    # Optional cyclic multipliers of the service time, one value per slot (1.0: none).
     profile_slot_s: float = 1.0
     write_multiplier_profile: np.ndarray = field(default_factory=_ones)
     read_multiplier_profile: np.ndarray = field(default_factory=_ones)
+    # Cleaning as work (SSDs): the drive's free-space state, in 4 KiB pages, and its costs.
+    cleaning: bool = False
+    gc_eager: bool = True                 # eager: clean in idle time, small steps; lazy: defer
+    span_pages: float = 0.0               # logical pages the workload writes (fill x user capacity)
+    raw_pages: float = 0.0                # flash pages for data (internal parity excluded)
+    precondition_drive_writes: float = 0.0  # 0: freshly filled; > 0: that many span writes before
+    low_free_pages: float = 0.0           # eager: below this writes wait for cleaning; lazy: idle cleaning starts
+    high_free_pages: float = 0.0          # eager: idle cleaning target; lazy: a burst cleans up to here
+    step_pages: float = 1.0               # flash pages cleaned per background step
+    host_page_s: float = 0.0              # back-end (data path / program) time per host page
+    relocation_page_s: float = 0.0        # back-end time per relocated page
+    erase_page_s: float = 0.0             # erase time per cleaned page (block erase / pages per block)
+    relocation_scale: float = 1.0         # relocations per fluid-log relocation (skew, greedy policy)
+    write_amplification: float = 1.0      # the steady-state target (wa.py) the scale was set for
+    # A card of several controllers behind a bridge in RAID 0 (SSD 910, 002 seed): every number
+    # above is one controller's; the simulation runs ``controllers`` of them per member and sends
+    # each member IO to the controller of its 64 KiB chunk.
+    controllers: int = 1

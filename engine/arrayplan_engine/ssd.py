@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -51,10 +52,14 @@ from . import ftl as ftl_mod
 from . import wa as wa_mod
 from .catalog import INTERFACE_BYTES_PER_S, Drive, all_drives, get_drive
 from .errors import InvalidInputError, Violation, check
+from .service import MAP_BYTES as _SERVICE_MAP_BYTES
 from .service import ServiceModel
+
+if TYPE_CHECKING:
+    from .array import ArrayResult
 from .units import KiB
 
-MAP_BYTES = 4 * KiB
+MAP_BYTES = _SERVICE_MAP_BYTES
 SEQ_IO_BYTES = 128 * KiB
 QUEUE_DEPTH = 32
 DEFAULT_MODEL_PAGES = 1 << 20
@@ -385,8 +390,7 @@ class ConsistencyResult:
     spare_factor: float                     # FTL spare factor during the run
     fob_iops: float                         # the model's fresh-out-of-box figure
     iops: np.ndarray                        # one value per second
-    latency_samples_s: np.ndarray           # slowest IO of each simulated write (each stands for ios_per_sample IOs)
-    ios_per_sample: float
+    array_result: ArrayResult               # the run (latency histograms, per-second series)
     steady: SteadyState | None
     steady_start_s: float                   # NaN if the run never reached steady state
     steady_iops_mean: float
@@ -412,7 +416,7 @@ class ConsistencyResult:
         }
 
 
-def _figures(iops: np.ndarray, programs: np.ndarray, lat: np.ndarray, qd: float) -> dict[str, object]:
+def _figures(iops: np.ndarray, programs: np.ndarray, r: ArrayResult) -> dict[str, object]:
     n_rounds = int(iops.size // PTS_ROUND_S)
     rounds = iops[: int(n_rounds * PTS_ROUND_S)].reshape(n_rounds, int(PTS_ROUND_S)).mean(axis=1) if n_rounds else np.zeros(0)
     gc_started = np.flatnonzero(programs > 1.01 * np.maximum(iops, 1e-9))
@@ -428,14 +432,14 @@ def _figures(iops: np.ndarray, programs: np.ndarray, lat: np.ndarray, qd: float)
     period = float(np.diff(starts).mean()) if starts.size >= 2 else float("nan")
     # Mean latency of the IOs completing in the slowest second (Little: QD / IOPS), but a second
     # with no completions at all is bounded by the longest single wait seen.
-    max_lat = float(lat.max()) if lat.size else float("inf")
-    worst = min(qd / max(float(part.min()), 1e-9), max_lat)
+    max_lat = float(r.latency_max_s[0])
+    worst = min(QUEUE_DEPTH / max(float(part.min()), 1e-9), max_lat)
     wa = float(programs[start:].sum() / max(part.sum(), 1e-9))
     return {
         "steady": ss, "steady_start_s": float(start) if ss is not None else float("nan"), "steady_iops_mean": mean,
         "p1_over_mean": p1 / mean if mean > 0 else 0.0, "dip_depth": 1.0 - p1 / median if median > 0 else 1.0,
         "dip_period_s": period, "worst_second_latency_s": worst,
-        "max_latency_s": float(lat.max()) if lat.size else float("nan"), "write_amplification": wa,
+        "max_latency_s": max_lat, "write_amplification": wa,
     }
 
 
@@ -452,30 +456,38 @@ def consistency_experiment(drive: Drive | str, *, duration_s: float = 2000, op: 
     """The reviewers' performance-consistency test (001 seed): secure erase, sequential fill of
     the LBAs in use, then 4 KB random writes at QD32 for ``duration_s`` seconds, IOPS recorded
     every second. ``op`` leaves that fraction of the capacity unused (short-stroking, as the S3500
-    review does) -- extra spare area. A multi-controller card (SSD 910) runs its controllers with
-    independent seeds; the host's QD32 waits on the slowest, so each second counts
-    ``controllers x`` the slowest controller's IOPS."""
+    review does) -- extra spare area.
+
+    The run is the array simulation itself (``array.simulate``): a one-drive array -- or, for a
+    multi-controller card (SSD 910), a RAID 0 of its controllers behind the bridge (002 seed:
+    "software RAID-0 across them") -- closed loop at QD32, each member freshly filled with its
+    cleaning state (``service_model(..., precondition_drive_writes=0)``). Nothing of the run is
+    fed in: the plateau, the cliff, the transient and the steady state come out of the same
+    free-space mechanism a lightly loaded array runs. ``model_pages`` is accepted for earlier
+    callers and not used (the kernel's fluid log has no page count)."""
+    from . import array as array_mod
+    from .layout import make_layout
+    from .workload import Workload
+
     d = _resolve(drive)
     _validate_run(duration_s, op)
     _check_model_pages(model_pages)
     t = calibrate(d)
-    span = 1.0 - op
-    seeds = np.random.SeedSequence(seed).spawn(t.controllers)
-    per_unit = []
-    lats = []
-    for s in seeds:
-        out, lat = _unit_run(t, span=span, duration_s=float(duration_s), seed=np.random.default_rng(s), model_pages=model_pages)
-        per_unit.append(out)
-        lats.append(lat)
-    ios = np.stack([o[:, 0] for o in per_unit])
-    iops = t.controllers * ios.min(axis=0)
-    programs = t.controllers * np.stack([o[:, 1] for o in per_unit]).mean(axis=0) * (t.user_bytes / MAP_BYTES / model_pages)
-    lat = np.concatenate(lats)
-    f = _figures(iops, programs, lat, QUEUE_DEPTH)
+    n = t.controllers
+    model = service_model(d, extra_spare_fraction=op, precondition_drive_writes=0.0, per_controller=n > 1)
+    wl = Workload(name="consistency-4k-random-write-qd32", read_fraction=0.0, random_fraction=1.0,
+                  io_size_mix=((MAP_BYTES, 1.0),), queue_depth=QUEUE_DEPTH, working_set_fraction=1.0 - op)
+    spec = array_mod.ArraySpec(layout=make_layout("raid0", n), drive_count=n, service_models=(model,), workload=wl,
+                               duration_s=float(duration_s), warmup_s=0.0, seed=int(seed),
+                               drive_capacity_bytes=float(t.user_bytes))
+    r = array_mod.simulate(spec)
+    iops = r.iops_per_second.astype(np.float64)[: int(duration_s)]
+    programs = iops + r.second_relocated_pages[: iops.size]
+    f = _figures(iops, programs, r)
     return ConsistencyResult(
         drive_name=d.name, gc_policy=t.gc_policy, duration_s=int(duration_s), op_fraction=op,
         spare_factor=effective_spare_factor(t, extra_spare_fraction=op), fob_iops=t.fob_random_write_iops, iops=iops,
-        latency_samples_s=lat, ios_per_sample=t.user_bytes / MAP_BYTES / model_pages, **f,  # type: ignore[arg-type]
+        array_result=r, **f,  # type: ignore[arg-type]
     )
 
 
@@ -536,19 +548,34 @@ def _two_point(iops_4k: float, bytes_per_s_128k: float, units: int) -> tuple[flo
 
 def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare_fraction: float = 0.0,
                   write_fraction: float = 1.0, hot_write_fraction: float = 1.0, hot_space_fraction: float = 1.0,
-                  seed: int = 0, simulate: bool = True, profile_s: float = 600.0,
-                  model_pages: int = 1 << 18) -> ServiceModel:
-    """The drive's per-IO service-time model at steady state (see ``service.py``).
+                  random_fraction: float = 1.0, seed: int = 0, simulate: bool = True, profile_s: float = 600.0,
+                  model_pages: int = 1 << 18, precondition_drive_writes: float = 3.0,
+                  per_controller: bool = False) -> ServiceModel:
+    """The drive's per-IO service model with cleaning as work (see ``service.py``).
 
     Read and write service times on ``parallel_units`` servers reproduce the FOB 4 KB and 128 KB
-    (sequential) rates. ``write_multiplier_profile`` is the garbage-collection cost over time,
-    one value per second, normalised so a fresh drive is 1.0: with ``simulate`` it is FOB IOPS /
-    IOPS of each second of a steady-state run of the scaled FTL (preconditioned with three drive
-    writes of the workload, then ``profile_s`` timed seconds); without, the constant fast-path
-    value FOB / steady IOPS from ``wa.py``. ``read_multiplier_profile`` is ``1 + w x g(t)`` where
-    ``g`` is the share of each second the back end spends on GC and ``w`` the write fraction (a
-    read waits behind GC on its die about that often).
+    (sequential) rates. Cleaning: the drive's flash (internal parity excluded) holds the span
+    being written (``fill_fraction`` x ``1 - extra_spare_fraction`` of the user capacity); each
+    write takes free pages and passes its pages through the back end; cleaning reclaims pages
+    at ``relocation_page_s`` per relocated page and ``erase_page_s`` per cleaned page. The fluid
+    log in the array kernel gives the LRW valid fraction of the victims; ``relocation_scale``
+    brings its steady state to ``wa.py``'s write amplification for the drive's spare, pages per
+    block, greedy cleaning, the workload's skew and its random share (sequential writes
+    invalidate whole blocks). Watermarks: eager drives keep ``EAGER_LOW_FRACTION`` of the flash
+    free plus one block, cleaning in idle time in steps of one flash page; lazy drives start
+    cleaning (in idle time) below two blocks per controller and clean up to
+    ``LAZY_BURST_FRACTION`` of the flash more, stalling when the pool runs out.
+
+    ``precondition_drive_writes``: span writes before the run (the used state); 0 leaves the
+    drive freshly filled (the consistency experiment). A multi-controller card (SSD 910) gets
+    one controller's numbers and ``controllers`` = its controller count: the array simulation
+    runs the card as its controllers in RAID 0 (64 KiB chunks); ``per_controller`` gives a single
+    controller (``controllers`` = 1), e.g. one partition as the 002 seed's ATTO run sees it.
+    ``write_fraction``, ``seed``, ``simulate``, ``profile_s`` and ``model_pages`` are accepted for
+    callers of the earlier profile-based model and do not change the result: the cleaning state
+    is simulated per drive in the array kernel, whatever the mix.
     """
+    del seed, simulate, model_pages
     d = _resolve(drive)
     v: list[Violation] = []
     _check_fraction(v, "fill_fraction", fill_fraction, 0.0, 1.0, lo_open=True)
@@ -556,46 +583,58 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
     _check_fraction(v, "write_fraction", write_fraction, 0.0, 1.0)
     _check_fraction(v, "hot_write_fraction", hot_write_fraction, 0.0, 1.0, lo_open=True)
     _check_fraction(v, "hot_space_fraction", hot_space_fraction, 0.0, 1.0, lo_open=True)
+    _check_fraction(v, "random_fraction", random_fraction, 0.0, 1.0)
     if not isinstance(profile_s, (int, float)) or not (10 <= profile_s <= 100_000):
         v.append(Violation(field="profile_s", reason=f"must be in [10, 100000] seconds, got {profile_s!r}"))
+    if not isinstance(precondition_drive_writes, (int, float)) or not (0.0 <= precondition_drive_writes <= 100.0):
+        v.append(Violation(field="precondition_drive_writes", reason=f"must be in [0, 100], got {precondition_drive_writes!r}"))
     if not v and hot_space_fraction < 1.0 and hot_write_fraction < hot_space_fraction:
         v.append(Violation(field="hot_write_fraction", reason=f"must be >= hot_space_fraction ({hot_space_fraction}), got {hot_write_fraction}"))
     check(v)
-    _check_model_pages(model_pages)
     t = calibrate(d)
-    n = t.controllers
-    iface = t.interface_bytes_per_s
+    # a multi-controller card is simulated as its controllers in RAID 0 (002 seed): the numbers
+    # are one controller's and ``controllers`` says how many the card has (1 for per_controller)
+    n = 1
+    share = 1.0 / t.controllers  # the share of the card one controller stands for
+    iface = t.interface_bytes_per_s * share
     units = t.parallel_units * n
-    rr = float(d.random_read_iops or 0.0)
-    seq_r = float(d.seq_read_bytes_per_s or min(iface, rr * t.page_bytes))
-    seq_w = float(d.seq_write_bytes_per_s or 0.0)
+    rr = float(d.random_read_iops or 0.0) * share
+    seq_r = float(d.seq_read_bytes_per_s or min(t.interface_bytes_per_s, rr / share * t.page_bytes)) * share
+    seq_w = float(d.seq_write_bytes_per_s or 0.0) * share
     rf, rpb = _two_point(min(rr, iface / MAP_BYTES), min(seq_r, iface), units)
-    wf, wpb = _two_point(min(t.fob_random_write_iops, iface / MAP_BYTES), min(seq_w, iface), units)
+    wf, wpb = _two_point(min(t.fob_random_write_iops * share, iface / MAP_BYTES), min(seq_w, iface), units)
     span = fill_fraction * (1.0 - extra_spare_fraction)
-    if hot_space_fraction < 1.0:
-        wl = ftl_mod.FtlWorkload(kind="hotcold", hot_write_fraction=hot_write_fraction,
-                                 hot_space_fraction=hot_space_fraction, span_fraction=span)
+    wa_target = _workload_wa(t, span, hot_write_fraction, hot_space_fraction, random_fraction)
+    wa_fluid = wa_mod.wa_lrw(effective_spare_factor(t, fill_fraction=fill_fraction, extra_spare_fraction=extra_spare_fraction))
+    raw_pages = n * t.user_bytes / (1.0 - t.spare_factor) / MAP_BYTES
+    span_pages = n * t.user_bytes * span / MAP_BYTES
+    block = float(t.map_pages_per_block)
+    if t.gc_policy == "eager":
+        low = EAGER_LOW_FRACTION * raw_pages
+        high = low + n * block
     else:
-        wl = ftl_mod.FtlWorkload(kind="uniform", span_fraction=span)
-    if simulate:
-        out, _ = _unit_run(t, span=span, duration_s=float(profile_s), seed=np.random.default_rng(seed),
-                           model_pages=model_pages, precondition_drive_writes=3.0, workload=wl)
-        iops = n * out[:, 0]
-        iops = iops[: max(1, int(profile_s))]
-        mult = t.fob_random_write_iops / np.maximum(iops, t.fob_random_write_iops / 1000.0)
-        gc_share = np.clip(out[: mult.size, 4], 0.0, 1.0)
-    else:
-        a = steady_state_write_amplification(d, fill_fraction=fill_fraction, extra_spare_fraction=extra_spare_fraction,
-                                             hot_write_fraction=hot_write_fraction, hot_space_fraction=hot_space_fraction)
-        ss = t.write_iops_at_wa(a)
-        mult = np.array([t.fob_random_write_iops / ss])
-        gc_share = np.array([min(1.0, ss / n * t.gc_s_per_host_write(a))])
+        low = 2.0 * n * block
+        high = low + max(n * block, LAZY_BURST_FRACTION * raw_pages)
     return ServiceModel(
         drive_name=d.name, mechanical=False, parallel_units=units, read_fixed_s=rf, read_per_byte_s=rpb,
-        write_fixed_s=wf, write_per_byte_s=wpb, profile_slot_s=1.0,
-        write_multiplier_profile=np.maximum(mult, 1.0).astype(np.float64),
-        read_multiplier_profile=(1.0 + write_fraction * gc_share).astype(np.float64),
+        write_fixed_s=wf, write_per_byte_s=wpb, cleaning=True, gc_eager=t.gc_policy == "eager",
+        span_pages=span_pages, raw_pages=raw_pages, precondition_drive_writes=float(precondition_drive_writes),
+        low_free_pages=low, high_free_pages=high, step_pages=float(max(1, t.page_bytes // MAP_BYTES)),
+        host_page_s=t.host_backend_s / n, relocation_page_s=max(t.relocation_s, t.relocation_front_s) / n,
+        erase_page_s=t.erase_per_page_s / n,
+        relocation_scale=(wa_target - 1.0) / (wa_fluid - 1.0) if wa_fluid > 1.0 else 1.0,
+        write_amplification=wa_target, controllers=1 if per_controller else t.controllers,
     )
+
+
+def _workload_wa(t: DriveTiming, span: float, hot_write_fraction: float, hot_space_fraction: float,
+                 random_fraction: float) -> float:
+    """``wa.py``'s steady-state write amplification of the drive's greedy FTL for the workload
+    (the random share's; sequential writes invalidate whole blocks: 1)."""
+    a = wa_mod.write_amplification(spare_factor=t.spare_factor, pages_per_block=t.map_pages_per_block, policy="greedy",
+                                   hot_write_fraction=hot_write_fraction if hot_space_fraction < 1.0 else 1.0,
+                                   hot_space_fraction=hot_space_fraction, span_fraction=span)
+    return 1.0 + random_fraction * (a - 1.0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -638,18 +677,19 @@ def calibration_report(drive: Drive | str) -> list[CalibrationRow]:
     d = _resolve(drive)
     t = calibrate(d)
     sm = service_model(d, simulate=False)
+    units = sm.parallel_units * sm.controllers  # a card's controllers in RAID 0 serve in parallel
     rows = [
         CalibrationRow(drive_name=d.name, quantity="random_write_iops", spec=t.fob_random_write_iops,
                        model=fob_random_write_iops_measured(d), assumed_spec=t.fob_random_write_assumed),
         CalibrationRow(drive_name=d.name, quantity="random_read_iops", spec=min(float(d.random_read_iops or 0), t.interface_bytes_per_s / MAP_BYTES),
-                       model=_service_iops(sm.read_fixed_s, sm.read_per_byte_s, sm.parallel_units, MAP_BYTES), assumed_spec=False),
+                       model=_service_iops(sm.read_fixed_s, sm.read_per_byte_s, units, MAP_BYTES), assumed_spec=False),
         CalibrationRow(drive_name=d.name, quantity="seq_write_bytes_per_s", spec=min(float(d.seq_write_bytes_per_s or 0), t.interface_bytes_per_s),
-                       model=SEQ_IO_BYTES * _service_iops(sm.write_fixed_s, sm.write_per_byte_s, sm.parallel_units, SEQ_IO_BYTES),
+                       model=SEQ_IO_BYTES * _service_iops(sm.write_fixed_s, sm.write_per_byte_s, units, SEQ_IO_BYTES),
                        assumed_spec=False),
     ]
     if d.seq_read_bytes_per_s is not None:
         rows.append(CalibrationRow(drive_name=d.name, quantity="seq_read_bytes_per_s",
                                    spec=min(float(d.seq_read_bytes_per_s), t.interface_bytes_per_s),
-                                   model=SEQ_IO_BYTES * _service_iops(sm.read_fixed_s, sm.read_per_byte_s, sm.parallel_units, SEQ_IO_BYTES),
+                                   model=SEQ_IO_BYTES * _service_iops(sm.read_fixed_s, sm.read_per_byte_s, units, SEQ_IO_BYTES),
                                    assumed_spec=False))
     return rows
