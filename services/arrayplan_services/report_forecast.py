@@ -30,7 +30,9 @@ from matplotlib.figure import Figure
 from arrayplan_engine import forecast as fc
 from arrayplan_engine.units import DAY_S, YEAR_DAYS
 
-from .report import _STYLE, COLORS, _render
+from .report.figures import COLORS
+from .report.figures import STYLE as _STYLE
+from .report.figures import render as _render
 
 HTML_NAME = "forecast.html"
 MARKDOWN_NAME = "forecast.md"

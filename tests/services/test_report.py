@@ -3,7 +3,6 @@ rendered to HTML + Markdown, then rendered by headless Chromium and checked for 
 
 from __future__ import annotations
 
-import html as html_lib
 import os
 import re
 import shutil
@@ -14,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from google.protobuf import duration_pb2
+from markupsafe import escape
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import recommend as rc
@@ -98,14 +98,14 @@ def test_report_files_and_content(plan: pb.Plan, written: tuple[Path, float]) ->
     assert len(images) == 4
     assert all(len(i) > 10_000 for i in images)
     assert not re.search(r'(src|href)="(https?:)?//', html)
-    assert "Hard-disk equivalence" in html and html_lib.escape(plan.result.hdd_equivalence.explanation) in html
+    assert "Hard-disk equivalence" in html and str(escape(plan.result.hdd_equivalence.explanation)) in html  # Jinja2's autoescape
     for m in plan.result.models:
         assert m in html
     # The CDF caption says where its curves come from.
     assert ("discrete-event array simulation" in html) or ("drawn through the plan" in html)
 
     md = md_path.read_text(encoding="utf-8")
-    assert "| # | drive | count | layout |" in md and "|---:|---|---:|---|" in md
+    assert "| # | drive | n | layout |" in md and "|---:|---|---:|---|" in md
     assert sum(1 for line in md.splitlines() if re.match(r"\| \d+ \| ", line)) == len(recs)
     assert "ab" * 16 in md and "plans/test" in md
     pngs = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", md)
