@@ -176,3 +176,46 @@ def test_report_markdown_images_show_in_a_pull_request_comment(plan: pb.Plan, tm
     embedded = (tmp_path / "report-embedded.md").read_text(encoding="utf-8")
     inline = re.findall(r"!\[[^\]]*\]\(data:image/png;base64,([A-Za-z0-9+/=]+)\)", embedded)
     assert len(inline) == len(links) and all(len(i) > 10_000 for i in inline)
+
+
+def test_pareto_labels_cover_no_marker_and_no_other_label(plan: pb.Plan) -> None:
+    """Each label box of the top 3 keeps clear of every marker (its drawn radius) and of the other
+    labels, in display pixels after layout."""
+    from matplotlib.text import Annotation
+
+    from arrayplan_services.report import figures
+    from arrayplan_services.report.frame import frame_of
+
+    for p in (plan, _plan(latency_target_s=0.00002)):  # a front, and only nearest misses
+        made = figures.pareto_figure(frame_of(p), p)
+        assert made is not None
+        fig, _ = made
+        figures.render(fig)
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        boxes = [a.get_bbox_patch().get_window_extent(renderer) for a in ax.texts if isinstance(a, Annotation)]
+        assert len(boxes) == 3
+        for coll in ax.collections:
+            radii = np.sqrt(coll.get_sizes()) / 2 * fig.dpi / 72
+            for (x, y), rad in zip(ax.transData.transform(coll.get_offsets()), np.broadcast_to(radii, len(coll.get_offsets())),
+                                   strict=True):
+                for b in boxes:
+                    assert not (b.x0 - rad < x < b.x1 + rad and b.y0 - rad < y < b.y1 + rad), (x, y, b)
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1:]:
+                assert not (a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1)
+
+
+def test_requirement_chips_show_the_final_years_need() -> None:
+    """With 10%/year growth over 5 years the IOPS and capacity needs in year 5 are 1.1^4 times the
+    first year's; the chips show both (the engine's checks carry the final year's)."""
+    from arrayplan_services.report.frame import frame_of, question
+    from arrayplan_services.server.convert import plan_request_from_proto
+
+    spec = _spec()
+    spec.workload.growth_fraction_per_year = 0.1
+    outcome = rc.plan(plan_request_from_proto(spec))
+    p = pb.Plan(name="plans/growth", spec=spec, state=pb.Plan.STATE_SUCCEEDED, result=outcome_to_proto(outcome))
+    chips = question(p, frame_of(p))
+    assert f"IOPS ≥ 20,000 ({20000 * 1.1**4:,.0f} in year 5)" in chips
+    assert f"usable capacity ≥ 4 TB ({4 * 1.1**4:.3g} TB in year 5)" in chips

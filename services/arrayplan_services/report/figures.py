@@ -17,6 +17,7 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from arrayplan.v1 import planner_pb2 as pb
@@ -72,6 +73,13 @@ class Plot:
     title: str
 
 
+def plain_ms(v: float) -> str:
+    """A tick in plain milliseconds: '0.05', '2', '1,000' (never '5e-02' or '10^{-1}')."""
+    if v <= 0 or not math.isfinite(v):
+        return ""
+    return f"{v:,.0f}" if v >= 1 else np.format_float_positional(float(f"{v:.3g}"), trim="-")
+
+
 def render(fig: Figure) -> bytes:
     """PNG bytes through the Agg canvas (pyplot and the process-wide backend are left alone)."""
     FigureCanvasAgg(fig)
@@ -80,7 +88,8 @@ def render(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
-def pareto_plot(frame: Frame, plan: pb.Plan) -> Plot | None:
+def pareto_figure(frame: Frame, plan: pb.Plan) -> tuple[Figure, bool] | None:
+    """The Pareto plot's figure and whether it has a front (None: nothing to draw)."""
     front = list(plan.result.pareto_front)
     front_keys = {key(r) for r in front}
     points: dict[tuple[Any, ...], tuple[pb.Recommendation, bool]] = {}
@@ -112,18 +121,18 @@ def pareto_plot(frame: Frame, plan: pb.Plan) -> Plot | None:
     others = [(r, f) for r, f in items if not f]
     on_front = sorted([(r, f) for r, f in items if f], key=lambda t: t[0].total_cost_usd)
     if others:
-        ax.scatter([r.total_cost_usd for r, _ in others], [y_of(r) for r, _ in others], s=46,
+        ax.scatter([r.total_cost_usd for r, _ in others], [y_of(r) for r, _ in others], s=_S_OTHER,
                    c=[loss_of(r) for r, _ in others], cmap=cmap, norm=norm, marker="s", alpha=0.55,
                    edgecolors="#475569", linewidths=0.6, zorder=2)
     if on_front:
-        ax.scatter([r.total_cost_usd for r, _ in on_front], [y_of(r) for r, _ in on_front], s=70,
+        ax.scatter([r.total_cost_usd for r, _ in on_front], [y_of(r) for r, _ in on_front], s=_S_FRONT,
                         c=[loss_of(r) for r, _ in on_front], cmap=cmap, norm=norm, edgecolors="#1e293b",
                         linewidths=0.7, zorder=3)
     cb = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, pad=0.015)
     cb.set_label(f"log₁₀ P(data loss over {frame.service_life_years} years)")
     if frame.recommendations:
         w = frame.recommendations[0]
-        ax.scatter([w.total_cost_usd], [y_of(w)], s=420, marker="*", facecolors="none",
+        ax.scatter([w.total_cost_usd], [y_of(w)], s=_S_STAR, marker="*", facecolors="none",
                    edgecolors="#f59e0b", linewidths=1.8, zorder=4)
     if has_latency:
         ax.axhline(0, color=TARGET, lw=1.0, ls="--")
@@ -145,9 +154,20 @@ def pareto_plot(frame: Frame, plan: pb.Plan) -> Plot | None:
                               label="#1 (winner)" if frame.recommendations[0].meets_constraints else "#1 (nearest miss)"))
     if has_latency:
         handles.append(Line2D([], [], color=TARGET, lw=1.0, ls="--", label="latency target (0% headroom)"))
-    ax.legend(handles=handles, loc="upper left")
+    ax.legend(handles=handles, loc="best")  # matplotlib places it where it covers fewest markers
     ax.margins(x=0.08, y=0.18)
-    _label_top(ax, frame, [(r.total_cost_usd, y_of(r)) for r, _ in items], y_of)
+    marks = [(r.total_cost_usd, y_of(r), _S_FRONT if f else _S_OTHER) for r, f in items]
+    if frame.recommendations:
+        marks.append((frame.recommendations[0].total_cost_usd, y_of(frame.recommendations[0]), _S_STAR))
+    _label_top(fig, ax, frame, marks, y_of)
+    return fig, bool(on_front)
+
+
+def pareto_plot(frame: Frame, plan: pb.Plan) -> Plot | None:
+    made = pareto_figure(frame, plan)
+    if made is None:
+        return None
+    fig, on_front = made
     png = render(fig)
     if not on_front:
         return Plot(name="pareto.png", png=png, alt="Cost against latency headroom of the nearest misses",
@@ -163,25 +183,77 @@ def pareto_plot(frame: Frame, plan: pb.Plan) -> Plot | None:
                  caption=caption, title="Pareto front")
 
 
-def _label_top(ax: Any, frame: Frame, points: Sequence[tuple[float, float]], y_of: Any) -> None:
-    """Label the top 3 in a stacked block, right of the legend, where it covers fewest points."""
+# Marker areas (points²) of the Pareto plot: other ranked arrays, the front, the winner's star.
+_S_OTHER, _S_FRONT, _S_STAR = 46, 70, 420
+# Gap between a label box and a marker or another label (pixels at the figure's dpi).
+_LABEL_GAP_PX = 3.0
+
+
+def _label_top(fig: Figure, ax: Any, frame: Frame, points: Sequence[tuple[float, float, float]], y_of: Any) -> None:
+    """Label the top 3 in a stacked block placed where no label box covers a marker, the legend or
+    another label; nearest its points among the free places. ``points`` are (x, y, marker area).
+    When no place is free, the y axis grows upward (a free band above the highest marker) and the
+    search is repeated, so the result never covers a point."""
     if not frame.top:
         return
+    FigureCanvasAgg(fig)
+    anns = [ax.annotate(f"#{r.rank}  {short(r)}  ·  {usd(r.total_cost_usd)}", (r.total_cost_usd, y_of(r)),
+                        xytext=(0.5, 0.5), textcoords="axes fraction", fontsize=9, color="#0f172a", ha="left", va="top",
+                        bbox={"boxstyle": "round,pad=0.3", "fc": "white", "ec": COLORS[i], "lw": 1.2, "alpha": 0.95},
+                        arrowprops={"arrowstyle": "-", "color": COLORS[i], "lw": 1.0, "shrinkB": 6}, zorder=5)
+            for i, r in enumerate(frame.top)]
     ax.autoscale_view()
-    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
-    frac = [((x - x0) / (x1 - x0 or 1.0), (y - y0) / (y1 - y0 or 1.0)) for x, y in points]
-    step, n = 0.085, len(frame.top)
+    fig.canvas.draw()  # lays out the legend and the label boxes (their sizes do not depend on where they go)
+    renderer = fig.canvas.get_renderer()
+    sizes, offsets = [], []
+    for ann in anns:
+        box = ann.get_bbox_patch().get_window_extent(renderer)
+        text = Text.get_window_extent(ann, renderer)
+        sizes.append((box.width, box.height))
+        offsets.append((text.x0 - box.x0, box.y1 - text.y1))  # text's top-left inside its box
+    legend = ax.get_legend()
+    legend_box = legend.get_window_extent(renderer) if legend is not None else None
+    px_per_pt = fig.dpi / 72.0
+    ylim = ax.get_ylim()
+    for _ in range(6):
+        ax.set_xlim(ax.get_xlim())
+        ax.set_ylim(ylim)
+        axes_box = ax.get_window_extent(renderer)
+        marks = [(*ax.transData.transform((x, y)), math.sqrt(s) / 2 * px_per_pt + _LABEL_GAP_PX) for x, y, s in points]
+        anchors = [ax.transData.transform((r.total_cost_usd, y_of(r))) for r in frame.top]
+        best: tuple[float, list[tuple[float, float]]] | None = None
+        width = max(w for w, _ in sizes)
+        height = sum(h for _, h in sizes) + _LABEL_GAP_PX * (len(sizes) - 1)
+        steps = 40
+        for i in range(steps + 1):
+            left = axes_box.x0 + 4 + (axes_box.width - width - 8) * i / steps
+            for j in range(steps + 1):
+                top = axes_box.y1 - 4 - (axes_box.height - height - 8) * j / steps
+                boxes, y = [], top
+                for w, h in sizes:
+                    boxes.append((left, y - h, left + w, y))
+                    y -= h + _LABEL_GAP_PX
+                if legend_box is not None and any(_overlap(b, (legend_box.x0, legend_box.y0, legend_box.x1, legend_box.y1))
+                                                  for b in boxes):
+                    continue
+                if any(b[0] - rad < mx < b[2] + rad and b[1] - rad < my < b[3] + rad for b in boxes for mx, my, rad in marks):
+                    continue
+                cost = sum(math.hypot((b[0] + b[2]) / 2 - ax_, (b[1] + b[3]) / 2 - ay) for b, (ax_, ay) in zip(boxes, anchors, strict=True))
+                if best is None or cost < best[0]:
+                    best = (cost, [(b[0], b[3]) for b in boxes])
+        if best is not None:
+            to_axes = ax.transAxes.inverted()
+            for ann, (bx, by), (dx, dy) in zip(anns, best[1], offsets, strict=True):
+                ann.xyann = tuple(to_axes.transform((bx + dx, by - dy)))
+            return
+        lo, hi = ylim
+        ylim = (lo, hi + 0.35 * (hi - lo))  # a free band above the highest marker, then search again
+    for ann in anns:  # no free place after growing the band 6 times: no labels rather than covering points
+        ann.remove()
 
-    def covered(top_y: float) -> int:
-        lo, hi = top_y - step * (n - 1) - 0.05, top_y + 0.05
-        return sum(1 for fx, fy in frac if fx >= 0.45 and lo <= fy <= hi)
 
-    top_y = min((0.26, 0.90, 0.58), key=covered)  # lower right first: a Pareto front leaves it empty
-    for i, r in enumerate(frame.top):
-        ax.annotate(f"#{r.rank}  {short(r)}  ·  {usd(r.total_cost_usd)}", (r.total_cost_usd, y_of(r)),
-                    xytext=(0.50, top_y - step * i), textcoords="axes fraction", fontsize=9, color="#0f172a",
-                    va="center", bbox={"boxstyle": "round,pad=0.3", "fc": "white", "ec": COLORS[i], "lw": 1.2, "alpha": 0.95},
-                    arrowprops={"arrowstyle": "-", "color": COLORS[i], "lw": 1.0, "shrinkB": 6}, zorder=5)
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def years_plot(frame: Frame) -> Plot | None:
@@ -309,7 +381,10 @@ def cdf_plot(plan: pb.Plan, frame: Frame, sims: CdfSet) -> Plot | None:
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v * 100:g}%"))
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlim(min(xs) / 1.6, max(xs) * 1.6)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    # Plain milliseconds at 1-2-5 steps (0.05, 0.1, 0.2 ...): no powers of ten, no minor labels.
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: plain_ms(v)))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("host IO latency (ms, log scale)")
     ax.set_ylabel("IOs completed within the latency (CDF, logit scale)")
     ax.set_title("Latency distribution of the top arrays")

@@ -62,6 +62,9 @@ class Frame:
     endurance_limit_fraction: float
     service_life_years: int
     required_iops: float
+    # The final year's needs (growth included), from the engine's checks; 0 when not checked.
+    final_required_iops: float = 0.0
+    final_capacity_bytes: float = 0.0
     recommendations: tuple[pb.Recommendation, ...]
     top: tuple[pb.Recommendation, ...]
 
@@ -87,9 +90,18 @@ def frame_of(plan: pb.Plan) -> Frame:
         k = check(r, "iops")
         if k is not None and not required_iops:
             required_iops = k.required
+    # The checks are made in each array's worst year: the last one for growing needs.
+    final_iops = max((k.required for r in recs if (k := check(r, "iops")) is not None), default=0.0)
+    final_capacity = max((k.required for r in recs if (k := check(r, "usable_capacity")) is not None), default=0.0)
     years = plan.spec.service_life_years or (len(recs[0].years) if recs and recs[0].years else 5)
     return Frame(percentile=percentile, latency_target_s=target, endurance_limit_fraction=limit,
-                  service_life_years=years, required_iops=required_iops, recommendations=recs, top=recs[:TOP_N])
+                 service_life_years=years, required_iops=required_iops, final_required_iops=final_iops,
+                 final_capacity_bytes=final_capacity, recommendations=recs, top=recs[:TOP_N])
+
+
+def _grown(now: float, final: float, years: int, text: str) -> str:
+    """' (X in year N)' when the final year's need differs from the first year's (growth)."""
+    return f" ({text} in year {years})" if final > 0 and abs(final - now) > 0.005 * now else ""
 
 
 
@@ -251,9 +263,12 @@ def question(plan: pb.Plan, frame: Frame) -> list[str]:
         out.append("workload: " + ", ".join(parts))
     c = plan.spec.constraints
     if c.usable_capacity_bytes:
-        out.append(f"usable capacity ≥ {c.usable_capacity_bytes / 1e12:.3g} TB")
+        out.append(f"usable capacity ≥ {c.usable_capacity_bytes / 1e12:.3g} TB"
+                   + _grown(c.usable_capacity_bytes, frame.final_capacity_bytes, frame.service_life_years,
+                            f"{frame.final_capacity_bytes / 1e12:.3g} TB"))
     if frame.required_iops:
-        out.append(f"IOPS ≥ {frame.required_iops:,.0f}")
+        out.append(f"IOPS ≥ {frame.required_iops:,.0f}" + _grown(frame.required_iops, frame.final_required_iops,
+                                                                  frame.service_life_years, f"{frame.final_required_iops:,.0f}"))
     if frame.latency_target_s:
         out.append(f"{frame.pct_label} ≤ {frame.latency_target_s * 1e3:.3g} ms")
     if c.HasField("worst_second_latency_target"):
