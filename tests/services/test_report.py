@@ -219,3 +219,32 @@ def test_requirement_chips_show_the_final_years_need() -> None:
     chips = question(p, frame_of(p))
     assert f"IOPS ≥ 20,000 ({20000 * 1.1**4:,.0f} in year 5)" in chips
     assert f"usable capacity ≥ 4 TB ({4 * 1.1**4:.3g} TB in year 5)" in chips
+
+
+def test_report_escapes_html_and_markdown_table_cells(plan: pb.Plan, tmp_path: Path) -> None:
+    """Text from the plan is data: Jinja2 autoescapes it in the HTML; a pipe in a Markdown table
+    cell is escaped (it would end the cell), the Markdown text is otherwise left as written."""
+    p = pb.Plan()
+    p.CopyFrom(plan)
+    p.result.summary = "<script>alert(1)</script> & more"
+    p.result.recommendations[0].drive_display_name = "Drive <b>A|B</b>"
+    report.write_report(p, tmp_path, array_simulation_s=0)
+    html = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; more" in html
+    assert "Drive &lt;b&gt;A|B&lt;/b&gt;" in html
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    row1 = next(line for line in md.splitlines() if line.startswith("| 1 | "))
+    assert "| Drive <b>A\\|B</b> |" in row1
+    header = next(line for line in md.splitlines() if line.startswith("| # | "))
+    assert row1.replace("\\|", "").count("|") == header.count("|")  # as many cells as columns
+    assert "<script>alert(1)</script> & more" in md
+
+
+def test_report_simulation_respects_the_callers_timeout(plan: pb.Plan) -> None:
+    """Past the wall-clock budget the simulation is cancelled and the CDFs fall back, saying why."""
+    from arrayplan_services.fanout import LocalExecutor
+    from arrayplan_services.report.frame import frame_of, simulate_cdfs
+
+    sims = simulate_cdfs(plan, frame_of(plan), executor=LocalExecutor(), timeout_s=0.0)
+    assert not sims.simulated and not sims.curves
+    assert sims.note == "the array simulation did not finish within 0 s (a cold numba cache compiles first)"
