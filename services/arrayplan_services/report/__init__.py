@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING, Any
 HTML_NAME = "index.html"
 MARKDOWN_NAME = "report.md"
 EMBEDDED_MARKDOWN_NAME = "report-embedded.md"
+# Wall-clock budget of the simulation behind the latency CDFs (a cold numba cache compiles the
+# array kernel in about a minute; a warm one answers in a few seconds); frame.py uses it.
+DEFAULT_SIMULATION_TIMEOUT_S = 180.0
 
 if TYPE_CHECKING:
     from arrayplan.v1 import planner_pb2 as pb

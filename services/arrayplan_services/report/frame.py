@@ -24,12 +24,10 @@ import numpy as np
 from arrayplan.v1 import planner_pb2 as pb
 
 from ..fanout import Cancelled, Executor, LocalExecutor, TaskCall
+from . import DEFAULT_SIMULATION_TIMEOUT_S
 from .columns import layout_name, seconds_of, usd
 
 TOP_N = 3
-# Wall-clock budget of the simulation of the top arrays (a cold numba cache compiles the array
-# kernel in about a minute; a warm one answers in a few seconds).
-DEFAULT_SIMULATION_TIMEOUT_S = 180.0
 
 
 def short(r: pb.Recommendation) -> str:
