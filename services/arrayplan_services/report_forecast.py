@@ -3,7 +3,7 @@
 ``forecast_section(forecast, options)`` returns the section as HTML and Markdown plus its PNGs, for
 any page to include; ``write_forecast_report(forecast, out_dir)`` writes a self-contained page
 (``forecast.html``, inline images) and its Markdown twin (``forecast.md``, PNGs beside it). The
-plan report (``report.py``) is left alone; it uses the same plot style.
+plan report (the ``report`` package) is left alone; it uses the same plot style.
 
 Drawn: each drive's life used over time (its history from the telemetry) and, from now, lines to
 the date it reaches its rated endurance: the forecast (solid), and the interval's earliest and
@@ -30,7 +30,9 @@ from matplotlib.figure import Figure
 from arrayplan_engine import forecast as fc
 from arrayplan_engine.units import DAY_S, YEAR_DAYS
 
-from .report import _STYLE, COLORS, _render
+from .report.figures import COLORS
+from .report.figures import STYLE as _STYLE
+from .report.figures import render as _render
 
 HTML_NAME = "forecast.html"
 MARKDOWN_NAME = "forecast.md"

@@ -4,10 +4,6 @@ report's latency CDF for the same (request, candidate, year) are the same simula
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-import numpy as np
 import pytest
 from google.protobuf import duration_pb2
 
@@ -15,8 +11,9 @@ from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import array
 from arrayplan_engine import recommend as rc
 from arrayplan_engine.catalog import builtin_catalog
-from arrayplan_services import report, simulate
+from arrayplan_services import simulate
 from arrayplan_services.fanout import LocalExecutor
+from arrayplan_services.report import frame as report_frame
 from arrayplan_services.server.convert import outcome_to_proto, plan_request_from_proto
 
 
@@ -69,17 +66,16 @@ def test_simulate_array_gives_the_planners_numbers(planned: tuple[rc.PlanRequest
         assert resp.latency.p50.ToNanoseconds() == _ns(planner_run.latency_percentile_s(0.5))
 
 
-def test_report_cdf_is_the_plans_run(planned: tuple[rc.PlanRequest, rc.PlanOutcome, pb.Plan], tmp_path: Path) -> None:
+def test_report_cdf_is_the_plans_run(planned: tuple[rc.PlanRequest, rc.PlanOutcome, pb.Plan]) -> None:
+    """The report simulates through the Executor seam with SimulateArray's task function; its CDF's
+    percentile is the plan's figure for each top array's worst year, exactly."""
     _, outcome, plan = planned
-    frame = report._frame(plan)
-    jobs = report._sim_jobs(plan, frame, 1.0)
-    out = tmp_path / "cdf.npz"
-    report._simulate_jobs(jobs, out)
-    with np.load(out) as data:
-        meta = json.loads(data["meta"].tobytes().decode())
+    frame = report_frame.frame_of(plan)
+    sims = report_frame.simulate_cdfs(plan, frame, executor=LocalExecutor(), timeout_s=600.0)
+    assert sims.simulated, sims.note
     by_rank = {r.rank: r.evaluation for r in outcome.recommendations}
-    assert meta
-    for m in meta:
-        e = by_rank[m["rank"]]
-        worst = max(e.years, key=lambda y: y.latency_at_percentile_s)
-        assert m["at_percentile_s"] == worst.latency_at_percentile_s
+    assert sorted(sims.curves) == [r.rank for r in frame.top]
+    for rank, curve in sims.curves.items():
+        worst = max(by_rank[rank].years, key=lambda y: y.latency_at_percentile_s)
+        assert curve.at_percentile_s == worst.latency_at_percentile_s
+        assert curve.fraction[0] == 0.0 and curve.fraction[-1] == pytest.approx(1.0, abs=1e-12)

@@ -3,7 +3,6 @@ rendered to HTML + Markdown, then rendered by headless Chromium and checked for 
 
 from __future__ import annotations
 
-import html as html_lib
 import os
 import re
 import shutil
@@ -14,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from google.protobuf import duration_pb2
+from markupsafe import escape
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import recommend as rc
@@ -98,14 +98,14 @@ def test_report_files_and_content(plan: pb.Plan, written: tuple[Path, float]) ->
     assert len(images) == 4
     assert all(len(i) > 10_000 for i in images)
     assert not re.search(r'(src|href)="(https?:)?//', html)
-    assert "Hard-disk equivalence" in html and html_lib.escape(plan.result.hdd_equivalence.explanation) in html
+    assert "Hard-disk equivalence" in html and str(escape(plan.result.hdd_equivalence.explanation)) in html  # Jinja2's autoescape
     for m in plan.result.models:
         assert m in html
     # The CDF caption says where its curves come from.
     assert ("discrete-event array simulation" in html) or ("drawn through the plan" in html)
 
     md = md_path.read_text(encoding="utf-8")
-    assert "| # | drive | count | layout |" in md and "|---:|---|---:|---|" in md
+    assert "| # | drive | n | layout |" in md and "|---:|---|---:|---|" in md
     assert sum(1 for line in md.splitlines() if re.match(r"\| \d+ \| ", line)) == len(recs)
     assert "ab" * 16 in md and "plans/test" in md
     pngs = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", md)
@@ -176,3 +176,75 @@ def test_report_markdown_images_show_in_a_pull_request_comment(plan: pb.Plan, tm
     embedded = (tmp_path / "report-embedded.md").read_text(encoding="utf-8")
     inline = re.findall(r"!\[[^\]]*\]\(data:image/png;base64,([A-Za-z0-9+/=]+)\)", embedded)
     assert len(inline) == len(links) and all(len(i) > 10_000 for i in inline)
+
+
+def test_pareto_labels_cover_no_marker_and_no_other_label(plan: pb.Plan) -> None:
+    """Each label box of the top 3 keeps clear of every marker (its drawn radius) and of the other
+    labels, in display pixels after layout."""
+    from matplotlib.text import Annotation
+
+    from arrayplan_services.report import figures
+    from arrayplan_services.report.frame import frame_of
+
+    for p in (plan, _plan(latency_target_s=0.00002)):  # a front, and only nearest misses
+        made = figures.pareto_figure(frame_of(p), p)
+        assert made is not None
+        fig, _ = made
+        figures.render(fig)
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        boxes = [a.get_bbox_patch().get_window_extent(renderer) for a in ax.texts if isinstance(a, Annotation)]
+        assert len(boxes) == 3
+        for coll in ax.collections:
+            radii = np.sqrt(coll.get_sizes()) / 2 * fig.dpi / 72
+            for (x, y), rad in zip(ax.transData.transform(coll.get_offsets()), np.broadcast_to(radii, len(coll.get_offsets())),
+                                   strict=True):
+                for b in boxes:
+                    assert not (b.x0 - rad < x < b.x1 + rad and b.y0 - rad < y < b.y1 + rad), (x, y, b)
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1:]:
+                assert not (a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1)
+
+
+def test_requirement_chips_show_the_final_years_need() -> None:
+    """With 10%/year growth over 5 years the IOPS and capacity needs in year 5 are 1.1^4 times the
+    first year's; the chips show both (the engine's checks carry the final year's)."""
+    from arrayplan_services.report.frame import frame_of, question
+    from arrayplan_services.server.convert import plan_request_from_proto
+
+    spec = _spec()
+    spec.workload.growth_fraction_per_year = 0.1
+    outcome = rc.plan(plan_request_from_proto(spec))
+    p = pb.Plan(name="plans/growth", spec=spec, state=pb.Plan.STATE_SUCCEEDED, result=outcome_to_proto(outcome))
+    chips = question(p, frame_of(p))
+    assert f"IOPS ≥ 20,000 ({20000 * 1.1**4:,.0f} in year 5)" in chips
+    assert f"usable capacity ≥ 4 TB ({4 * 1.1**4:.3g} TB in year 5)" in chips
+
+
+def test_report_escapes_html_and_markdown_table_cells(plan: pb.Plan, tmp_path: Path) -> None:
+    """Text from the plan is data: Jinja2 autoescapes it in the HTML; a pipe in a Markdown table
+    cell is escaped (it would end the cell), the Markdown text is otherwise left as written."""
+    p = pb.Plan()
+    p.CopyFrom(plan)
+    p.result.summary = "<script>alert(1)</script> & more"
+    p.result.recommendations[0].drive_display_name = "Drive <b>A|B</b>"
+    report.write_report(p, tmp_path, array_simulation_s=0)
+    html = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; more" in html
+    assert "Drive &lt;b&gt;A|B&lt;/b&gt;" in html
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    row1 = next(line for line in md.splitlines() if line.startswith("| 1 | "))
+    assert "| Drive <b>A\\|B</b> |" in row1
+    header = next(line for line in md.splitlines() if line.startswith("| # | "))
+    assert row1.replace("\\|", "").count("|") == header.count("|")  # as many cells as columns
+    assert "<script>alert(1)</script> & more" in md
+
+
+def test_report_simulation_respects_the_callers_timeout(plan: pb.Plan) -> None:
+    """Past the wall-clock budget the simulation is cancelled and the CDFs fall back, saying why."""
+    from arrayplan_services.fanout import LocalExecutor
+    from arrayplan_services.report.frame import frame_of, simulate_cdfs
+
+    sims = simulate_cdfs(plan, frame_of(plan), executor=LocalExecutor(), timeout_s=0.0)
+    assert not sims.simulated and not sims.curves
+    assert sims.note == "the array simulation did not finish within 0 s (a cold numba cache compiles first)"

@@ -244,6 +244,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     from arrayplan.v1 import planner_pb2 as pb
 
+    started_s = time.monotonic()
     spec = load_spec(args)
     if spec is None:
         return EXIT_BAD_INPUT
@@ -281,7 +282,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.report:
         from .. import report
 
-        path = report.write_report(final, Path(args.report), image_base_url=args.report_image_base_url)
+        # the report's simulation gets what is left of the command's --timeout (at most its default budget)
+        left_s = max(0.0, args.timeout - (time.monotonic() - started_s))
+        path = report.write_report(final, Path(args.report), image_base_url=args.report_image_base_url,
+                                   simulation_timeout_s=min(report.DEFAULT_SIMULATION_TIMEOUT_S, left_s))
         print(f"report written to {path}", file=sys.stderr)
     met = final.result.constraints_met
     if met and args.fail_if_headroom_below is not None:

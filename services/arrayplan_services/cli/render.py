@@ -9,6 +9,7 @@ from typing import Any
 from arrayplan.v1 import planner_pb2 as pb
 
 from .. import jsonout
+from ..report.columns import columns, md_cell, row
 
 
 def stdout_console() -> Any:
@@ -21,15 +22,6 @@ def stdout_console() -> Any:
     if sys.stdout.isatty():
         return Console()
     return Console(width=100_000, no_color=True, color_system=None, highlight=False, soft_wrap=True)
-
-
-def _ms(d: Any) -> str:
-    s = d.seconds + d.nanos / 1e9
-    return f"{s * 1e3:.3g}" if s > 0 else "-"
-
-
-def _tb(b: float) -> str:
-    return f"{b / 1e12:.2f}"
 
 
 def plan_json(plan: pb.Plan) -> str:
@@ -88,27 +80,12 @@ def text_lines(d: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-_COLUMNS = ("#", "drive", "n", "layout", "usable TB", "IOPS", "p50 ms", "pXX ms", "life used", "P(loss)", "TCO $", "binding",
-            "headroom", "ok")
-
-
-def _rows(plan: pb.Plan) -> list[list[str]]:
-    rows = []
-    for r in plan.result.recommendations:
-        layout = r.layout if r.layout in ("raid0", "raid10") or r.layout.startswith("ec:") else f"{r.layout}({r.group_width})"
-        rows.append([
-            str(r.rank), r.drive_display_name or r.drive_model, str(r.drive_count), layout, _tb(r.usable_capacity_bytes),
-            f"{r.predicted_iops:,.0f}", _ms(r.latency_p50), _ms(r.latency_at_percentile), f"{r.life_used_fraction:.0%}",
-            f"{r.data_loss_probability:.2g}", f"{r.total_cost_usd:,.0f}", r.binding_constraint,
-            f"{r.headroom_fraction:+.0%}" if abs(r.headroom_fraction) < 1e6 else "n/a",
-            "yes" if r.meets_constraints else "NO",
-        ])
-    return rows
-
-
-def _percentile_label(plan: pb.Plan) -> str:
-    p = plan.spec.constraints.latency_percentile or 99.0
-    return f"p{p:g} ms"
+def _table(plan: pb.Plan) -> tuple[list[tuple[str, str]], list[tuple[pb.Recommendation, list[str]]]]:
+    """The recommendations table from the one column specification (``report.columns``, shared with
+    the report's Markdown and HTML): the brief columns, as (header, align) and rows."""
+    cols = columns(brief=True)
+    label = f"p{plan.spec.constraints.latency_percentile or 99.0:g}"
+    return [(c.title(label), c.align) for c in cols], [(r, row(r, cols)) for r in plan.result.recommendations]
 
 
 def applied_constraints(plan: pb.Plan) -> str:
@@ -124,15 +101,15 @@ def applied_constraints(plan: pb.Plan) -> str:
 def plan_markdown(plan: pb.Plan, warnings: Iterable[str] = ()) -> str:
     """Markdown for a pull-request comment: the table with P(data loss), the top explanations, the
     constraints applied and every warning from the plan file's import."""
-    cols = list(_COLUMNS)
-    cols[7] = _percentile_label(plan)
+    cols, rows = _table(plan)
     out = [f"### arrayplan: {plan.name}", "", plan.result.summary, ""]
     warnings = list(warnings)
     if warnings:
         out += ["> [!WARNING]", *[f"> {w}  " for w in warnings], ""]
     if plan.result.recommendations:
-        out += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-        out += ["| " + " | ".join(row) + " |" for row in _rows(plan)]
+        out += ["| " + " | ".join(md_cell(h) for h, _ in cols) + " |", "|" + "".join("---:|" if a == "r" else "---|" for _, a in cols)]
+        out += ["| " + " | ".join(md_cell(v) if r.meets_constraints or i < len(cells) - 1 else f"**{v}**" for i, v in enumerate(cells))
+                + " |" for r, cells in rows]
         out += [""]
     out += [f"{r.rank}. {r.explanation}" for r in plan.result.recommendations[:3]]
     if plan.result.recommendations:
@@ -153,13 +130,12 @@ def plan_table(plan: pb.Plan, console: Any, warnings: Iterable[str] = ()) -> Non
         console.print(applied_constraints(plan), soft_wrap=True, highlight=False)
         console.print(f"trace id: {plan.trace_id}   stored run: {plan.name}")
         return
-    cols = list(_COLUMNS)
-    cols[7] = _percentile_label(plan)
+    cols, rows = _table(plan)
     table = Table(title=f"arrayplan {plan.name}", title_justify="left")
-    for c in cols:
-        table.add_column(c, justify="right" if c not in ("drive", "layout", "binding") else "left")
-    for row in _rows(plan):
-        table.add_row(*row, style=None if row[-1] == "yes" else "red")
+    for header, align in cols:
+        table.add_column(header, justify="right" if align == "r" else "left")
+    for r, cells in rows:
+        table.add_row(*cells, style=None if r.meets_constraints else "red")
     console.print(table)
     for r in plan.result.recommendations[:3]:
         console.print(f"{r.rank}. {r.explanation}", soft_wrap=True, highlight=False)  # one line each: the terminal wraps, not rich

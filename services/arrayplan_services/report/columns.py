@@ -1,0 +1,116 @@
+"""The recommendations table's one column specification, shared by the CLI table, the report's
+Markdown and its HTML: each column is a key, a header, a unit and a formatter of a
+``pb.Recommendation``. Light on purpose (no matplotlib, no Jinja2): the CLI imports it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from arrayplan.v1 import planner_pb2 as pb
+
+# The API encodes "unbounded" headroom as a huge finite number.
+_UNBOUNDED = 1e6
+
+
+def seconds_of(d: Any) -> float:
+    """A protobuf Duration in seconds (0 when unset)."""
+    return d.seconds + d.nanos / 1e9
+
+
+def ms(d: Any) -> str:
+    s = seconds_of(d)
+    return f"{s * 1e3:.3g}" if s > 0 else "–"
+
+
+def usd(x: float) -> str:
+    return f"${x:,.0f}"
+
+
+def usd_small(x: float) -> str:
+    if not math.isfinite(x) or x <= 0:
+        return "–"
+    return f"${x:,.3g}" if x < 100 else f"${x:,.0f}"
+
+
+def pct(x: float, *, signed: bool = False) -> str:
+    if not math.isfinite(x) or abs(x) >= _UNBOUNDED:
+        return "∞" if x > 0 else "–"
+    return f"{x:+.0%}" if signed else f"{x:.0%}"
+
+
+def layout_name(r: pb.Recommendation) -> str:
+    name = r.layout.upper() if not r.layout.startswith("ec:") else f"EC {r.layout[3:]}"
+    if r.layout in ("raid5", "raid6") and r.group_width and r.group_width != r.drive_count:
+        name += f" ({r.group_width}-wide)"
+    if r.over_provisioning_fraction > 0:
+        name += f", {r.over_provisioning_fraction:.0%} OP"
+    return name
+
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Column:
+    """One column: ``header`` may hold ``{pct}`` (the requested percentile, ``p99.9``); the unit
+    follows the header (``p50 ms``); ``brief`` columns are the ones the terminal table shows."""
+
+    key: str
+    header: str
+    unit: str
+    formatter: Callable[[pb.Recommendation], str]
+    align: str = "r"  # "r" or "l"
+    brief: bool = True
+
+    def title(self, pct_label: str) -> str:
+        head = self.header.format(pct=pct_label)
+        return f"{head} {self.unit}" if self.unit else head
+
+
+def _meets(r: pb.Recommendation) -> str:
+    return "yes" if r.meets_constraints else "NO"
+
+
+RECOMMENDATION_COLUMNS: tuple[Column, ...] = (
+    Column(key="rank", header="#", unit="", formatter=lambda r: str(r.rank)),
+    Column(key="drive", header="drive", unit="", formatter=lambda r: r.drive_display_name or r.drive_model, align="l"),
+    Column(key="drive_count", header="n", unit="", formatter=lambda r: str(r.drive_count)),
+    Column(key="layout", header="layout", unit="", formatter=layout_name, align="l"),
+    Column(key="usable_capacity_bytes", header="usable", unit="TB", formatter=lambda r: f"{r.usable_capacity_bytes / 1e12:.2f}"),
+    Column(key="predicted_iops", header="IOPS", unit="", formatter=lambda r: f"{r.predicted_iops:,.0f}"),
+    Column(key="latency_p50", header="p50", unit="ms", formatter=lambda r: ms(r.latency_p50)),
+    Column(key="latency_at_percentile", header="{pct}", unit="ms", formatter=lambda r: ms(r.latency_at_percentile)),
+    Column(key="worst_second_latency", header="worst s", unit="ms", formatter=lambda r: ms(r.worst_second_latency),
+           brief=False),
+    Column(key="life_used_fraction", header="life used", unit="", formatter=lambda r: pct(r.life_used_fraction)),
+    Column(key="wear_out_year", header="wear-out year", unit="",
+           formatter=lambda r: str(r.wear_out_year) if r.wear_out_year else "–", brief=False),
+    Column(key="data_loss_probability", header="P(loss)", unit="", formatter=lambda r: f"{r.data_loss_probability:.2g}"),
+    Column(key="total_cost_usd", header="TCO", unit="", formatter=lambda r: usd(r.total_cost_usd)),
+    Column(key="cost_per_usable_tb_usd", header="$/TB", unit="", formatter=lambda r: usd_small(r.cost_per_usable_tb_usd),
+           brief=False),
+    Column(key="cost_per_iops_usd", header="$/IOPS", unit="", formatter=lambda r: usd_small(r.cost_per_iops_usd), brief=False),
+    Column(key="binding_constraint", header="binding", unit="", formatter=lambda r: r.binding_constraint.replace("_", " "),
+           align="l"),
+    Column(key="headroom_fraction", header="headroom", unit="", formatter=lambda r: pct(r.headroom_fraction, signed=True)),
+    Column(key="meets_constraints", header="meets", unit="", formatter=_meets, align="l"),
+)
+
+
+def columns(*, brief: bool = False) -> tuple[Column, ...]:
+    """Every column (the report), or the ``brief`` ones (the terminal and the CLI's Markdown)."""
+    return tuple(c for c in RECOMMENDATION_COLUMNS if c.brief or not brief)
+
+
+def row(r: pb.Recommendation, cols: tuple[Column, ...]) -> list[str]:
+    return [c.formatter(r) for c in cols]
+
+
+def md_cell(text: str) -> str:
+    """A Markdown table cell: a pipe would end the cell."""
+    return text.replace("|", "\\|")
+
+
+__all__ = ["RECOMMENDATION_COLUMNS", "Column", "columns", "layout_name", "md_cell", "ms", "pct", "row", "seconds_of", "usd",
+           "usd_small"]
