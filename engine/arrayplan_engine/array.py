@@ -143,7 +143,10 @@ _K_LOW, _K_HIGH, _K_HOSTPG, _K_SEG, _K_CLEND, _K_RMW, _K_HOSTP, _K_RELOCS = rang
 _K_CLEANED, _K_EAGER, _K_ON, _K_BURST, _K_STEPS, _K_NUNITS, _K_U, _K_UW, _K_UT = range(16, 25)
 _K_PER, _K_INVPER, _K_INVGAIN, _K_STEP_S, _K_INVSTEP_S = range(25, 30)  # derived from the cached fraction
 _K_TRIG = 30
-_K_COUNT = 31
+# the SLC write cache (QLC drives; capacity 0 = none): capacity and free pages, back-end seconds
+# per host page into the cache and per cached page folded into QLC (docs/ssd-model.md)
+_K_QCAP, _K_QFREE, _K_QSLC, _K_QFOLD = 31, 32, 33, 34
+_K_COUNT = 35
 # An eager drive's cleaner wakes when this many pages are used below its high mark (assumed:
 # 256 KiB, "early and often" on the scale of a pool of ~0.5 % of the flash; it saves waking the
 # cleaner at every write)
@@ -294,6 +297,15 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
                 cl[d, _K_STEPS] = 0.0
             if cl[d, _K_FREE] >= cl[d, _K_HIGH]:
                 cl[d, _K_BURST] = 0.0
+    qcap = cl[d, _K_QCAP]
+    if qcap > 0.0 and be < t and cl[d, _K_QFREE] < qcap:
+        # the SLC cache folds into QLC in the back end's idle time left before t, in whole
+        # steps of one flash page: the one running at t delays what arrives now
+        fstep = cl[d, _K_STEP] * cl[d, _K_QFOLD]
+        x = min(qcap - cl[d, _K_QFREE], math.ceil((t - be) / fstep) * cl[d, _K_STEP])
+        cl[d, _K_QFREE] += x
+        be += x * cl[d, _K_QFOLD]
+        cl[d, _K_BE] = be
     off = off_
     pages = float(((off + nbytes + _MAP_MASK) >> _MAP_SHIFT) - (off >> _MAP_SHIFT))
     # whole pages are programmed; a partial page is read first (read-modify-write)
@@ -325,7 +337,13 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
     cl[d, _K_WCNT] += pages
     cl[d, _K_HOSTP] += pages
     _log_append(cl, seg_stamp, seg_pages, seg_idx, d, pages)
-    c_floor = bs + pages * cl[d, _K_HOSTPG]
+    if qcap > 0.0:
+        # the pages the SLC cache has room for land there fast, the rest go direct to QLC
+        qin = min(pages, cl[d, _K_QFREE])
+        cl[d, _K_QFREE] -= qin
+        c_floor = bs + qin * cl[d, _K_QSLC] + (pages - qin) * cl[d, _K_HOSTPG]
+    else:
+        c_floor = bs + pages * cl[d, _K_HOSTPG]
     cl[d, _K_BE] = c_floor
     dre = cl[d, _K_RELOCS] - relocs0
     if dre > 0.0 and t >= w_start and t < w_end:
@@ -1633,6 +1651,13 @@ def _validate_model(mo: ServiceModel, path: str) -> list[Violation]:
                 v.append(Violation(field=f"{path}.low_free_pages", reason=f"must be in [0, high_free_pages], got {mo.low_free_pages!r}"))
             if not _finite(mo.high_free_pages) or not (0.0 <= mo.high_free_pages < spare):
                 v.append(Violation(field=f"{path}.high_free_pages", reason=f"must be in [0, raw_pages - span_pages = {spare:g}), got {mo.high_free_pages!r}"))
+        if not _finite(mo.slc_cache_pages) or not (0.0 <= mo.slc_cache_pages < max(mo.raw_pages, 1.0)):
+            v.append(Violation(field=f"{path}.slc_cache_pages", reason=f"must be in [0, raw_pages), got {mo.slc_cache_pages!r}"))
+        elif mo.slc_cache_pages > 0.0:
+            for name in ("slc_page_s", "fold_page_s"):
+                x = getattr(mo, name)
+                if not _finite(x) or not (0.0 < x <= 1.0):
+                    v.append(Violation(field=f"{path}.{name}", reason=f"must be in (0, 1] s with an SLC cache, got {x!r}"))
         for name in ("host_page_s", "relocation_page_s", "erase_page_s"):
             x = getattr(mo, name)
             if not _finite(x) or not (0.0 <= x <= 1.0):
@@ -2054,6 +2079,12 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
         row[_K_RMW] = mo.read_fixed_s + 4096 * mo.read_per_byte_s
         row[_K_NUNITS] = float(mo.parallel_units)
         row[_K_UT] = -1.0  # no cached valid fraction yet
+        if mo.slc_cache_pages > 0.0:
+            # the run begins with the SLC cache folded (empty)
+            row[_K_QCAP] = mo.slc_cache_pages
+            row[_K_QFREE] = mo.slc_cache_pages
+            row[_K_QSLC] = mo.slc_page_s
+            row[_K_QFOLD] = mo.fold_page_s
         full = int(mo.span_pages // seg)
         seg_pages[d, :full] = seg
         rest = mo.span_pages - full * seg

@@ -181,6 +181,11 @@ class Drive:
     steady_random_write_iops: float | None = None
     seq_read_bytes_per_s: float | None = None
     seq_write_bytes_per_s: float | None = None
+    # QLC (or TLC) drives that keep part of their NAND in SLC mode as a write cache: its size
+    # (0 = no cache) and the cached sequential write rate; ``seq_write_bytes_per_s`` is then the
+    # direct-to-QLC rate (after the cache is full). None: no cache figures (no cache modelled).
+    slc_cache_bytes: int | None = None
+    slc_write_bytes_per_s: float | None = None
     read_latency_s: float | None = None
     write_latency_s: float | None = None
     endurance_bytes_written: int | None = None
@@ -240,6 +245,8 @@ _SSD_ONLY: Final = (
     "internal_parity",
     "gc_policy",
     "pe_cycles",
+    "slc_cache_bytes",
+    "slc_write_bytes_per_s",
 )
 _HDD_ONLY: Final = ("rpm", "average_seek_s", "full_stroke_seek_s", "recording")
 
@@ -328,6 +335,8 @@ _NUMERIC: Final[Mapping[str, _Num]] = MappingProxyType(
         "steady_random_write_iops": _Num(False, 0, 1e8),
         "seq_read_bytes_per_s": _Num(False, 0, 1e11),
         "seq_write_bytes_per_s": _Num(False, 0, 1e11),
+        "slc_cache_bytes": _Num(True, 0, 1e15, low_open=False),
+        "slc_write_bytes_per_s": _Num(False, 0, 1e11),
         "read_latency_s": _Num(False, 0, 1.0),
         "write_latency_s": _Num(False, 0, 1.0),
         "endurance_bytes_written": _Num(True, 0, 1e20),
@@ -493,10 +502,20 @@ def _validate(d: Any, prefix: str, *, spec_defaults: bool = False) -> tuple[dict
         bad("full_stroke_seek_s", f"must be >= average_seek_s ({_fmt(p[1])}), got {_fmt(p[0])}")
     if (p := pair("idle_power_w", "active_power_w")) and p[0] > p[1]:
         bad("idle_power_w", f"must be <= active_power_w ({_fmt(p[1])}), got {_fmt(p[0])}")
+    if clean.get("slc_cache_bytes"):
+        # a cache needs its (fast) write rate, at least the direct rate, and fits in the drive
+        if "slc_write_bytes_per_s" not in clean:
+            bad("slc_write_bytes_per_s", "is required when slc_cache_bytes > 0 (the cached write rate)")
+        elif "seq_write_bytes_per_s" not in clean:
+            bad("seq_write_bytes_per_s", "is required when slc_cache_bytes > 0 (the direct-to-QLC write rate)")
+        elif (p := pair("slc_write_bytes_per_s", "seq_write_bytes_per_s")) and p[0] < p[1]:
+            bad("slc_write_bytes_per_s", f"must be >= seq_write_bytes_per_s ({_fmt(p[1])}), the direct rate; got {_fmt(p[0])}")
+        if (p := pair("slc_cache_bytes", "capacity_bytes")) and p[0] >= p[1]:
+            bad("slc_cache_bytes", f"must be < capacity_bytes ({p[1]}), got {p[0]}")
     iface = clean.get("interface")
     if iface is not None:
         cap = INTERFACE_BYTES_PER_S[iface]
-        for key in ("seq_read_bytes_per_s", "seq_write_bytes_per_s"):
+        for key in ("seq_read_bytes_per_s", "seq_write_bytes_per_s", "slc_write_bytes_per_s"):
             if key in clean and clean[key] > cap:
                 bad(key, f"must be <= {_fmt(cap)} (the {iface} interface), got {_fmt(clean[key])}")
     return clean, out

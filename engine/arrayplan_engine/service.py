@@ -71,6 +71,12 @@ class ServiceModel:
     erase_page_s: float = 0.0             # erase time per cleaned page (block erase / pages per block)
     relocation_scale: float = 1.0         # relocations per fluid-log relocation (skew, greedy policy)
     write_amplification: float = 1.0      # the steady-state target (wa.py) the scale was set for
+    # An SLC write cache (QLC drives, docs/ssd-model.md "SLC write cache"); 0 pages = none. Host
+    # pages land in the cache at ``slc_page_s`` each while it has room, else go direct to QLC at
+    # ``host_page_s``; idle back-end time folds cached pages into QLC at ``fold_page_s`` each.
+    slc_cache_pages: float = 0.0
+    slc_page_s: float = 0.0
+    fold_page_s: float = 0.0
     # A card of several controllers behind a bridge in RAID 0 (SSD 910, 002 seed): every number
     # above is one controller's; the simulation runs ``controllers`` of them per member and sends
     # each member IO to the controller of its 64 KiB chunk.

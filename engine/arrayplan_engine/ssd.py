@@ -602,6 +602,15 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
     seq_r = float(d.seq_read_bytes_per_s or min(t.interface_bytes_per_s, rr / share * t.page_bytes)) * share
     seq_w = float(d.seq_write_bytes_per_s or 0.0) * share
     rf, rpb = _two_point(min(rr, iface / MAP_BYTES), min(seq_r, iface), units)
+    # an SLC write cache (QLC drives): seq_write_bytes_per_s is the direct-to-QLC rate; the front
+    # end and a cached page run at the cached rate, a folded page costs one direct QLC program
+    slc_pages = float(d.slc_cache_bytes or 0) / MAP_BYTES * share
+    slc_page_s = fold_page_s = 0.0
+    if slc_pages > 0.0:
+        slc_w = float(d.slc_write_bytes_per_s or seq_w / share) * share
+        slc_page_s = max(t.host_backend_s * seq_w / slc_w, MAP_BYTES * t.controllers / t.interface_bytes_per_s)
+        fold_page_s = t.host_backend_s
+        seq_w = slc_w
     wf, wpb = _two_point(min(t.fob_random_write_iops * share, iface / MAP_BYTES), min(seq_w, iface), units)
     span = fill_fraction * (1.0 - extra_spare_fraction)
     wa_target = _workload_wa(t, span, hot_write_fraction, hot_space_fraction, random_fraction)
@@ -624,6 +633,7 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
         erase_page_s=t.erase_per_page_s / n,
         relocation_scale=(wa_target - 1.0) / (wa_fluid - 1.0) if wa_fluid > 1.0 else 1.0,
         write_amplification=wa_target, controllers=1 if per_controller else t.controllers,
+        slc_cache_pages=slc_pages, slc_page_s=slc_page_s / n, fold_page_s=fold_page_s / n,
     )
 
 
