@@ -131,3 +131,12 @@ def test_bad_cache_figures_name_the_field(extra: dict[str, Any], field: str, wor
     with pytest.raises(InvalidInputError) as e:
         drive_from_mapping({**_QVO, **extra})
     assert any(v.field == f"drives[0].{field}" and words in v.reason for v in e.value.violations), e.value.violations
+
+
+def test_cache_fields_round_trip_through_a_catalog_file() -> None:
+    # `arrayplan drives export` writes them and the loader reads them back unchanged
+    d = _drive(CACHE_BYTES)
+    back = catalog.drive_from_toml(catalog.drive_to_toml(d), "qvo.toml")
+    assert (back.slc_cache_bytes, back.slc_write_bytes_per_s) == (CACHE_BYTES, FAST_BPS)
+    assert isinstance(back.slc_cache_bytes, int)
+    assert back.provenance["slc_cache_bytes"] == d.provenance["slc_cache_bytes"]
