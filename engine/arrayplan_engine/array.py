@@ -33,6 +33,9 @@ The model (docs/array-model.md has the full statement and its sources):
   whose die (a hash of its page) is being cleaned waits for the step. Sub-4 KiB writes read the
   page first. So a lightly loaded drive sees fresh latencies and a saturated one its steady
   state, from one mechanism; ``ssd.consistency_experiment`` is this kernel on a fresh drive.
+  A QLC drive with an SLC write cache also counts its cache's free pages: a write's pages cost
+  the cached page time while it has room and the direct-to-QLC time once it is full, and idle
+  back-end time folds the cache into QLC in steps of one flash page (docs/ssd-model.md).
   Mechanical drives add seek (from the head's last position) + rotational delay; an optional
   SATF-like reordering approximation picks the shortest of several positioning draws when IOs
   are queued (``reorder_window``).

@@ -15,7 +15,10 @@ Service time of one IO of ``io_bytes`` on one of the drive's ``parallel_units``:
   oldest part of the flash log at a cost of ``relocation_page_s`` per relocated page and
   ``erase_page_s`` per cleaned page, eager drives in idle time and small steps, lazy drives only
   once the pool is low and in the foreground when it has run out. A write that does not cover
-  whole 4 KiB pages reads the page first (read-modify-write).
+  whole 4 KiB pages reads the page first (read-modify-write). With an SLC write cache
+  (``slc_cache_pages`` > 0, QLC drives) a host page costs ``slc_page_s`` while the cache has room
+  and ``host_page_s`` (direct to QLC) once it is full; idle back-end time folds cached pages into
+  QLC at ``fold_page_s`` each (docs/ssd-model.md, "SLC write cache").
 * ``write_multiplier_profile`` / ``read_multiplier_profile``: optional cyclic multipliers of the
   service time by wall-clock slot (``profile_slot_s``, each drive at its own random phase). The
   drive models leave them at 1.0; they remain a generic way to give a drive a time-varying speed
