@@ -107,3 +107,17 @@ def test_a_site_catalog_over_the_api_and_custom_drives_in_requests(tmp_path: Pat
             assert "plan.spec.custom_drives[0].name" in exc.value.details()
     finally:
         server.stop()
+
+
+def test_a_custom_qlc_drive_carries_its_slc_cache() -> None:
+    """A QLC part sent inline carries its SLC write cache (DriveSpec.slc_cache_bytes and
+    slc_write_bytes_per_s), validated like a catalog file's: the cached rate may not be below the
+    direct-to-QLC rate. Figures of a Samsung 870 QVO 4TB as tests/engine/test_qlc_cache.py has them."""
+    text = PLAN.replace("    nand_type: {value: mlc, assumed: true, reason: \"the vendor says 'MLC' on the box only\"}\n",
+                        "    nand_type: qlc\n    slc_cache_bytes: 6 GB\n    slc_write_bytes_per_s: 530e6\n")
+    text = text.replace("seq_write_bytes_per_s: 500e6", "seq_write_bytes_per_s: 160e6")
+    spec, _ = plan_spec_from_text(text, "plan.yaml", Path("."))
+    drive = plan_request_from_proto(spec, "plan.spec").custom_drives[0]
+    assert (drive.slc_cache_bytes, drive.slc_write_bytes_per_s, drive.seq_write_bytes_per_s) == (6_000_000_000, 530e6, 160e6)
+    got = _violations(text.replace("slc_write_bytes_per_s: 530e6", "slc_write_bytes_per_s: 100e6"))
+    assert any(f.startswith("plan.spec.custom_drives[0].slc_write_bytes_per_s") for f in got), got
