@@ -242,10 +242,19 @@ class RayExecutor:
             return self._cpus  # the last known size while the cluster is away
         try:
             with self._ray_lock:
-                self._cpus = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+                self._cpus = self._cluster_cpus()
         except Exception:  # noqa: BLE001 - gone meanwhile: the watchdog deals with it
             pass
         return self._cpus
+
+    def _cluster_cpus(self) -> int:
+        """The CPUs of the cluster's live nodes, asked with a deadline: ``ray.cluster_resources``
+        waits for a GCS that went away and aborts the process if another one answers at its
+        address (a RAY_CHECK on WrongClusterID), so it is not used after start."""
+        gcs = self._ray._private.worker.global_worker.gcs_client  # noqa: SLF001 - the client with a timeout
+        nodes = gcs.get_all_node_info(timeout=RAY_WATCH_CONNECT_S)
+        alive_state = 0  # GcsNodeInfo.ALIVE
+        return max(1, int(sum(n.resources_total.get("CPU", 0) for n in nodes.values() if n.state == alive_state)))
 
     def _remote(self, fn: Callable[..., Any]) -> Any:
         remote = self._remote_cache.get(fn)
