@@ -10,6 +10,15 @@ drained with ``ray.wait`` as they finish (progress comes from that, and memory s
 ``max_retries`` re-runs a task whose worker or node died, and ``retry_exceptions=False`` means an
 exception raised by our code (a validation error) is never retried; cancelling a plan cancels every
 outstanding task (force-stopping the workers of running ones).
+
+An external cluster (``--ray-address host:port``) that goes away: Ray's driver library ends this
+process once it loses the cluster's GCS, so a watchdog thread connects to the GCS port every
+``RAY_WATCH_S``; when nothing answers it disconnects first (``ray.shutdown()``), marks the
+executor unavailable (health NOT_SERVING through ``on_availability``) and reconnects with backoff
+once the address answers again. A plan whose tasks were out meanwhile waits (up to
+``reconnect_wait_s``) and then sends its unfinished batches again: tasks are deterministic, so the
+answer is the one an undisturbed run gives. If the cluster does not return in time the plan fails
+with ``ExecutorUnavailableError`` (reason ``RAY_UNAVAILABLE``) naming the address.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +37,11 @@ from typing import Any, Protocol
 log = logging.getLogger(__name__)
 
 MAX_RETRIES = 3
+RAY_WATCH_S = 0.5  # how often the watchdog connects to an external cluster's GCS port
+RAY_WATCH_CONNECT_S = 2.0
+RAY_RECONNECT_BACKOFF_MAX_S = 5.0
+RAY_SETTLE_S = 3.0  # the address must answer this long before the driver reconnects
+RAY_RECONNECT_WAIT_S = 600.0  # how long a running plan waits for a cluster that went away
 
 
 def _warm_worker() -> int:
@@ -81,22 +96,40 @@ class LocalExecutor:
         return None
 
 
+class _ClusterLost(Exception):
+    """The watchdog found the external cluster gone while a run had tasks out."""
+
+
 class RayExecutor:
     """Fans tasks out over a Ray cluster: local by default, or ``address`` (``RAY_ADDRESS``)."""
 
-    def __init__(self, address: str | None = None, *, num_cpus: int | None = None, state_dir: Path | None = None) -> None:
+    def __init__(self, address: str | None = None, *, num_cpus: int | None = None, state_dir: Path | None = None,
+                 reconnect_wait_s: float = RAY_RECONNECT_WAIT_S) -> None:
         import ray
 
         self._ray = ray
         address = address or os.environ.get("RAY_ADDRESS") or None
         self._address = address or ""
         self._state_dir = state_dir
+        self._reconnect_wait_s = reconnect_wait_s
+        # Ray calls of the runs vs the watchdog's shutdown/init: never both at once.
+        self._ray_lock = threading.Lock()
+        self._available = threading.Event()
+        self._available.set()
+        self._generation = 0  # bumped at every disconnect: a run's refs of an older one are gone
+        self._stopped = threading.Event()
+        self._listeners: list[Callable[[bool], None]] = []
+        self._cpus = 1
+        self._init_kwargs: dict[str, Any] = {}
+        watch = False
         if not ray.is_initialized():
             kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": False}
             runtime_env = {"env_vars": {k: v for k, v in os.environ.items() if k.startswith("OTEL_")}}
             if address:
                 _check_reachable(address)
-                ray.init(address=address, runtime_env=runtime_env, **kwargs)
+                self._init_kwargs = {"address": address, "runtime_env": runtime_env, **kwargs}
+                ray.init(**self._init_kwargs)
+                watch = _host_port(address) is not None
             else:
                 # A new local cluster turns Ray's token auth on by default and warns so at every
                 # start; keep the behaviour, drop the notice (RAY_AUTH_MODE set by the caller wins).
@@ -108,6 +141,84 @@ class RayExecutor:
                     record_local_ray(state_dir)
         self._remote_cache: dict[Callable[..., Any], Any] = {}
         self._warm_workers()
+        self._cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        if watch:
+            threading.Thread(target=self._watch, name="ray-watchdog", daemon=True).start()
+
+    # -- the external cluster's watchdog ------------------------------------------------------
+    @property
+    def available(self) -> bool:
+        return self._available.is_set()
+
+    def add_listener(self, fn: Callable[[bool], None]) -> None:
+        """``fn(available)`` is called when the external cluster goes away or is back."""
+        self._listeners.append(fn)
+
+    def _tell(self, available: bool) -> None:
+        for fn in list(self._listeners):
+            try:
+                fn(available)
+            except Exception:  # noqa: BLE001 - a listener never stops the watchdog
+                log.exception("Ray availability listener")
+
+    def _watch(self) -> None:
+        while not self._stopped.wait(RAY_WATCH_S):
+            try:
+                _check_reachable(self._address, timeout_s=RAY_WATCH_CONNECT_S)
+            except ConnectionError as exc:
+                if self._stopped.is_set():
+                    return
+                self._disconnect(str(exc))
+                self._reconnect()
+
+    def _disconnect(self, why: str) -> None:
+        """The cluster is gone: drop the driver's connection before Ray ends the process."""
+        log.error("%s: disconnecting from Ray; running plans wait for it to come back (up to %.0f s)", why,
+                  self._reconnect_wait_s)
+        self._available.clear()
+        self._tell(False)
+        with self._ray_lock:
+            self._generation += 1
+            self._remote_cache.clear()
+            try:
+                self._ray.shutdown()
+            except Exception:  # noqa: BLE001 - the cluster is gone: nothing left to close cleanly
+                log.warning("ray.shutdown after the cluster went away", exc_info=True)
+
+    def _reconnect(self) -> None:
+        """Reconnect with backoff once the address answers again (until the server stops)."""
+        backoff_s = 1.0
+        answered = 0
+        while not self._stopped.wait(backoff_s if not answered else RAY_WATCH_S):
+            try:
+                _check_reachable(self._address, timeout_s=RAY_WATCH_CONNECT_S)
+            except ConnectionError:
+                answered = 0
+                backoff_s = min(2 * backoff_s, RAY_RECONNECT_BACKOFF_MAX_S)
+                continue
+            answered += 1
+            if answered * RAY_WATCH_S < RAY_SETTLE_S:
+                continue  # a head that just opened its port is still starting its raylet
+            log.warning("the Ray cluster at %s answers again: reconnecting", self._address)
+            try:
+                with self._ray_lock:
+                    if self._stopped.is_set():
+                        return
+                    self._ray.init(**self._init_kwargs)
+            except Exception as exc:  # noqa: BLE001 - not back yet: try again later
+                log.warning("could not reconnect to Ray at %s yet: %s", self._address, exc)
+                answered = 0
+                with self._ray_lock:
+                    try:
+                        self._ray.shutdown()
+                    except Exception:  # noqa: BLE001
+                        pass
+                backoff_s = min(2 * backoff_s, RAY_RECONNECT_BACKOFF_MAX_S)
+                continue
+            log.warning("the Ray cluster at %s is back: reconnected", self._address)
+            self._available.set()
+            self._tell(True)
+            return
 
     def _warm_workers(self, timeout_s: float = 120.0) -> None:
         """Before the server reports SERVING: one task per CPU imports the task module (numpy,
@@ -127,7 +238,23 @@ class RayExecutor:
 
     @property
     def worker_count(self) -> int:
-        return max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+        if not self._available.is_set():
+            return self._cpus  # the last known size while the cluster is away
+        try:
+            with self._ray_lock:
+                self._cpus = self._cluster_cpus()
+        except Exception:  # noqa: BLE001 - gone meanwhile: the watchdog deals with it
+            pass
+        return self._cpus
+
+    def _cluster_cpus(self) -> int:
+        """The CPUs of the cluster's live nodes, asked with a deadline: ``ray.cluster_resources``
+        waits for a GCS that went away and aborts the process if another one answers at its
+        address (a RAY_CHECK on WrongClusterID), so it is not used after start."""
+        gcs = self._ray._private.worker.global_worker.gcs_client  # noqa: SLF001 - the client with a timeout
+        nodes = gcs.get_all_node_info(timeout=RAY_WATCH_CONNECT_S)
+        alive_state = 0  # GcsNodeInfo.ALIVE
+        return max(1, int(sum(n.resources_total.get("CPU", 0) for n in nodes.values() if n.state == alive_state)))
 
     def _remote(self, fn: Callable[..., Any]) -> Any:
         remote = self._remote_cache.get(fn)
@@ -138,36 +265,97 @@ class RayExecutor:
 
     def run(self, fn: Callable[..., Any], shared: Any, calls: Sequence[TaskCall], carrier: dict[str, str], *,
             on_result: Callable[[TaskCall, Any], None], cancel: threading.Event) -> None:
+        todo = list(calls)
+        while True:
+            self._wait_available(cancel)
+            try:
+                self._run_once(fn, shared, todo, carrier, on_result=on_result, cancel=cancel)
+                return
+            except _ClusterLost:
+                log.warning("the Ray cluster at %s went away with %d batch(es) out: they run again once it is back",
+                            self._address, len(todo))
+
+    def _wait_available(self, cancel: threading.Event) -> None:
+        if self._available.is_set():
+            return
+        deadline = time.monotonic() + self._reconnect_wait_s
+        while not self._available.wait(0.2):
+            if cancel.is_set():
+                raise Cancelled()
+            if time.monotonic() > deadline:
+                raise ExecutorUnavailableError(
+                    f"the Ray cluster at {self._address} went away while the plan ran and did not come back within "
+                    f"{self._reconnect_wait_s:.0f} s; create the plan again once it is back")
+
+    def _run_once(self, fn: Callable[..., Any], shared: Any, todo: list[TaskCall], carrier: dict[str, str], *,
+                  on_result: Callable[[TaskCall, Any], None], cancel: threading.Event) -> None:
+        """Run ``todo`` once; finished calls are removed from it. Raises _ClusterLost when the
+        watchdog disconnected meanwhile (the rest of ``todo`` is to be sent again)."""
         ray = self._ray
-        remote = self._remote(fn)
         pending: dict[Any, TaskCall] = {}
+        with self._ray_lock:
+            generation = self._generation
+            if not self._available.is_set():
+                raise _ClusterLost()
         try:
-            shared_ref = ray.put(shared)
-            pending = {remote.remote(shared_ref, call.batch, carrier): call for call in calls}
+            with self._ray_lock:
+                if generation != self._generation:
+                    raise _ClusterLost()
+                remote = self._remote(fn)
+                shared_ref = ray.put(shared)
+                pending = {remote.remote(shared_ref, call.batch, carrier): call for call in todo}
             while pending:
                 if cancel.is_set():
                     raise Cancelled()
-                done, _ = ray.wait(list(pending), num_returns=1, timeout=0.2)
-                for ref in done:
-                    call = pending.pop(ref)
-                    on_result(call, ray.get(ref))
+                with self._ray_lock:
+                    if generation != self._generation:
+                        raise _ClusterLost()
+                    done, _ = ray.wait(list(pending), num_returns=1, timeout=0.2)
+                    values = [(pending.pop(ref), ray.get(ref)) for ref in done]
+                for call, value in values:
+                    todo[:] = [c for c in todo if c is not call]
+                    on_result(call, value)
+        except _ClusterLost:
+            raise
         except BaseException as exc:
+            if self._lost(exc, generation):
+                raise _ClusterLost() from None
             # force=True: a task inside a numba kernel cannot see a KeyboardInterrupt, so its
             # worker process is stopped (Ray starts a fresh one); cancelled tasks are not retried.
-            for ref in pending:
-                try:
-                    ray.cancel(ref, force=True)
-                except Exception:  # noqa: BLE001 - the cluster may be gone already
-                    pass
+            with self._ray_lock:
+                if generation == self._generation:
+                    for ref in pending:
+                        try:
+                            ray.cancel(ref, force=True)
+                        except Exception:  # noqa: BLE001 - the cluster may be gone already
+                            pass
             if _is_cluster_fault(exc):
                 raise ExecutorUnavailableError(
                     f"the Ray cluster{' at ' + self._address if self._address else ''} stopped answering while the plan ran "
                     f"({type(exc).__name__}); create the plan again once it is back") from None
             raise
 
+    def _lost(self, exc: BaseException, generation: int) -> bool:
+        """An error raised because the watched cluster went away (now, or being noticed): Ray
+        raises several kinds then (a lost connection, WrongClusterID from a GCS mid-restart)."""
+        if isinstance(exc, (Cancelled, KeyboardInterrupt, SystemExit)) or not self._init_kwargs:
+            return False
+        if generation != self._generation or not self._available.is_set():
+            return True
+        try:  # the watchdog may not have looked yet
+            _check_reachable(self._address, timeout_s=RAY_WATCH_CONNECT_S)
+        except ConnectionError:
+            deadline = time.monotonic() + 2 * (RAY_WATCH_S + RAY_WATCH_CONNECT_S)
+            while generation == self._generation and time.monotonic() < deadline:
+                time.sleep(0.1)  # let the watchdog disconnect before the run sends its batches again
+            return True
+        return generation != self._generation
+
     def shutdown(self) -> None:
-        if self._ray.is_initialized():
-            self._ray.shutdown()
+        self._stopped.set()
+        with self._ray_lock:
+            if self._ray.is_initialized():
+                self._ray.shutdown()
         if self._state_dir is not None and not self._address:
             Path(self._state_dir, RAY_STATE_FILE).unlink(missing_ok=True)
 
@@ -176,16 +364,24 @@ RAY_STATE_FILE = "local-ray.json"
 RAY_CONNECT_TIMEOUT_S = 10.0
 
 
-def _check_reachable(address: str) -> None:
+def _host_port(address: str) -> tuple[str, int] | None:
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "//" in host:
+        return None  # ray://, auto, ...: left to Ray
+    return host, int(port)
+
+
+def _check_reachable(address: str, timeout_s: float = RAY_CONNECT_TIMEOUT_S) -> None:
     """Fail fast with one sentence when nothing answers at a Ray ``host:port`` (``ray.init``
     would wait for it without end)."""
     import socket
 
-    host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit() or "//" in host:
-        return  # ray://, auto, ...: left to Ray
+    hp = _host_port(address)
+    if hp is None:
+        return
+    host, port = hp
     try:
-        with socket.create_connection((host, int(port)), timeout=RAY_CONNECT_TIMEOUT_S):
+        with socket.create_connection((host, port), timeout=timeout_s):
             pass
     except OSError as exc:
         raise ConnectionError(f"the Ray cluster at {address} does not answer ({exc.strerror or type(exc).__name__}); "

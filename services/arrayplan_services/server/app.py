@@ -199,7 +199,14 @@ def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, 
         raise
     srv = Server(grpc_server=grpc_server, port=bound, runner=runner, store=store, health=health_servicer, auth=auth,
                  loop=loop, thread=thread, servicer=servicer, extra_servers=extra_servers)
-    store.add_listener(srv.set_serving)
+    def ready(_changed: bool = True) -> None:
+        # Readiness needs a writable store and (an external) Ray that answers; liveness stays.
+        srv.set_serving(store.healthy and bool(getattr(executor, "available", True)))
+    store.add_listener(ready)
+    add_listener = getattr(executor, "add_listener", None)
+    if add_listener is not None:
+        add_listener(ready)
+        ready()
     threading.Thread(target=_probe_store, args=(srv,), name="store-probe", daemon=True).start()
     resumed = runner.resume_interrupted()
     if resumed:
