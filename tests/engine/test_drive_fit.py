@@ -48,16 +48,18 @@ def test_what_is_not_a_fio_log_is_refused_with_its_line(text: str, where: str, w
 
 
 def test_a_known_drives_simulated_log_fits_back_within_ten_percent() -> None:
-    """The S3500 480GB (the 001 seed's consistency drive): simulate 2000 s with one seed, write
-    fio's log, fit the drive from a copy with a wrong spare area and the wrong cleaning trait."""
-    known = get_drive("intel-dc-s3500-480gb")
+    """The S3700 400GB (the 001 seed's comparison drive; the S3500 is still climbing at 2000 s in
+    the cleaning model, docs/validation.md, so it has no time to steady state to fit): simulate
+    2000 s with one seed, write fio's log, fit the drive from a copy with a wrong spare area and
+    the wrong cleaning trait."""
+    known = get_drive("intel-dc-s3700-400gb")
     run = ssd.consistency_experiment(known, duration_s=2000, seed=5)
     measured = df.parse_fio_log(df.fio_log_text(run.iops), "s3500.log")
     base = drive_from_toml(drive_to_toml(known).replace('value = "eager"', 'value = "lazy"', 1))
     result = df.fit_drive(base, measured, source="s3500.log")
     assert abs(result.steady_error) < 0.10 and abs(result.steady_start_error) < 0.10
     assert result.drive.gc_policy == "eager"  # the cleaning trait comes back
-    # the effective spare comes back too (0.181 spare bytes per user byte, 001 seed: 264 GiB for 240 GB)
+    # the effective spare comes back too (the catalog's spare bytes per user byte)
     assert result.drive.spare_bytes_per_user_byte == pytest.approx(known.spare_bytes_per_user_byte, rel=0.05)
     assert result.drive.provenance["raw_nand_bytes"].assumed and result.drive.provenance["raw_nand_bytes"].source == "s3500.log"
     # The fitted drive is a catalog file that loads back unchanged.

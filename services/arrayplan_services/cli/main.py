@@ -227,7 +227,7 @@ def load_spec(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from .planfile import PlanFileError, load_plan_file
 
     try:
-        spec, warnings = load_plan_file(args.plan_file, allow_outside_paths=args.allow_outside_paths)
+        spec, warnings = load_plan_file(args.plan_file, allow_outside_paths=getattr(args, "allow_outside_paths", False))
     except PlanFileError as exc:
         _err(f"bad plan file\n{exc}")
         return None
