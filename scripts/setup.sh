@@ -47,21 +47,27 @@ if [ "$(cat .venv/.pkg-stamp 2>/dev/null)" != "$req_hash" ]; then
   echo "$req_hash" > .venv/.pkg-stamp
 fi
 
-mkdir -p bin
-if [ ! -x bin/grpcurl ]; then
-  if [ -x "$CACHE/grpcurl-$GRPCURL_VERSION" ]; then
-    cp "$CACHE/grpcurl-$GRPCURL_VERSION" bin/grpcurl
-  elif command -v go >/dev/null 2>&1; then
-    log "building grpcurl $GRPCURL_VERSION with go install (first time ~3 min)"
-    GOFLAGS=-mod=mod GOBIN="$ROOT/bin" go install "github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_VERSION"
-    mkdir -p "$CACHE" && cp bin/grpcurl "$CACHE/grpcurl-$GRPCURL_VERSION"
-  else
-    log "go not found: grpcurl tests will be skipped (install Go to build it)"
+# A Go tool built once with `go install` into bin/, cached per version in $CACHE so a fresh clone
+# (or `make clean`) copies it instead of building again: install_go_tool NAME MODULE VERSION WHY
+install_go_tool() {
+  local name=$1 module=$2 version=$3 why=$4
+  if [ ! -x "bin/$name" ]; then
+    if [ -x "$CACHE/$name-$version" ]; then
+      cp "$CACHE/$name-$version" "bin/$name"
+    elif command -v go >/dev/null 2>&1; then
+      log "building $name $version with go install (first time 1-3 min)"
+      GOFLAGS=-mod=mod GOBIN="$ROOT/bin" go install "$module@$version"
+    else
+      log "go not found: $why (install Go to build it)"
+    fi
   fi
-fi
-if [ -x bin/grpcurl ] && [ ! -x "$CACHE/grpcurl-$GRPCURL_VERSION" ]; then
-  mkdir -p "$CACHE" && cp bin/grpcurl "$CACHE/grpcurl-$GRPCURL_VERSION"
-fi
+  if [ -x "bin/$name" ] && [ ! -x "$CACHE/$name-$version" ]; then
+    mkdir -p "$CACHE" && cp "bin/$name" "$CACHE/$name-$version"
+  fi
+}
+
+mkdir -p bin
+install_go_tool grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl "$GRPCURL_VERSION" "grpcurl tests will be skipped"
 # The numba kernels, compiled once into the cache the server and its Ray workers read (redone when
 # the engine's sources change), so the first plan after `make run` does not compile in every worker.
 engine_hash=$(cat engine/arrayplan_engine/*.py | sha256sum | cut -c1-16)
@@ -74,27 +80,12 @@ if [ "$(cat .venv/.numba-stamp 2>/dev/null)" != "$engine_hash:$NUMBA_CACHE_DIR" 
   echo "$engine_hash:$NUMBA_CACHE_DIR" > .venv/.numba-stamp
 fi
 
-# ghz (gRPC load generator for `make load`), built the same way and cached beside grpcurl
-# (make load runs the test set-up).
-install_ghz() {
-  if [ ! -x bin/ghz ]; then
-    if [ -x "$CACHE/ghz-$GHZ_VERSION" ]; then
-      cp "$CACHE/ghz-$GHZ_VERSION" bin/ghz
-    elif command -v go >/dev/null 2>&1; then
-      log "building ghz $GHZ_VERSION with go install (first time ~1 min)"
-      GOFLAGS=-mod=mod GOBIN="$ROOT/bin" go install "github.com/bojand/ghz/cmd/ghz@$GHZ_VERSION"
-      mkdir -p "$CACHE" && cp bin/ghz "$CACHE/ghz-$GHZ_VERSION"
-    else
-      log "go not found: make load needs bin/ghz (install Go to build it)"
-    fi
-  fi
-}
-
 # Tools only the tests need (kube-apiserver, helm, otelcol, hadolint, chromium): `make test` runs
 # scripts/setup.sh --test-tools; `make run` does not wait for them.
 if [ "${1:-}" = "--test-tools" ]; then
   bash scripts/cluster_tools.sh
-  install_ghz
+  # ghz, the gRPC load generator behind `make load` (which runs the test set-up)
+  install_go_tool ghz github.com/bojand/ghz/cmd/ghz "$GHZ_VERSION" "make load needs bin/ghz"
   # Debian packages the tests use for real: Chromium renders the HTML plan report headless.
   if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     log "installing chromium from Debian (headless report rendering)"

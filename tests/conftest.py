@@ -31,6 +31,24 @@ def data_path(source: str) -> Path:
     return DATA / source.removeprefix("data/") if source.startswith("data/") else SEEDS / source.removeprefix("seeds/")
 
 
+def oltp_spec():  # type: ignore[no-untyped-def]
+    """The services tests' small OLTP plan (8 KiB, 70 % reads, 20K IOPS, 4 TB usable, p99.9 <= 5 ms
+    over three Intel drives in RAID 10/6, three years): a fresh ``PlanSpec`` each call."""
+    from google.protobuf import duration_pb2
+
+    from arrayplan.v1 import planner_pb2 as pb
+
+    return pb.PlanSpec(
+        workload=pb.Workload(read_fraction=0.7, target_iops=20_000, daily_write_bytes=1e12,
+                             io_size_mix=[pb.IoSizeShare(io_bytes=8192, weight=1)]),
+        constraints=pb.Constraints(usable_capacity_bytes=4_000_000_000_000, latency_percentile=99.9,
+                                   latency_target=duration_pb2.Duration(nanos=5_000_000)),
+        candidate_space=pb.CandidateSpace(drive_models=["intel-dc-s3500-480gb", "intel-dc-s3500-800gb", "intel-dc-s3700-400gb"],
+                                          layouts=["raid10", "raid6"], max_drive_count=16),
+        service_life_years=3, seed=3,
+    )
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

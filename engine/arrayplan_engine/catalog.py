@@ -142,8 +142,9 @@ S003: Final = "003_8b1b5b682b53d3a1.txt"
 S004: Final = "004_f48e2bb91ecb2076.txt"
 SURVIVAL: Final = "data/reliability/survival.csv"
 PRICES: Final = "data/reliability/prices.csv"
-#: Every source a built-in provenance may name. Seed files live in ``../shared/seeds/``; the
-#: ``data/...`` paths are relative to ``../shared/``.
+#: Every source a built-in provenance may name: the seed reviews by file name (the
+#: quote checks read them from ``../shared/seeds/`` when present and skip otherwise) and the
+#: reliability tables by their path under ``tests/data/`` (vendored with their licence).
 SEED_FILES: Final[tuple[str, ...]] = (S000, S001, S002, S003, S004, SURVIVAL, PRICES)
 USER_SOURCE: Final = "user"
 

@@ -445,8 +445,8 @@ def _figures(iops: np.ndarray, programs: np.ndarray, r: ArrayResult) -> dict[str
 
 def _validate_run(duration_s: float, op: float) -> None:
     v: list[Violation] = []
-    if not isinstance(duration_s, (int, float)) or math.isnan(duration_s) or not (60 <= duration_s <= 100_000):
-        v.append(Violation(field="duration_s", reason=f"must be in [60, 100000] seconds, got {duration_s!r}"))
+    if not isinstance(duration_s, (int, float)) or math.isnan(duration_s) or not (60 <= duration_s <= 86_400):
+        v.append(Violation(field="duration_s", reason=f"must be in [60, 86400] seconds (a day: the array simulation's limit), got {duration_s!r}"))
     _check_fraction(v, "op", op, 0.0, 0.9)
     check(v)
 

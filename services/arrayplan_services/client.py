@@ -12,10 +12,11 @@ is given as a ``PlanSpec``, a plan-file path, or a mapping shaped like a plan fi
 person writes them: ``{"constraints": {"usable_capacity_bytes": "8 TB"}}``), read by the same
 loader as the CLI (``load_plan_file``, ``plan_spec_from_mapping``).
 
-Transport: plaintext by default (127.0.0.1); ``tls_ca`` (a PEM path or bytes) makes the channel
-TLS with that root, and ``token`` adds ``authorization: Bearer TOKEN`` to every call (as a call
-credential over TLS; as plain metadata on a plaintext channel, which only suits a loopback
-address). Failures raise ``ClientError`` with the gRPC code and the server's field violations;
+Transport: the CLI's recipe (``connection.open_channel``): plaintext by default (127.0.0.1);
+``tls_ca`` (a PEM path or bytes) makes the channel TLS with that root, and ``token`` adds
+``authorization: Bearer TOKEN`` to every call (on a plaintext channel that only suits a loopback
+address). Like the CLI, ``token`` and ``tls_ca`` default to ``$ARRAYPLAN_TOKEN`` and
+``$ARRAYPLAN_TLS_CA``. Failures raise ``ClientError`` with the gRPC code and the server's field violations;
 a plan that ends FAILED or CANCELLED raises ``PlanFailedError`` holding the plan.
 """
 
@@ -32,6 +33,7 @@ from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 
 from .cli.planfile import PlanFileError, load_plan_file, plan_spec_from_text
+from .connection import field_violations, open_channel
 from .jsonout import to_json
 
 __all__ = [
@@ -63,18 +65,7 @@ class ClientError(Exception):
 
     @classmethod
     def from_rpc(cls, exc: grpc.RpcError) -> ClientError:
-        from google.rpc import error_details_pb2
-        from grpc_status import rpc_status
-
-        violations: list[tuple[str, str]] = []
-        status = rpc_status.from_call(exc)  # type: ignore[arg-type]
-        if status is not None:
-            for detail in status.details:
-                if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
-                    bad = error_details_pb2.BadRequest()
-                    detail.Unpack(bad)
-                    violations += [(v.field, v.description) for v in bad.field_violations]
-        return cls(exc.code(), exc.details() or "", violations)  # type: ignore[attr-defined]
+        return cls(exc.code(), exc.details() or "", field_violations(exc))  # type: ignore[attr-defined]
 
 
 class PlanFailedError(Exception):
@@ -94,54 +85,6 @@ def plan_spec_from_mapping(data: Mapping[str, Any], base_dir: Path | None = None
     return plan_spec_from_text(yaml.safe_dump(dict(data), sort_keys=False), "<mapping>", base_dir)
 
 
-class _BearerAuth(grpc.AuthMetadataPlugin):
-    def __init__(self, token: str) -> None:
-        self._metadata = (("authorization", f"Bearer {token}"),)
-
-    def __call__(self, context: grpc.AuthMetadataContext, callback: grpc.AuthMetadataPluginCallback) -> None:
-        callback(self._metadata, None)
-
-
-class _PlaintextBearer(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
-    """The token as metadata on a plaintext channel (call credentials need TLS)."""
-
-    def __init__(self, token: str) -> None:
-        self._pair = ("authorization", f"Bearer {token}")
-
-    def _details(self, details: Any) -> Any:
-        metadata = [*(details.metadata or ()), self._pair]
-        return details._replace(metadata=metadata) if hasattr(details, "_replace") else _Details(details, metadata)
-
-    def intercept_unary_unary(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
-        return continuation(self._details(client_call_details), request)
-
-    def intercept_unary_stream(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
-        return continuation(self._details(client_call_details), request)
-
-
-class _Details(grpc.ClientCallDetails):
-    def __init__(self, base: Any, metadata: list[tuple[str, str]]) -> None:
-        self.method = base.method
-        self.timeout = base.timeout
-        self.metadata = metadata
-        self.credentials = base.credentials
-        self.wait_for_ready = getattr(base, "wait_for_ready", None)
-        self.compression = getattr(base, "compression", None)
-
-
-def _channel(address: str, tls_ca: str | os.PathLike[str] | bytes | None, token: str | None) -> grpc.Channel:
-    if tls_ca is not None:
-        root = tls_ca if isinstance(tls_ca, bytes) else Path(tls_ca).read_bytes()
-        creds = grpc.ssl_channel_credentials(root_certificates=root)
-        if token:
-            creds = grpc.composite_channel_credentials(creds, grpc.metadata_call_credentials(_BearerAuth(token), name="bearer"))
-        return grpc.secure_channel(address, creds)
-    channel = grpc.insecure_channel(address)
-    if token:
-        channel = grpc.intercept_channel(channel, _PlaintextBearer(token))
-    return channel
-
-
 class PlannerClient:
     """The PlannerService over one channel; use as a context manager or call ``close()``."""
 
@@ -149,7 +92,7 @@ class PlannerClient:
                  token: str | None = None, timeout_s: float = 60.0) -> None:
         self.address = address or os.environ.get("ARRAYPLAN_SERVER", DEFAULT_ADDRESS)
         self.timeout_s = timeout_s
-        self._channel = _channel(self.address, tls_ca, token)
+        self._channel = open_channel(self.address, tls_ca=tls_ca, token=token)
         self._stub = pb_grpc.PlannerServiceStub(self._channel)
 
     # -- lifecycle --------------------------------------------------------------------------------

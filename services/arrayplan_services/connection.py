@@ -49,13 +49,31 @@ class BearerTokenInterceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamC
         return continuation(self._details(client_call_details), request_iterator)
 
 
-def open_channel(address: str, *, tls_ca: str | Path | None = None, token: str | None = None,
+def field_violations(exc: grpc.RpcError) -> list[tuple[str, str]]:
+    """The (field, reason) pairs of a failed call's ``google.rpc.BadRequest`` details, in the
+    server's order; empty when the status carries none."""
+    from google.rpc import error_details_pb2
+    from grpc_status import rpc_status
+
+    out: list[tuple[str, str]] = []
+    status = rpc_status.from_call(exc)  # type: ignore[arg-type]
+    if status is not None:
+        for detail in status.details:
+            if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+                bad = error_details_pb2.BadRequest()
+                detail.Unpack(bad)
+                out.extend((v.field, v.description) for v in bad.field_violations)
+    return out
+
+
+def open_channel(address: str, *, tls_ca: str | os.PathLike[str] | bytes | None = None, token: str | None = None,
                  tls_cert: str | Path | None = None, tls_key: str | Path | None = None,
                  server_name: str | None = None) -> grpc.Channel:
     """A channel to ``address``: TLS when ``tls_ca`` (a PEM file of the CA that signed the
     server's certificate) is given, with a client certificate for mutual TLS when
-    ``tls_cert``/``tls_key`` are; a bearer ``token`` on every call when given. ``token`` and
-    ``tls_ca`` default to ``$ARRAYPLAN_TOKEN`` and ``$ARRAYPLAN_TLS_CA``."""
+    ``tls_cert``/``tls_key`` are; a bearer ``token`` on every call when given. ``tls_ca`` is a
+    path or the PEM bytes themselves. ``token`` and ``tls_ca`` default to ``$ARRAYPLAN_TOKEN``
+    and ``$ARRAYPLAN_TLS_CA``."""
     token = token if token is not None else os.environ.get(TOKEN_ENV) or None
     tls_ca = tls_ca if tls_ca is not None else os.environ.get(TLS_CA_ENV) or None
     options: list[tuple[str, object]] = []
@@ -63,7 +81,7 @@ def open_channel(address: str, *, tls_ca: str | Path | None = None, token: str |
         options.append(("grpc.ssl_target_name_override", server_name))
     if tls_ca is not None:
         creds = grpc.ssl_channel_credentials(
-            root_certificates=Path(tls_ca).read_bytes(),
+            root_certificates=tls_ca if isinstance(tls_ca, bytes) else Path(tls_ca).read_bytes(),
             private_key=Path(tls_key).read_bytes() if tls_key else None,
             certificate_chain=Path(tls_cert).read_bytes() if tls_cert else None,
         )

@@ -47,12 +47,20 @@ def configure() -> Path:
     return path
 
 
+_ALL_WARM = False
+
+
 def cold_kernels() -> list[str]:
     """The plan kernels (``PLAN_KERNELS``) with no compiled code in the cache for their current
     source (numba's own index, stamped with the source file's mtime and size). Empty when all are
-    warm, or when numba's cache layout is not the one expected (then nothing is claimed)."""
+    warm, or when numba's cache layout is not the one expected (then nothing is claimed). Once all
+    are warm the answer holds for the rest of the process (a cache is not un-compiled under a
+    running server), so later plans do not read the index again."""
     import importlib
 
+    global _ALL_WARM
+    if _ALL_WARM:
+        return []
     cold = []
     for module_name, name in PLAN_KERNELS:
         kernel = getattr(importlib.import_module(module_name), name, None)
@@ -62,6 +70,7 @@ def cold_kernels() -> list[str]:
             return []
         if not index:
             cold.append(f"{module_name.rsplit('.', 1)[1]}.{name}")
+    _ALL_WARM = not cold
     return cold
 
 

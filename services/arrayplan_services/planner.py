@@ -125,6 +125,26 @@ def batches(req: recommend.PlanRequest, candidates: list[recommend.Candidate], w
     return [candidates[i:i + size] for i in range(0, len(candidates), size)]
 
 
+class WatchCursor:
+    """What a WatchPlan stream sends for each plan snapshot it reads: the progress when it changed
+    since the last one sent, and the plan itself once it is terminal (then ``finished``). The
+    blocking ``PlanRunner.watch`` and the server's async WatchPlan both step one of these."""
+
+    def __init__(self) -> None:
+        self._last: pb.PlanProgress | None = None
+        self.finished = False
+
+    def step(self, plan: pb.Plan) -> pb.WatchPlanResponse | None:
+        if plan.state in _TERMINAL_ENUMS:
+            self.finished = True
+            return pb.WatchPlanResponse(plan=plan, trace_id=plan.trace_id)
+        if plan.progress != self._last:
+            self._last = pb.PlanProgress()
+            self._last.CopyFrom(plan.progress)
+            return pb.WatchPlanResponse(progress=plan.progress, trace_id=plan.trace_id)
+        return None
+
+
 class PlanRunner:
     def __init__(self, store: RunStore, executor: Executor, *, catalog: Catalog | None = None,
                  candidate_limit: int = DEFAULT_CANDIDATE_LIMIT, max_running: int = DEFAULT_MAX_RUNNING_PLANS,
@@ -473,20 +493,18 @@ class PlanRunner:
         run_id = parse_name(name)
         changed = threading.Event()
         unsubscribe = self.subscribe(run_id, changed.set)
-        last: pb.PlanProgress | None = None
+        cursor = WatchCursor()
         try:
             while is_active():
                 changed.clear()
                 plan = self.snapshot(run_id)
                 if plan is None:
                     raise NotFoundError("plan", name)
-                if plan.state in _TERMINAL_ENUMS:
-                    yield pb.WatchPlanResponse(plan=plan, trace_id=plan.trace_id)
+                event = cursor.step(plan)
+                if event is not None:
+                    yield event
+                if cursor.finished:
                     return
-                if plan.progress != last:
-                    last = pb.PlanProgress()
-                    last.CopyFrom(plan.progress)
-                    yield pb.WatchPlanResponse(progress=plan.progress, trace_id=plan.trace_id)
                 if unsubscribe is None:
                     unsubscribe = self.subscribe(run_id, changed.set)
                 changed.wait(poll_s)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from opentelemetry import trace
 
 from arrayplan.v1 import planner_pb2 as pb
-from arrayplan_engine import array, cost, endurance
+from arrayplan_engine import array, cost, endurance, ssd
 from arrayplan_engine import evaluate as one_path
 from arrayplan_engine.catalog import Catalog
 from arrayplan_engine.errors import InvalidInputError, UnknownNameError, Violation
@@ -16,7 +16,7 @@ from arrayplan_engine.layout import make_layout, usable_capacity_bytes
 
 from . import telemetry
 from .fanout import Cancelled, Executor, TaskCall
-from .fanout.tasks import simulate_window
+from .fanout.tasks import consistency_run, simulate_window
 from .server.convert import reprefix, to_duration, workload_from_proto
 
 MAX_ARRAY_DRIVES = 1_024
@@ -154,11 +154,12 @@ def _summary(r: array.ArrayResult, kind: str) -> pb.LatencySummary:
     return out
 
 
-def consistency_test(request: pb.RunConsistencyTestRequest, catalog: Catalog) -> pb.RunConsistencyTestResponse:
-    """RunConsistencyTest: the engine's consistency experiment, converted."""
+def consistency_test(request: pb.RunConsistencyTestRequest, catalog: Catalog, executor: Executor, *,
+                     is_active: Callable[[], bool] = lambda: True) -> pb.RunConsistencyTestResponse:
+    """RunConsistencyTest: the engine's consistency experiment as one task on the executor,
+    converted; a client that goes away cancels it."""
     import math
 
-    from arrayplan_engine import ssd
 
     v: list[Violation] = []
     drive = None
@@ -176,11 +177,27 @@ def consistency_test(request: pb.RunConsistencyTestRequest, catalog: Catalog) ->
         v.append(Violation(field="seed", reason=f"must be >= 0, got {request.seed}"))
     if v:
         raise InvalidInputError(v)
+    results: list[ssd.ConsistencyResult] = []
+    cancel = threading.Event()
+
+    def on_result(call: TaskCall, value: tuple[ssd.ConsistencyResult, list[dict]]) -> None:
+        del call
+        results.append(value[0])
+
+    watcher = threading.Thread(target=_watch_client, args=(is_active, cancel), daemon=True)
+    watcher.start()
     try:
-        r = ssd.consistency_experiment(drive, duration_s=duration_s, op=request.over_provisioning_fraction, seed=request.seed)
+        executor.run(consistency_run, None, [TaskCall(batch=(drive, duration_s, request.over_provisioning_fraction, request.seed), weight=1)],
+                     telemetry.inject_carrier(), on_result=on_result, cancel=cancel)
+    except Cancelled:
+        trace.get_current_span().set_attribute("arrayplan.cancelled", True)
+        raise
     except InvalidInputError as exc:
         renamed = {"duration_s": "duration", "op": "over_provisioning_fraction"}
         raise InvalidInputError([Violation(field=renamed.get(x.field, x.field), reason=x.reason) for x in exc.violations]) from None
+    finally:
+        cancel.set()
+    r = results[0]
     resp = pb.RunConsistencyTestResponse(
         iops_per_second=[float(x) for x in r.iops], fresh_iops=r.fob_iops, steady_state_reached=r.steady is not None,
         steady_state_start_second=int(r.steady_start_s) if math.isfinite(r.steady_start_s) else max(0, len(r.iops) - 5 * 60),

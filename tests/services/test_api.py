@@ -16,18 +16,9 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from arrayplan.v1 import planner_pb2 as pb
-from conftest import BIN, ServerProcess
+from conftest import BIN, ServerProcess, oltp_spec
 
-OLTP = pb.PlanSpec(
-    workload=pb.Workload(read_fraction=0.7, target_iops=20_000, daily_write_bytes=1e12,
-                         io_size_mix=[pb.IoSizeShare(io_bytes=8192, weight=1)]),
-    constraints=pb.Constraints(usable_capacity_bytes=4_000_000_000_000, latency_percentile=99.9,
-                               latency_target=duration_pb2.Duration(nanos=5_000_000)),
-    candidate_space=pb.CandidateSpace(drive_models=["intel-dc-s3500-480gb", "intel-dc-s3500-800gb", "intel-dc-s3700-400gb"],
-                                      layouts=["raid10", "raid6"], max_drive_count=16),
-    service_life_years=3,
-    seed=3,
-)
+OLTP = oltp_spec()
 
 
 def _watch(stub, name: str, **kw):  # type: ignore[no-untyped-def]
@@ -373,6 +364,26 @@ def test_run_consistency_test(stub) -> None:  # type: ignore[no-untyped-def]
         bad = error_details_pb2.BadRequest()
         [d for d in rpc_status.from_call(err.value).details if d.Is(error_details_pb2.BadRequest.DESCRIPTOR)][0].Unpack(bad)
         assert [v.field for v in bad.field_violations] == [field]
+
+
+def test_consistency_test_deadline_cancels_its_task(stub, server: ServerProcess) -> None:  # type: ignore[no-untyped-def]
+    """A client that leaves a RunConsistencyTest stops its task (a day of simulated seconds would
+    hold a worker for minutes); the server answers the next run."""
+    with pytest.raises(grpc.RpcError) as err:
+        stub.RunConsistencyTest(pb.RunConsistencyTestRequest(drive_model="intel-dc-s3700-400gb",
+                                                             duration=duration_pb2.Duration(seconds=86_400)), timeout=4)
+    assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    deadline = time.monotonic() + 30
+    cancelled = []
+    while not cancelled and time.monotonic() < deadline:
+        time.sleep(0.5)
+        with sqlite3.connect(server.data_dir / "runs.sqlite3") as db:
+            cancelled = db.execute("SELECT attributes_json FROM spans WHERE name='arrayplan.consistency_test' "
+                                   "AND attributes_json LIKE '%arrayplan.cancelled%'").fetchall()
+    assert cancelled, "the consistency test saw the client go away and cancelled its task"
+    ok = stub.RunConsistencyTest(pb.RunConsistencyTestRequest(drive_model="intel-dc-s3700-400gb",
+                                                              duration=duration_pb2.Duration(seconds=60)), timeout=120)
+    assert len(ok.iops_per_second) == 60
 
 
 def test_simulate_array_deadline_cancels_its_tasks(stub, server: ServerProcess) -> None:  # type: ignore[no-untyped-def]

@@ -19,22 +19,13 @@ from pathlib import Path
 
 import grpc
 import pytest
-from google.protobuf import duration_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
-from conftest import ROOT, start_server
+from conftest import ROOT, oltp_spec, start_server
 
-SPEC = pb.PlanSpec(
-    workload=pb.Workload(read_fraction=0.7, target_iops=20_000, daily_write_bytes=1e12,
-                         io_size_mix=[pb.IoSizeShare(io_bytes=8192, weight=1)]),
-    constraints=pb.Constraints(usable_capacity_bytes=4_000_000_000_000, latency_percentile=99.9,
-                               latency_target=duration_pb2.Duration(nanos=5_000_000)),
-    candidate_space=pb.CandidateSpace(drive_models=["intel-dc-s3500-480gb", "intel-dc-s3500-800gb", "intel-dc-s3700-400gb"],
-                                      layouts=["raid10", "raid6"], max_drive_count=16),
-    service_life_years=3, seed=3,
-)
+SPEC = oltp_spec()
 
 
 @pytest.fixture()

@@ -45,20 +45,14 @@ def _err(msg: str) -> None:
 def grpc_error_exit(exc: object) -> int:
     """Print a gRPC error with its field violations; return the exit code."""
     import grpc
-    from google.rpc import error_details_pb2
-    from grpc_status import rpc_status
+
+    from ..connection import field_violations
 
     assert isinstance(exc, grpc.RpcError)
     code = exc.code()
-    status = rpc_status.from_call(exc)  # type: ignore[arg-type]
     _err(f"{code.name}: {exc.details()}")
-    if status is not None:
-        for detail in status.details:
-            if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
-                bad = error_details_pb2.BadRequest()
-                detail.Unpack(bad)
-                for v in bad.field_violations:
-                    print(f"  {v.field}: {v.description}", file=sys.stderr)
+    for field, reason in field_violations(exc):
+        print(f"  {field}: {reason}", file=sys.stderr)
     if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.NOT_FOUND,
                 grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.OUT_OF_RANGE):
         return EXIT_BAD_INPUT
@@ -299,23 +293,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def _point_at_lines(exc: object, plan_file: Path) -> None:
     """For server-side field violations, name the plan file line too."""
-    from google.rpc import error_details_pb2
-    from grpc_status import rpc_status
-
+    from ..connection import field_violations
     from .planfile import line_of
 
-    status = rpc_status.from_call(exc)  # type: ignore[arg-type]
-    if status is None:
+    violations = field_violations(exc)  # type: ignore[arg-type]
+    if not violations:
         return
     text = plan_file.read_text(encoding="utf-8")
-    for detail in status.details:
-        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
-            bad = error_details_pb2.BadRequest()
-            detail.Unpack(bad)
-            for v in bad.field_violations:
-                line = line_of(text, v.field)
-                if line:
-                    print(f"  {plan_file}:{line}: {v.field}", file=sys.stderr)
+    for field, _reason in violations:
+        line = line_of(text, field)
+        if line:
+            print(f"  {plan_file}:{line}: {field}", file=sys.stderr)
 
 
 def _emit(plan: object, args: argparse.Namespace) -> None:

@@ -31,24 +31,15 @@ import grpc
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 
+from ..connection import field_violations
 from . import resource as r
 
 log = logging.getLogger(__name__)
 
 
 def _violations(exc: grpc.RpcError) -> list[tuple[str, str]]:
-    from google.rpc import error_details_pb2
-    from grpc_status import rpc_status
-
-    out: list[tuple[str, str]] = []
-    status = rpc_status.from_call(exc)  # type: ignore[arg-type]
-    if status is not None:
-        for detail in status.details:
-            if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
-                bad = error_details_pb2.BadRequest()
-                detail.Unpack(bad)
-                out.extend((r.field_from_api(v.field), v.description) for v in bad.field_violations)
-    return out
+    """The server's field violations with API field paths renamed to the resource's."""
+    return [(r.field_from_api(f), reason) for f, reason in field_violations(exc)]
 
 
 @dataclass

@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from arrayplan_engine import array, recommend
+from arrayplan_engine import array, recommend, ssd
 from arrayplan_engine.catalog import Catalog, Drive
 
 from .. import telemetry
@@ -47,4 +47,18 @@ def simulate_window(shared: None, spec: array.ArraySpec, carrier: dict[str, str]
         "arrayplan.array.drive_count": spec.drive_count, "process.pid": os.getpid()}) as span:
         trace_id = format(span.get_span_context().trace_id, "032x")
         result = array.simulate(spec)
+    return result, (collector.drain(trace_id) if collector is not None else [])
+
+
+def consistency_run(shared: None, args: tuple[Drive, float, float, int],
+                    carrier: dict[str, str]) -> tuple[ssd.ConsistencyResult, list[dict[str, Any]]]:
+    """RunConsistencyTest's one simulation (drive, duration_s, extra spare, seed) as a task, so a
+    caller that goes away cancels it like SimulateArray's windows."""
+    del shared
+    drive, duration_s, op, seed = args
+    collector = telemetry.configure_worker()
+    with telemetry.consumer_span("arrayplan.consistency_run", carrier, **{
+        "arrayplan.drive_model": drive.name, "arrayplan.duration_s": duration_s, "process.pid": os.getpid()}) as span:
+        trace_id = format(span.get_span_context().trace_id, "032x")
+        result = ssd.consistency_experiment(drive, duration_s=duration_s, op=op, seed=seed)
     return result, (collector.drain(trace_id) if collector is not None else [])

@@ -33,15 +33,13 @@ from arrayplan_engine.errors import InvalidInputError, NotFoundError, UnknownNam
 
 from .. import simulate, telemetry
 from ..fanout import Cancelled
-from ..planner import PlanRunner, parse_name, plan_name
-from ..store import TERMINAL_STATES
+from ..planner import PlanRunner, WatchCursor, parse_name, plan_name
 from .auth import Authenticator, Caller
 from .convert import MAX_NAME_CHARS, drive_to_proto
 from .errors import UnauthenticatedError, status_for
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-_STATE_NAMES = {pb.Plan.State.Value(f"STATE_{s}") for s in TERMINAL_STATES}
 WATCH_POLL_S = 5.0  # a watcher re-reads the store this often even without a change notice
 
 
@@ -135,22 +133,18 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
             loop.call_soon_threadsafe(changed.set)
 
         unsubscribe = self.runner.subscribe(run_id, poke)
-        finished = False
-        last_progress: pb.PlanProgress | None = None
+        cursor = WatchCursor()
         try:
             while True:
                 changed.clear()
                 plan = await self._run(context, self.runner.snapshot, run_id)
                 if plan is None:
                     await abort(context, NotFoundError("plan", request.name))
-                if plan.state in _STATE_NAMES:
-                    finished = True
-                    yield pb.WatchPlanResponse(plan=plan, trace_id=plan.trace_id)
+                event = cursor.step(plan)
+                if event is not None:
+                    yield event
+                if cursor.finished:
                     return
-                if plan.progress != last_progress:
-                    last_progress = pb.PlanProgress()
-                    last_progress.CopyFrom(plan.progress)
-                    yield pb.WatchPlanResponse(progress=plan.progress, trace_id=plan.trace_id)
                 if unsubscribe is None:  # not executing here (yet): poll, and listen once it is
                     unsubscribe = self.runner.subscribe(run_id, poke)
                 try:
@@ -158,7 +152,7 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
                 except TimeoutError:
                     pass
         except asyncio.CancelledError:
-            if request.cancel_on_disconnect and not finished:
+            if request.cancel_on_disconnect and not cursor.finished:
                 # The client's deadline passed or it cancelled the call: stop the plan's tasks.
                 loop.run_in_executor(self.quick, functools.partial(self._cancel_quietly, plan_name(run_id)))
             raise
@@ -183,13 +177,16 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
 
     async def RunConsistencyTest(self, request: pb.RunConsistencyTestRequest,
                                  context: grpc.aio.ServicerContext) -> pb.RunConsistencyTestResponse:
+        gone = threading.Event()
+
         def run() -> pb.RunConsistencyTestResponse:
             with telemetry.tracer().start_as_current_span("arrayplan.consistency_test",
                                                           attributes={"arrayplan.drive_model": request.drive_model[:MAX_NAME_CHARS]}):
-                response = simulate.consistency_test(request, self.catalog)
+                response = simulate.consistency_test(request, self.catalog, self.runner.executor,
+                                                     is_active=lambda: not gone.is_set())
             response.trace_id = telemetry.current_trace_id()
             return response
-        return await self._run(context, run, heavy=True)
+        return await self._run(context, run, heavy=True, gone=gone)
 
     async def ListDrives(self, request: pb.ListDrivesRequest, context: grpc.aio.ServicerContext) -> pb.ListDrivesResponse:
         return await self._run(context, self._list_drives, request)
