@@ -145,3 +145,20 @@ def stub(server: ServerProcess) -> Iterator[object]:
 
     with grpc.insecure_channel(server.address) as channel:
         yield pb_grpc.PlannerServiceStub(channel)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``pytest -n 2 --dist loadgroup`` (what ``make test`` runs), every test that starts real
+    servers -- the gRPC server and its Ray, kube-apiserver, etcd, a collector -- runs on one worker
+    in file order, so no two of them compete for the two cores or share a session fixture; the
+    CPU-bound engine tests fill the other worker while those wait on start-ups and sockets. Without
+    xdist the marker does nothing."""
+    del config
+    tests_dir = ROOT / "tests"
+    for item in items:
+        try:
+            part = Path(str(item.path)).relative_to(tests_dir).parts[0]
+        except ValueError:
+            continue
+        if part in ("services", "cluster"):
+            item.add_marker(pytest.mark.xdist_group("servers"))
