@@ -132,10 +132,13 @@ def is_finite(x: object) -> bool:
 
 
 def fmt_number(x: float) -> str:
-    """A bound as a reason writes it: ``1024``, ``0.9``, ``1e12``, ``1e-6`` (``:g``, no ``e+0``)."""
+    """A bound as a reason writes it: ``1024``, ``0.9``, ``1e12``, ``1e-6`` (``:g`` unless that
+    loses digits; no ``e+0``)."""
     if isinstance(x, numbers.Integral) and not isinstance(x, bool) and abs(int(x)) < 10**15:
         return str(int(x))
     text = f"{float(x):g}"
+    if float(text) != float(x):  # a bound taken from another field keeps all its digits
+        text = repr(float(x))
     mantissa, e, exponent = text.partition("e")
     if not e:
         return text
@@ -203,6 +206,8 @@ class Range:
         if self.integer and not isinstance(value, numbers.Integral):
             return False
         x = float(value)
+        if any(b is not None and math.isnan(b) for b in (self.lo, self.hi)):  # a bound from a NaN field
+            return False
         if self.lo is not None and (x <= self.lo if self.lo_open else x < self.lo):
             return False
         return not (self.hi is not None and (x >= self.hi if self.hi_open else x > self.hi))

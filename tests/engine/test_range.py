@@ -97,3 +97,11 @@ def test_a_table_of_fields_is_checked_in_one_call() -> None:
         rpm = 1.0
         seek_s = 0.0
     assert [x.field for x in check_fields(Spec(), table)] == ["rpm"]
+
+
+def test_a_bound_taken_from_a_nan_field_lets_nothing_through() -> None:
+    # e.g. low_free_pages in [0, high_free_pages] when high_free_pages is NaN
+    assert not Range(lo=0, hi=math.nan).contains(0.5)
+    assert not Range(lo=math.nan).contains(0.5)
+    assert Range(lo=0, hi=math.inf).contains(1e300)
+    assert Range(lo=0, hi=123456.789, hi_name="spare").reason(1e6) == "must be in [0, spare = 123456.789], got 1000000.0"
