@@ -254,3 +254,10 @@ def check_fields(source: object, ranges: Mapping[str, Range], prefix: str = "") 
             value = getattr(source, name)
         allowed.check(v, f"{prefix}.{name}" if prefix else name, value)
     return v
+
+
+# The ranges validators share.
+POSITIVE = Range(lo=0, lo_open=True)  # a finite number > 0
+NON_NEGATIVE = Range(lo=0)  # a finite number >= 0
+COUNT = Range(lo=0, integer=True)  # an integer >= 0 (seeds, counts)
+FRACTION = Range(lo=0, hi=1)  # [0, 1]
