@@ -134,8 +134,9 @@ def is_finite(x: object) -> bool:
 def fmt_number(x: float) -> str:
     """A bound as a reason writes it: ``1024``, ``0.9``, ``1e12``, ``1e-6`` (``:g`` unless that
     loses digits; no ``e+0``)."""
-    if isinstance(x, numbers.Integral) and not isinstance(x, bool) and abs(int(x)) < 10**15:
-        return str(int(x))
+    if isinstance(x, numbers.Integral) and not isinstance(x, bool):
+        if abs(int(x)) < 1_000_000 or float(f"{int(x):g}") != int(x):
+            return str(int(x))
     text = f"{float(x):g}"
     if float(text) != float(x):  # a bound taken from another field keeps all its digits
         text = repr(float(x))

@@ -69,8 +69,8 @@ def test_reason_wording_unit_note_and_named_bounds() -> None:
     assert (Range(lo=0, hi=1e12, unit="bytes/s", note="(0 = no rebuild)").reason(-1.0)
             == "must be in [0, 1e12] bytes/s (0 = no rebuild), got -1.0")
     assert Range(lo=0, hi=7.5, hi_open=True, hi_name="spare").reason(8) == "must be in [0, spare = 7.5), got 8"
-    assert [fmt_number(x) for x in (1024, 0.9, 1e12, 1e-6, 3600.0, 100_000, 0.001)] == \
-        ["1024", "0.9", "1e12", "1e-6", "3600", "100000", "0.001"]
+    assert [fmt_number(x) for x in (1024, 0.9, 1e12, 1e-6, 3600.0, 100_000, 0.001, 10_000_000_000, 1_048_576)] == \
+        ["1024", "0.9", "1e12", "1e-6", "3600", "100000", "0.001", "1e10", "1048576"]
 
 
 def test_the_field_is_named() -> None:
