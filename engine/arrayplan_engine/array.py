@@ -1551,9 +1551,8 @@ def validate_spec(spec: ArraySpec, prefix: str = "spec") -> list[Violation]:
     lay = spec.layout
     if not isinstance(lay, Layout):
         return [Violation(field=f"{prefix}.layout", reason=f"must be a layout.Layout (make_layout), got {type(lay).__name__}")]
-    if not isinstance(spec.drive_count, int) or not (lay.group_width <= spec.drive_count <= MAX_DRIVES):
-        v.append(Violation(field=f"{prefix}.drive_count",
-                           reason=f"must be an integer in [{lay.group_width} (group width of {lay.name}), {MAX_DRIVES}], got {spec.drive_count!r}"))
+    if not check_range(v, f"{prefix}.drive_count", spec.drive_count, lay.group_width, MAX_DRIVES, integer=True,
+                       note=f"({lay.group_width} = the group width of {lay.name})"):
         n_sim = 0
     else:
         n_sim = group_count(lay, spec.drive_count) * lay.group_width
@@ -2199,8 +2198,7 @@ def split_simulation(spec: ArraySpec, parts: int) -> list[ArraySpec]:
     per-second series. A rebuild is one sequential process and is not split: a spec with a
     rebuild comes back as ``[spec]``. ``parts`` is capped at the number of whole seconds.
     """
-    if not isinstance(parts, int) or isinstance(parts, bool) or not (1 <= parts <= 100_000):
-        raise InvalidInputError.one("parts", f"must be an integer in [1, 100000], got {parts!r}")
+    Range(lo=1, hi=100_000, integer=True).require("parts", parts)
     check(validate_spec(spec))
     if parts == 1 or spec.rebuild_rate_bytes_per_s > 0:
         return [spec]

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import InvalidInputError, Range, Violation, check, check_fields
+from .errors import InvalidInputError, Range, Violation, check, check_fields, check_range
 from .layout import Layout, make_layout
 from .service import ServiceModel
 from .units import MB, KiB
@@ -126,8 +126,7 @@ def equivalent_drive_count(model: ServiceModel, layout: Layout | str, workload: 
     from .evaluate import equivalent_drive_count as search
 
     v: list[Violation] = []
-    if not isinstance(latency_target_s, (int, float)) or not (0.0 < latency_target_s <= 3600.0):
-        v.append(Violation(field="latency_target_s", reason=f"must be in (0, 3600] s, got {latency_target_s!r}"))
+    check_range(v, "latency_target_s", latency_target_s, 0, 3600, lo_open=True, unit="s")
     check(v)
     lay = make_layout(layout, group_width) if isinstance(layout, str) else layout
     return search(model, lay, workload, target_iops=target_iops, latency_quantile=latency_quantile,
