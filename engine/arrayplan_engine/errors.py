@@ -11,7 +11,6 @@ import math
 import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,7 +127,28 @@ def check(violations: list[Violation]) -> None:
 
 def is_finite(x: object) -> bool:
     """``x`` is a real number (not a bool) and neither NaN nor infinite."""
+    t = type(x)
+    if t is float or t is int:  # the common case without the ABC machinery
+        return math.isfinite(x)  # type: ignore[arg-type]
     return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _inside(value: object, lo: float | None, hi: float | None, lo_open: bool, hi_open: bool, integer: bool) -> bool:
+    """The test behind every Range, kept fast: validators run it on every spec the planner builds."""
+    t = type(value)
+    if t is float:
+        if integer or not math.isfinite(value):  # type: ignore[arg-type]
+            return False
+    elif t is not int:
+        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not math.isfinite(value):
+            return False
+        if integer and not isinstance(value, numbers.Integral):
+            return False
+        value = float(value)
+    x: float = value  # type: ignore[assignment]
+    if lo is not None and (not lo == lo or (x <= lo if lo_open else x < lo)):  # a NaN bound (from a NaN field) fails
+        return False
+    return hi is None or (hi == hi and (x < hi if hi_open else x <= hi))
 
 
 def fmt_number(x: float) -> str:
@@ -202,16 +222,7 @@ class Range:
         return text + (f" {self.unit}" if self.unit else "") + (f" {self.note}" if self.note else "")
 
     def contains(self, value: object) -> bool:
-        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not math.isfinite(value):
-            return False
-        if self.integer and not isinstance(value, numbers.Integral):
-            return False
-        x = float(value)
-        if any(b is not None and math.isnan(b) for b in (self.lo, self.hi)):  # a bound from a NaN field
-            return False
-        if self.lo is not None and (x <= self.lo if self.lo_open else x < self.lo):
-            return False
-        return not (self.hi is not None and (x >= self.hi if self.hi_open else x > self.hi))
+        return _inside(value, self.lo, self.hi, self.lo_open, self.hi_open, self.integer)
 
     def reason(self, value: object) -> str | None:
         """``None`` when ``value`` is allowed, else ``must be in [..] unit note, got value``."""
@@ -231,15 +242,24 @@ class Range:
             raise InvalidInputError.one(field, reason)
 
 
-def check_range(violations: list[Violation], field: str, value: object, lo: float | None = None, hi: float | None = None,
-                **options: Any) -> bool:
-    """``Range(lo=lo, hi=hi, **options).check(violations, field, value)``: one bound check inline."""
-    return Range(lo=lo, hi=hi, **options).check(violations, field, value)
+def check_range(violations: list[Violation], field: str, value: object, lo: float | None = None, hi: float | None = None, *,
+                lo_open: bool = False, hi_open: bool = False, integer: bool = False, unit: str = "", note: str = "",
+                lo_name: str = "", hi_name: str = "") -> bool:
+    """``Range(lo=lo, hi=hi, ...).check(violations, field, value)``: one bound check inline (the
+    Range is only built to write the reason)."""
+    if _inside(value, lo, hi, lo_open, hi_open, integer):
+        return True
+    return Range(lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open, integer=integer, unit=unit, note=note,
+                 lo_name=lo_name, hi_name=hi_name).check(violations, field, value)
 
 
-def require_range(field: str, value: object, lo: float | None = None, hi: float | None = None, **options: Any) -> None:
-    """``Range(lo=lo, hi=hi, **options).require(field, value)``: raise at once."""
-    Range(lo=lo, hi=hi, **options).require(field, value)
+def require_range(field: str, value: object, lo: float | None = None, hi: float | None = None, *,
+                  lo_open: bool = False, hi_open: bool = False, integer: bool = False, unit: str = "", note: str = "",
+                  lo_name: str = "", hi_name: str = "") -> None:
+    """``Range(lo=lo, hi=hi, ...).require(field, value)``: raise at once."""
+    if not _inside(value, lo, hi, lo_open, hi_open, integer):
+        Range(lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open, integer=integer, unit=unit, note=note,
+              lo_name=lo_name, hi_name=hi_name).require(field, value)
 
 
 def check_fields(source: object, ranges: Mapping[str, Range], prefix: str = "") -> list[Violation]:
