@@ -230,10 +230,10 @@ class Range:
 
     def check(self, violations: list[Violation], field: str, value: object) -> bool:
         """Append a violation naming ``field`` when ``value`` is outside; True when it is inside."""
-        reason = self.reason(value)
-        if reason is not None:
-            violations.append(Violation(field=field, reason=reason))
-        return reason is None
+        if _inside(value, self.lo, self.hi, self.lo_open, self.hi_open, self.integer):
+            return True
+        violations.append(Violation(field=field, reason=f"{self.allowed()}, got {fmt_got(value)}"))
+        return False
 
     def require(self, field: str, value: object) -> None:
         """Raise ``InvalidInputError`` naming ``field`` when ``value`` is outside."""
@@ -266,14 +266,16 @@ def check_fields(source: object, ranges: Mapping[str, Range], prefix: str = "") 
     """Every violation of a table of ranges: ``ranges[name]`` bounds ``source.name`` (or
     ``source[name]`` for a mapping; a key it lacks is skipped), reported as ``prefix.name``."""
     v: list[Violation] = []
+    mapping = isinstance(source, Mapping)
     for name, allowed in ranges.items():
-        if isinstance(source, Mapping):
-            if name not in source:
+        if mapping:
+            if name not in source:  # type: ignore[operator]
                 continue
-            value = source[name]
+            value = source[name]  # type: ignore[index]
         else:
             value = getattr(source, name)
-        allowed.check(v, f"{prefix}.{name}" if prefix else name, value)
+        if not _inside(value, allowed.lo, allowed.hi, allowed.lo_open, allowed.hi_open, allowed.integer):
+            allowed.check(v, f"{prefix}.{name}" if prefix else name, value)
     return v
 
 
