@@ -105,3 +105,28 @@ def test_a_bound_taken_from_a_nan_field_lets_nothing_through() -> None:
     assert not Range(lo=math.nan).contains(0.5)
     assert Range(lo=0, hi=math.inf).contains(1e300)
     assert Range(lo=0, hi=123456.789, hi_name="spare").reason(1e6) == "must be in [0, spare = 123456.789], got 1000000.0"
+
+
+def test_wa_hot_cold_names_each_fraction() -> None:
+    # the old check reported a bad hot_write_fraction under hot_space_fraction
+    from arrayplan_engine import wa
+
+    with pytest.raises(InvalidInputError) as exc:
+        wa.wa_hotcold_lrw(0.1, 1.5, 0.2)
+    assert [(x.field, x.reason) for x in exc.value.violations] == [("hot_write_fraction", "must be in [0, 1], got 1.5")]
+    with pytest.raises(InvalidInputError) as exc:
+        wa.wa_hotcold_lrw(0.1, 0.8, 1.0)
+    assert [(x.field, x.reason) for x in exc.value.violations] == [("hot_space_fraction", "must be in (0, 1), got 1.0")]
+
+
+def test_validators_share_the_wording() -> None:
+    # the same bound reads the same in the engine's array spec, the reliability model and the catalog
+    from arrayplan_engine import catalog, reliability
+
+    with pytest.raises(InvalidInputError) as exc:
+        reliability.ure_probability(uber=2e-6, read_bytes=math.nan)
+    assert {x.field: x.reason for x in exc.value.violations} == {
+        "uber": "must be in [0, 1e-6] errors per bit read, got 2e-06",
+        "read_bytes": "must be a finite number >= 0, got nan",
+    }
+    assert catalog._check_number(2e-6, catalog._NUMERIC["uber"]) == (None, "must be in (0, 1e-6], got 2e-06")

@@ -117,9 +117,9 @@ def _build(args: argparse.Namespace) -> tuple[arr.ArraySpec, Any]:
     from arrayplan_engine.catalog import get_drive
 
     v: list[Violation] = []
-    check_range(v, "drives", args.drives, 1)
+    check_range(v, "drives", args.drives, 1, integer=True)
     check_range(v, "duration_s", args.duration_s, 0.001, arr.MAX_DURATION_S, unit="s")
-    check_range(v, "parts", args.parts, 1, 1024)
+    check_range(v, "parts", args.parts, 1, 1024, integer=True)
     if v:
         raise InvalidInputError(v)
     drive = get_drive(args.drive)
