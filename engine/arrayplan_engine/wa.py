@@ -284,8 +284,7 @@ def wa_greedy_hotcold_lineage(spare_fraction_of_raw: float, pages_per_block: int
     _check_np(pages_per_block)
     r, f = float(hot_write_fraction), float(hot_space_fraction)
     _check_hotcold(r, f)
-    if not (0.0 < r < 1.0):
-        raise InvalidInputError.one("hot_write_fraction", f"the lineage model needs 0 < r < 1, got {r!r}")
+    require_range("hot_write_fraction", r, 0, 1, lo_open=True, hi_open=True, note="for the lineage model")
     return _wa_lineage(float(spare_fraction_of_raw), int(pages_per_block), r, f)
 
 
