@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from .errors import InvalidInputError, Violation, check
+from .errors import InvalidInputError, Range, Violation, check, check_range, is_finite
 from .layout import Layout, LayoutKind, group_count
 from .service import ServiceModel
 from .units import TB, MiB
@@ -1545,19 +1545,14 @@ class ArraySpec:
         return group_count(self.layout, self.drive_count) * self.layout.group_width
 
 
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def validate_spec(spec: ArraySpec, prefix: str = "spec") -> list[Violation]:
     """Every violation in ``spec``, each naming its field and the allowed range."""
     v: list[Violation] = []
     lay = spec.layout
     if not isinstance(lay, Layout):
         return [Violation(field=f"{prefix}.layout", reason=f"must be a layout.Layout (make_layout), got {type(lay).__name__}")]
-    if not isinstance(spec.drive_count, int) or not (lay.group_width <= spec.drive_count <= MAX_DRIVES):
-        v.append(Violation(field=f"{prefix}.drive_count",
-                           reason=f"must be an integer in [{lay.group_width} (group width of {lay.name}), {MAX_DRIVES}], got {spec.drive_count!r}"))
+    if not check_range(v, f"{prefix}.drive_count", spec.drive_count, lay.group_width, MAX_DRIVES, integer=True,
+                       note=f"({lay.group_width} = the group width of {lay.name})"):
         n_sim = 0
     else:
         n_sim = group_count(lay, spec.drive_count) * lay.group_width
@@ -1572,42 +1567,31 @@ def validate_spec(spec: ArraySpec, prefix: str = "spec") -> list[Violation]:
             v.extend(_validate_model(mo, f"{prefix}.service_models[{i}]"))
     if not isinstance(spec.workload, Workload):
         v.append(Violation(field=f"{prefix}.workload", reason="must be a workload.Workload"))
-    if not _finite(spec.duration_s) or not (0.001 <= spec.duration_s <= MAX_DURATION_S):
-        v.append(Violation(field=f"{prefix}.duration_s", reason=f"must be in [0.001, {MAX_DURATION_S:g}] s, got {spec.duration_s!r}"))
-    if not _finite(spec.warmup_s) or not (0.0 <= spec.warmup_s <= 3_600.0):
-        v.append(Violation(field=f"{prefix}.warmup_s", reason=f"must be in [0, 3600] s, got {spec.warmup_s!r}"))
-    if not _finite(spec.window_start_s) or not (0.0 <= spec.window_start_s <= 1e9):
-        v.append(Violation(field=f"{prefix}.window_start_s", reason=f"must be in [0, 1e9] s, got {spec.window_start_s!r}"))
-    if not isinstance(spec.seed, int) or isinstance(spec.seed, bool) or spec.seed < 0:
-        v.append(Violation(field=f"{prefix}.seed", reason=f"must be an integer >= 0, got {spec.seed!r}"))
+    check_range(v, f"{prefix}.duration_s", spec.duration_s, 0.001, MAX_DURATION_S, unit="s")
+    check_range(v, f"{prefix}.warmup_s", spec.warmup_s, 0, 3_600, unit="s")
+    check_range(v, f"{prefix}.window_start_s", spec.window_start_s, 0, 1e9, unit="s")
+    check_range(v, f"{prefix}.seed", spec.seed, 0, integer=True)
     if not isinstance(spec.spawn_key, tuple) or not all(isinstance(x, int) and x >= 0 for x in spec.spawn_key):
         v.append(Violation(field=f"{prefix}.spawn_key", reason=f"must be a tuple of integers >= 0, got {spec.spawn_key!r}"))
     tol = lay.failures_tolerated
-    if not isinstance(spec.failed_drives, int) or not (0 <= spec.failed_drives <= tol):
-        v.append(Violation(field=f"{prefix}.failed_drives",
-                           reason=f"must be an integer in [0, {tol}] ({lay.name} tolerates {tol} failures per group), got {spec.failed_drives!r}"))
+    check_range(v, f"{prefix}.failed_drives", spec.failed_drives, 0, tol, integer=True,
+                note=f"({lay.name} tolerates {tol} failures per group)")
     r = spec.rebuild_rate_bytes_per_s
-    if not _finite(r) or r < 0 or r > 1e12:
-        v.append(Violation(field=f"{prefix}.rebuild_rate_bytes_per_s", reason=f"must be in [0, 1e12] bytes/s (0 = no rebuild), got {r!r}"))
-    elif r > 0:
+    if check_range(v, f"{prefix}.rebuild_rate_bytes_per_s", r, 0, 1e12, unit="bytes/s", note="(0 = no rebuild)") and r > 0:
         if spec.failed_drives == 0:
             v.append(Violation(field=f"{prefix}.rebuild_rate_bytes_per_s",
                                reason="a rebuild needs failed_drives >= 1 (set the rate to 0 for a healthy array)"))
-        if not _finite(spec.drive_capacity_bytes) or spec.drive_capacity_bytes <= 0:
+        if not is_finite(spec.drive_capacity_bytes) or spec.drive_capacity_bytes <= 0:
             v.append(Violation(field=f"{prefix}.drive_capacity_bytes", reason="must be > 0 bytes when a rebuild is simulated"))
     if not isinstance(spec.rebuild_io_bytes, int) or not (4096 <= spec.rebuild_io_bytes <= 64 * MiB) or spec.rebuild_io_bytes % 512:
         v.append(Violation(field=f"{prefix}.rebuild_io_bytes",
                            reason=f"must be a multiple of 512 in [4096, {64 * MiB}], got {spec.rebuild_io_bytes!r}"))
-    if not isinstance(spec.rebuild_window, int) or not (1 <= spec.rebuild_window <= 1024):
-        v.append(Violation(field=f"{prefix}.rebuild_window", reason=f"must be an integer in [1, 1024], got {spec.rebuild_window!r}"))
+    check_range(v, f"{prefix}.rebuild_window", spec.rebuild_window, 1, 1024, integer=True)
     cap = spec.drive_capacity_bytes
-    if not _finite(cap) or cap < 0 or cap > 1e15:
-        v.append(Violation(field=f"{prefix}.drive_capacity_bytes", reason=f"must be in [0, 1e15] bytes (0 = not given), got {cap!r}"))
-    elif cap and cap < lay.stripe_unit_bytes:
+    if check_range(v, f"{prefix}.drive_capacity_bytes", cap, 0, 1e15, unit="bytes", note="(0 = not given)") and 0 < cap < lay.stripe_unit_bytes:
         v.append(Violation(field=f"{prefix}.drive_capacity_bytes",
                            reason=f"must be at least one stripe unit ({lay.stripe_unit_bytes} bytes), got {cap!r}"))
-    if not isinstance(spec.reorder_window, int) or not (1 <= spec.reorder_window <= MAX_REORDER_WINDOW):
-        v.append(Violation(field=f"{prefix}.reorder_window", reason=f"must be an integer in [1, {MAX_REORDER_WINDOW}], got {spec.reorder_window!r}"))
+    check_range(v, f"{prefix}.reorder_window", spec.reorder_window, 1, MAX_REORDER_WINDOW, integer=True)
     if isinstance(spec.workload, Workload):
         wl = spec.workload
         for i, (size, _) in enumerate(wl.io_size_mix):
@@ -1621,22 +1605,22 @@ def validate_spec(spec: ArraySpec, prefix: str = "spec") -> list[Violation]:
     return v
 
 
+_CLEANING_RANGES = {"step_pages": Range(lo=1, hi=1e6), "relocation_scale": Range(lo=0, hi=1e3),
+                    "precondition_drive_writes": Range(lo=0, hi=100)}
+
+
 def _validate_model(mo: ServiceModel, path: str) -> list[Violation]:
     v: list[Violation] = []
-    if not isinstance(mo.parallel_units, int) or not (1 <= mo.parallel_units <= MAX_PARALLEL_UNITS):
-        v.append(Violation(field=f"{path}.parallel_units", reason=f"must be an integer in [1, {MAX_PARALLEL_UNITS}], got {mo.parallel_units!r}"))
+    check_range(v, f"{path}.parallel_units", mo.parallel_units, 1, MAX_PARALLEL_UNITS, integer=True)
     for name in ("read_fixed_s", "read_per_byte_s", "write_fixed_s", "write_per_byte_s", "full_rotation_s",
                  "average_seek_s", "full_stroke_seek_s"):
-        x = getattr(mo, name)
-        if not _finite(x) or x < 0 or x > 10.0:
-            v.append(Violation(field=f"{path}.{name}", reason=f"must be in [0, 10] s, got {x!r}"))
+        check_range(v, f"{path}.{name}", getattr(mo, name), 0, 10, unit="s")
     # a sequential IO on a mechanical drive has no positioning time: fixed + transfer must be > 0
     if not v and mo.read_fixed_s + 4096 * mo.read_per_byte_s <= 0:
         v.append(Violation(field=f"{path}.read_fixed_s", reason="a 4 KiB read must take > 0 s (read_fixed_s + 4096 read_per_byte_s)"))
     if not v and mo.write_fixed_s + 4096 * mo.write_per_byte_s <= 0:
         v.append(Violation(field=f"{path}.write_fixed_s", reason="a 4 KiB write must take > 0 s (write_fixed_s + 4096 write_per_byte_s)"))
-    if not _finite(mo.profile_slot_s) or not (1e-6 <= mo.profile_slot_s <= 1e6):
-        v.append(Violation(field=f"{path}.profile_slot_s", reason=f"must be in [1e-6, 1e6] s, got {mo.profile_slot_s!r}"))
+    check_range(v, f"{path}.profile_slot_s", mo.profile_slot_s, 1e-6, 1e6, unit="s")
     for name in ("write_multiplier_profile", "read_multiplier_profile"):
         p = np.asarray(getattr(mo, name), dtype=float)
         if p.ndim != 1 or p.size < 1 or p.size > 10_000_000 or not np.all(np.isfinite(p)) or np.any(p <= 0) or np.any(p > 1e4):
@@ -1644,31 +1628,19 @@ def _validate_model(mo: ServiceModel, path: str) -> list[Violation]:
     if not isinstance(mo.controllers, int) or not (1 <= mo.controllers <= 16) or (mo.mechanical and mo.controllers != 1):
         v.append(Violation(field=f"{path}.controllers", reason=f"must be an integer in [1, 16] (1 for a disk), got {mo.controllers!r}"))
     if mo.cleaning:
-        if not _finite(mo.span_pages) or not (1.0 <= mo.span_pages <= 1e13):
-            v.append(Violation(field=f"{path}.span_pages", reason=f"must be in [1, 1e13] pages, got {mo.span_pages!r}"))
-        elif not _finite(mo.raw_pages) or not (mo.span_pages < mo.raw_pages <= 1e14):
-            v.append(Violation(field=f"{path}.raw_pages", reason=f"must be in (span_pages = {mo.span_pages}, 1e14] pages, got {mo.raw_pages!r}"))
-        else:
+        if (check_range(v, f"{path}.span_pages", mo.span_pages, 1, 1e13, unit="pages")
+                and check_range(v, f"{path}.raw_pages", mo.raw_pages, mo.span_pages, 1e14, lo_open=True, lo_name="span_pages", unit="pages")):
             spare = mo.raw_pages - mo.span_pages
-            if not _finite(mo.low_free_pages) or not (0.0 <= mo.low_free_pages <= mo.high_free_pages):
-                v.append(Violation(field=f"{path}.low_free_pages", reason=f"must be in [0, high_free_pages], got {mo.low_free_pages!r}"))
-            if not _finite(mo.high_free_pages) or not (0.0 <= mo.high_free_pages < spare):
-                v.append(Violation(field=f"{path}.high_free_pages", reason=f"must be in [0, raw_pages - span_pages = {spare:g}), got {mo.high_free_pages!r}"))
-        if not _finite(mo.slc_cache_pages) or not (0.0 <= mo.slc_cache_pages < max(mo.raw_pages, 1.0)):
-            v.append(Violation(field=f"{path}.slc_cache_pages", reason=f"must be in [0, raw_pages), got {mo.slc_cache_pages!r}"))
-        elif mo.slc_cache_pages > 0.0:
+            check_range(v, f"{path}.low_free_pages", mo.low_free_pages, 0, mo.high_free_pages, hi_name="high_free_pages")
+            check_range(v, f"{path}.high_free_pages", mo.high_free_pages, 0, spare, hi_open=True, hi_name="raw_pages - span_pages")
+        if (check_range(v, f"{path}.slc_cache_pages", mo.slc_cache_pages, 0, max(mo.raw_pages, 1.0), hi_open=True, hi_name="raw_pages")
+                and mo.slc_cache_pages > 0.0):
             for name in ("slc_page_s", "fold_page_s"):
-                x = getattr(mo, name)
-                if not _finite(x) or not (0.0 < x <= 1.0):
-                    v.append(Violation(field=f"{path}.{name}", reason=f"must be in (0, 1] s with an SLC cache, got {x!r}"))
+                check_range(v, f"{path}.{name}", getattr(mo, name), 0, 1, lo_open=True, unit="s", note="with an SLC cache")
         for name in ("host_page_s", "relocation_page_s", "erase_page_s"):
-            x = getattr(mo, name)
-            if not _finite(x) or not (0.0 <= x <= 1.0):
-                v.append(Violation(field=f"{path}.{name}", reason=f"must be in [0, 1] s, got {x!r}"))
-        for name, lo, hi in (("step_pages", 1.0, 1e6), ("relocation_scale", 0.0, 1e3), ("precondition_drive_writes", 0.0, 100.0)):
-            x = getattr(mo, name)
-            if not _finite(x) or not (lo <= x <= hi):
-                v.append(Violation(field=f"{path}.{name}", reason=f"must be in [{lo:g}, {hi:g}], got {x!r}"))
+            check_range(v, f"{path}.{name}", getattr(mo, name), 0, 1, unit="s")
+        for name, allowed in _CLEANING_RANGES.items():
+            allowed.check(v, f"{path}.{name}", getattr(mo, name))
     return v
 
 
@@ -2226,8 +2198,7 @@ def split_simulation(spec: ArraySpec, parts: int) -> list[ArraySpec]:
     per-second series. A rebuild is one sequential process and is not split: a spec with a
     rebuild comes back as ``[spec]``. ``parts`` is capped at the number of whole seconds.
     """
-    if not isinstance(parts, int) or isinstance(parts, bool) or not (1 <= parts <= 100_000):
-        raise InvalidInputError.one("parts", f"must be an integer in [1, 100000], got {parts!r}")
+    Range(lo=1, hi=100_000, integer=True).require("parts", parts)
     check(validate_spec(spec))
     if parts == 1 or spec.rebuild_rate_bytes_per_s > 0:
         return [spec]

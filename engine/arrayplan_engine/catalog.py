@@ -52,7 +52,7 @@ from types import MappingProxyType
 from typing import Any, Final, Literal
 
 from arrayplan_engine import units
-from arrayplan_engine.errors import InvalidInputError, UnknownNameError, Violation
+from arrayplan_engine.errors import InvalidInputError, Range, UnknownNameError, Violation
 from arrayplan_engine.provenance import Provenance
 
 __all__ = [
@@ -315,15 +315,12 @@ class Catalog:
 # Validation of user-supplied drives
 
 
-@dataclass(frozen=True, slots=True)
-class _Num:
-    integer: bool
-    low: float
-    high: float
-    low_open: bool = True  # value must be > low (else >= low)
+def _Num(integer: bool, low: float, high: float, *, low_open: bool = True) -> Range:
+    """A drive field's range: ``(low, high]`` (``[low, high]`` with ``low_open=False``)."""
+    return Range(lo=low, hi=high, lo_open=low_open, integer=integer)
 
 
-_NUMERIC: Final[Mapping[str, _Num]] = MappingProxyType(
+_NUMERIC: Final[Mapping[str, Range]] = MappingProxyType(
     {
         "capacity_bytes": _Num(True, 0, 1e15),
         "raw_nand_bytes": _Num(True, 0, 2e15),
@@ -375,36 +372,25 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
-def _range_text(spec: _Num) -> str:
-    kind = "an integer" if spec.integer else "a number"
-    op = ">" if spec.low_open else ">="
-    return f"must be {kind} {op} {_fmt(spec.low)} and <= {_fmt(spec.high)}"
-
-
-def _check_number(value: Any, spec: _Num) -> tuple[float | int | None, str | None]:
-    """(the value, converted) or (None, the reason it is bad)."""
+def _check_number(value: Any, spec: Range) -> tuple[float | int | None, str | None]:
+    """(the value, converted) or (None, the reason it is bad). A file may give a number as a
+    string (``"1_000"``) and an integer as a float with no fraction (``3.0``)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return None, f"{_range_text(spec)}, got {value!r} ({type(value).__name__})"
+        return None, f"{spec.allowed()}, got {value!r} ({type(value).__name__})"
     number: float | int
     if isinstance(value, str):
         try:
             number = float(value.strip().replace("_", ""))
         except ValueError:
-            return None, f"{_range_text(spec)}, got {value!r}"
+            return None, f"{spec.allowed()}, got {value!r}"
     else:
         number = value
-    if isinstance(number, float) and not math.isfinite(number):
-        return None, f"{_range_text(spec)}, got {value!r}"
-    if spec.integer:
-        if isinstance(number, float):
-            if not number.is_integer():
-                return None, f"{_range_text(spec)}, got {value!r}"
-            number = int(number)
-    else:
+    if spec.integer and isinstance(number, float) and number.is_integer():
+        number = int(number)
+    elif not spec.integer:
         number = float(number)
-    below = number <= spec.low if spec.low_open else number < spec.low
-    if below or number > spec.high:
-        return None, f"{_range_text(spec)}, got {value!r}"
+    if not spec.contains(number):
+        return None, f"{spec.allowed()}, got {value!r}"
     return number, None
 
 

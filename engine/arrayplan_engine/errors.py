@@ -7,7 +7,9 @@ The service's single interceptor maps them: ``InvalidInputError`` -> INVALID_ARG
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+import numbers
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 
@@ -119,3 +121,166 @@ def check(violations: list[Violation]) -> None:
     """Raise ``InvalidInputError`` if any violations were collected."""
     if violations:
         raise InvalidInputError(violations)
+
+
+# -- ranges: one declarative check for every number a validator bounds ----------------------------
+
+def is_finite(x: object) -> bool:
+    """``x`` is a real number (not a bool) and neither NaN nor infinite."""
+    t = type(x)
+    if t is float or t is int:  # the common case without the ABC machinery
+        return math.isfinite(x)  # type: ignore[arg-type]
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _inside(value: object, lo: float | None, hi: float | None, lo_open: bool, hi_open: bool, integer: bool) -> bool:
+    """The test behind every Range, kept fast: validators run it on every spec the planner builds."""
+    t = type(value)
+    if t is float:
+        if integer or not math.isfinite(value):  # type: ignore[arg-type]
+            return False
+    elif t is not int:
+        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not math.isfinite(value):
+            return False
+        if integer and not isinstance(value, numbers.Integral):
+            return False
+        value = float(value)
+    x: float = value  # type: ignore[assignment]
+    if lo is not None and (not lo == lo or (x <= lo if lo_open else x < lo)):  # a NaN bound (from a NaN field) fails
+        return False
+    return hi is None or (hi == hi and (x < hi if hi_open else x <= hi))
+
+
+def fmt_number(x: float) -> str:
+    """A bound as a reason writes it: ``1024``, ``0.9``, ``1e12``, ``1e-6`` (``:g`` unless that
+    loses digits; no ``e+0``)."""
+    if isinstance(x, numbers.Integral) and not isinstance(x, bool):
+        if abs(int(x)) < 1_000_000 or float(f"{int(x):g}") != int(x):
+            return str(int(x))
+    text = f"{float(x):g}"
+    if float(text) != float(x):  # a bound taken from another field keeps all its digits
+        text = repr(float(x))
+    mantissa, e, exponent = text.partition("e")
+    if not e:
+        return text
+    sign = "-" if exponent.startswith("-") else ""
+    return f"{mantissa}e{sign}{exponent.lstrip('+-').lstrip('0') or '0'}"
+
+
+def fmt_got(x: object) -> str:
+    """The offending value as a reason echoes it (numpy scalars as plain numbers)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        return echo(x) if isinstance(x, str) else repr(x)[:MAX_ECHO_CHARS]
+    if isinstance(x, numbers.Integral):
+        return str(int(x))
+    return repr(float(x))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Range:
+    """The numbers a field allows, declared once and written in every reason the same way.
+
+    ``Range(lo=0, hi=1, hi_open=True)`` is ``[0, 1)``; a missing bound is unbounded (``> 0``,
+    ``>= 0``, ``<= 10``). Every value must be a finite real number (NaN and inf never pass, nor
+    bools or strings); ``integer`` also demands an integer. ``unit`` follows the range (``s``,
+    ``bytes/s``), ``note`` follows the unit verbatim (``(0 = no rebuild)``); ``lo_name``/``hi_name``
+    name a bound that comes from another field (``[0, high_free_pages = 12])``.
+    """
+
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+    integer: bool = False
+    unit: str = ""
+    note: str = ""
+    lo_name: str = ""
+    hi_name: str = ""
+
+    def __str__(self) -> str:
+        """``[0, 1)``, ``> 0``, ``<= 10``: the interval alone."""
+        lo = None if self.lo is None else (f"{self.lo_name} = " if self.lo_name else "") + fmt_number(self.lo)
+        hi = None if self.hi is None else (f"{self.hi_name} = " if self.hi_name else "") + fmt_number(self.hi)
+        if lo is not None and hi is not None:
+            return f"{'(' if self.lo_open else '['}{lo}, {hi}{')' if self.hi_open else ']'}"
+        if lo is not None:
+            return f"{'>' if self.lo_open else '>='} {lo}"
+        if hi is not None:
+            return f"{'<' if self.hi_open else '<='} {hi}"
+        return "finite"
+
+    def allowed(self) -> str:
+        """``must be in [0, 1) s (0 = none)``: what a reason says is allowed."""
+        kind = "an integer" if self.integer else ("a finite number" if self.lo is None or self.hi is None else "")
+        interval = str(self)
+        if self.lo is not None and self.hi is not None:
+            text = f"must be {kind + ' ' if kind else ''}in {interval}"
+        elif self.lo is None and self.hi is None:
+            text = f"must be {kind}"
+        else:
+            text = f"must be {kind} {interval}"
+        return text + (f" {self.unit}" if self.unit else "") + (f" {self.note}" if self.note else "")
+
+    def contains(self, value: object) -> bool:
+        return _inside(value, self.lo, self.hi, self.lo_open, self.hi_open, self.integer)
+
+    def reason(self, value: object) -> str | None:
+        """``None`` when ``value`` is allowed, else ``must be in [..] unit note, got value``."""
+        return None if self.contains(value) else f"{self.allowed()}, got {fmt_got(value)}"
+
+    def check(self, violations: list[Violation], field: str, value: object) -> bool:
+        """Append a violation naming ``field`` when ``value`` is outside; True when it is inside."""
+        if _inside(value, self.lo, self.hi, self.lo_open, self.hi_open, self.integer):
+            return True
+        violations.append(Violation(field=field, reason=f"{self.allowed()}, got {fmt_got(value)}"))
+        return False
+
+    def require(self, field: str, value: object) -> None:
+        """Raise ``InvalidInputError`` naming ``field`` when ``value`` is outside."""
+        reason = self.reason(value)
+        if reason is not None:
+            raise InvalidInputError.one(field, reason)
+
+
+def check_range(violations: list[Violation], field: str, value: object, lo: float | None = None, hi: float | None = None, *,
+                lo_open: bool = False, hi_open: bool = False, integer: bool = False, unit: str = "", note: str = "",
+                lo_name: str = "", hi_name: str = "") -> bool:
+    """``Range(lo=lo, hi=hi, ...).check(violations, field, value)``: one bound check inline (the
+    Range is only built to write the reason)."""
+    if _inside(value, lo, hi, lo_open, hi_open, integer):
+        return True
+    return Range(lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open, integer=integer, unit=unit, note=note,
+                 lo_name=lo_name, hi_name=hi_name).check(violations, field, value)
+
+
+def require_range(field: str, value: object, lo: float | None = None, hi: float | None = None, *,
+                  lo_open: bool = False, hi_open: bool = False, integer: bool = False, unit: str = "", note: str = "",
+                  lo_name: str = "", hi_name: str = "") -> None:
+    """``Range(lo=lo, hi=hi, ...).require(field, value)``: raise at once."""
+    if not _inside(value, lo, hi, lo_open, hi_open, integer):
+        Range(lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open, integer=integer, unit=unit, note=note,
+              lo_name=lo_name, hi_name=hi_name).require(field, value)
+
+
+def check_fields(source: object, ranges: Mapping[str, Range], prefix: str = "") -> list[Violation]:
+    """Every violation of a table of ranges: ``ranges[name]`` bounds ``source.name`` (or
+    ``source[name]`` for a mapping; a key it lacks is skipped), reported as ``prefix.name``."""
+    v: list[Violation] = []
+    mapping = isinstance(source, Mapping)
+    for name, allowed in ranges.items():
+        if mapping:
+            if name not in source:  # type: ignore[operator]
+                continue
+            value = source[name]  # type: ignore[index]
+        else:
+            value = getattr(source, name)
+        if not _inside(value, allowed.lo, allowed.hi, allowed.lo_open, allowed.hi_open, allowed.integer):
+            allowed.check(v, f"{prefix}.{name}" if prefix else name, value)
+    return v
+
+
+# The ranges validators share.
+POSITIVE = Range(lo=0, lo_open=True)  # a finite number > 0
+NON_NEGATIVE = Range(lo=0)  # a finite number >= 0
+COUNT = Range(lo=0, integer=True)  # an integer >= 0 (seeds, counts)
+FRACTION = Range(lo=0, hi=1)  # [0, 1]

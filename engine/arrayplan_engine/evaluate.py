@@ -30,7 +30,7 @@ import numpy as np
 
 from . import array, hdd, ssd
 from .catalog import Drive
-from .errors import InvalidInputError, Violation, check
+from .errors import InvalidInputError, Violation, check, check_range, require_range
 from .layout import Layout, usable_capacity_bytes
 from .service import ServiceModel
 from .workload import Workload
@@ -78,8 +78,7 @@ def member_service_models(drive: Drive, workload: Workload, *, fill_fraction: fl
     """The members' service models (one, shared; each member still gets its own cleaning phase in
     the simulation) for the drive at ``fill_fraction`` (rounded up to ``FILL_STEP``), short-stroked
     by ``extra_spare_fraction``, under the workload's write share and skew. Cached."""
-    if not (0.0 < fill_fraction <= 1.0):
-        raise InvalidInputError.one("fill_fraction", f"must be in (0, 1], got {fill_fraction}")
+    require_range("fill_fraction", fill_fraction, 0, 1, lo_open=True)
     return _cached_models(drive, fill_bucket_fraction(fill_fraction), float(extra_spare_fraction),
                           round(workload.write_fraction, 2), workload.hot_write_fraction, workload.hot_space_fraction)
 
@@ -240,14 +239,10 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
     number of disks holds it (``no_number_holds_latency``).
     """
     v: list[Violation] = []
-    if not isinstance(target_iops, (int, float)) or not (0 < target_iops <= 1e8):
-        v.append(Violation(field="target_iops", reason=f"must be in (0, 1e8], got {target_iops!r}"))
-    if not isinstance(latency_quantile, (int, float)) or not (0.0 < latency_quantile <= 1.0):
-        v.append(Violation(field="latency_quantile", reason=f"must be in (0, 1], got {latency_quantile!r}"))
-    if not isinstance(latency_target_s, (int, float)) or not (0.0 <= latency_target_s <= 3600.0):
-        v.append(Violation(field="latency_target_s", reason=f"must be in [0, 3600] s (0 = none), got {latency_target_s!r}"))
-    if not isinstance(max_drive_count, int) or not (1 <= max_drive_count <= MAX_EQUIVALENT_DRIVES):
-        v.append(Violation(field="max_drive_count", reason=f"must be an integer in [1, {MAX_EQUIVALENT_DRIVES}], got {max_drive_count!r}"))
+    check_range(v, "target_iops", target_iops, 0, 1e8, lo_open=True)
+    check_range(v, "latency_quantile", latency_quantile, 0, 1, lo_open=True)
+    check_range(v, "latency_target_s", latency_target_s, 0, 3600, unit="s", note="(0 = none)")
+    check_range(v, "max_drive_count", max_drive_count, 1, MAX_EQUIVALENT_DRIVES, integer=True)
     check(v)
     if isinstance(layout_for, Layout):
         fixed = layout_for

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import InvalidInputError
+from .errors import POSITIVE, InvalidInputError, Range
 from .units import GiB, KiB
 from .workload import MAX_IO_BYTES, MAX_QUEUE_DEPTH, Workload
 
@@ -96,6 +96,9 @@ _POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5, "e": 6}
 _DEFAULT_SPACE_BLOCKS = 1 << 28  # 1 TiB of 4 KiB blocks, when a zipf job gives no size
 
 
+_PERCENT = Range(lo=0, hi=100)
+
+
 def _err(line: int, option: str, reason: str) -> InvalidInputError:
     return InvalidInputError.one(f"fio:{line}:{option}", reason)
 
@@ -139,9 +142,10 @@ def _parse_int(value: str, line: int, option: str, lo: int, hi: int) -> int:
     try:
         n = int(value.strip(), 0)
     except ValueError:
-        raise _err(line, option, f"must be an integer in [{lo}, {hi}], got {value!r}") from None
-    if not lo <= n <= hi:
-        raise _err(line, option, f"must be an integer in [{lo}, {hi}], got {n}")
+        raise _err(line, option, f"{Range(lo=lo, hi=hi, integer=True).allowed()}, got {value!r}") from None
+    reason = Range(lo=lo, hi=hi, integer=True).reason(n)
+    if reason is not None:
+        raise _err(line, option, reason)
     return n
 
 
@@ -195,8 +199,9 @@ def parse_bssplit(value: str, *, kb_base: int = 1024, line: int = 0) -> tuple[tu
                 pct = float(pct_s)
             except ValueError:
                 raise _err(line, "bssplit", f"percentage {pct_s!r} in {item!r} is not a number") from None
-            if not 0.0 <= pct <= 100.0:
-                raise _err(line, "bssplit", f"percentage {pct} in {item!r} must be in [0, 100]")
+            reason = _PERCENT.reason(pct)
+            if reason is not None:
+                raise _err(line, "bssplit", f"the percentage in {item!r} {reason}")
             entries.append((size, pct))
         given = sum(p for _, p in entries if p is not None)
         if given > 100.0 + 1e-9:
@@ -336,21 +341,21 @@ def skew_from_distribution(value: str, *, blocks: int | None = None, line: int =
     except ValueError:
         raise _err(line, "random_distribution", f"{kind} parameter {params[0]!r} is not a number") from None
     if kind == "zipf":
-        if not p0 > 0.0:
-            raise _err(line, "random_distribution", f"zipf theta must be > 0, got {p0}")
+        if (reason := POSITIVE.reason(p0)) is not None:
+            raise _err(line, "random_distribution", f"zipf theta {reason}")
         n = blocks if blocks and blocks > 0 else _DEFAULT_SPACE_BLOCKS
         hot_a, hot_s = _two_class(_zipf_cells(p0, n))
         src = f"{n} blocks" + ("" if blocks else " (assumed: no size given)")
         note = f"zipf:{p0:g} over {src} -> {hot_a:.1%} of IOs to {hot_s:.1%} of the space"
     elif kind == "pareto":
-        if not 0.0 < p0 < 1.0:
-            raise _err(line, "random_distribution", f"pareto h must be in (0, 1), got {p0}")
+        if (reason := Range(lo=0, hi=1, lo_open=True, hi_open=True).reason(p0)) is not None:
+            raise _err(line, "random_distribution", f"pareto h {reason}")
         power = math.log(p0) / math.log(1.0 - p0)
         hot_a, hot_s = _two_class(_cdf_cells(lambda x: x ** (1.0 / power)))
         note = f"pareto:{p0:g} -> {hot_a:.1%} of IOs to {hot_s:.1%} of the space"
     else:
-        if not 0.0 < p0 <= 100.0:
-            raise _err(line, "random_distribution", f"normal deviation must be in (0, 100] (% of the range), got {p0}")
+        if (reason := Range(lo=0, hi=100, lo_open=True, note="(% of the range)").reason(p0)) is not None:
+            raise _err(line, "random_distribution", f"normal deviation {reason}")
         sigma = p0 / 100.0
         hot_a, hot_s = _two_class(_cdf_cells(lambda x: 0.5 * (1.0 + math.erf((x - 0.5) / (sigma * math.sqrt(2.0))))))
         note = f"normal:{p0:g} (sd {p0:g}% of the range) -> {hot_a:.1%} of IOs to {hot_s:.1%} of the space"
@@ -581,10 +586,9 @@ def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[
                 pct = float(s[:-1])
             except ValueError:
                 raise _err(line, key, f"bad percentage {s!r}") from None
-            ok = (0.0 <= pct < 100.0) if key == "offset" else (0.0 < pct <= 100.0)
-            if not ok:
-                interval = "[0, 100)" if key == "offset" else "(0, 100]"
-                raise _err(line, key, f"percentage must be in {interval}, got {pct:g}")
+            allowed = Range(lo=0, hi=100, hi_open=True) if key == "offset" else Range(lo=0, hi=100, lo_open=True)
+            if (reason := allowed.reason(pct)) is not None:
+                raise _err(line, key, f"percentage {reason}")
             return None, pct / 100.0
         return parse_size(s, kb_base=kb_base, line=line, option=key), None
 

@@ -53,7 +53,7 @@ from typing import Literal
 import numpy as np
 from numba import njit
 
-from .errors import InvalidInputError, UnknownNameError, Violation, check
+from .errors import COUNT, InvalidInputError, UnknownNameError, Violation, check, check_range, require_range
 
 Policy = Literal["greedy", "windowed", "fifo"]
 GcPolicy = Literal["eager", "lazy"]
@@ -136,24 +136,15 @@ class FtlConfig:
 
 def validate_config(c: FtlConfig, prefix: str = "ftl") -> list[Violation]:
     v: list[Violation] = []
-    if not isinstance(c.user_pages, (int, np.integer)) or not (MIN_USER_PAGES <= c.user_pages <= MAX_USER_PAGES):
-        v.append(Violation(field=f"{prefix}.user_pages", reason=f"must be an integer in [{MIN_USER_PAGES}, {MAX_USER_PAGES}], got {c.user_pages!r}"))
-    if not isinstance(c.pages_per_block, (int, np.integer)) or not (MIN_PAGES_PER_BLOCK <= c.pages_per_block <= MAX_PAGES_PER_BLOCK):
-        v.append(Violation(field=f"{prefix}.pages_per_block",
-                           reason=f"must be an integer in [{MIN_PAGES_PER_BLOCK}, {MAX_PAGES_PER_BLOCK}], got {c.pages_per_block!r}"))
-    sf = c.spare_fraction_of_raw
-    if not isinstance(sf, (int, float)) or math.isnan(sf) or not (MIN_SPARE_FRACTION_OF_RAW <= sf <= MAX_SPARE_FRACTION_OF_RAW):
-        v.append(Violation(field=f"{prefix}.spare_fraction_of_raw",
-                           reason=(f"must be in [{MIN_SPARE_FRACTION_OF_RAW}, {MAX_SPARE_FRACTION_OF_RAW}] (spare pages / raw pages; "
-                                   f"spare_factor / --spare-factor is its old name), got {sf!r}")))
+    check_range(v, f"{prefix}.user_pages", c.user_pages, MIN_USER_PAGES, MAX_USER_PAGES, integer=True)
+    check_range(v, f"{prefix}.pages_per_block", c.pages_per_block, MIN_PAGES_PER_BLOCK, MAX_PAGES_PER_BLOCK, integer=True)
+    check_range(v, f"{prefix}.spare_fraction_of_raw", c.spare_fraction_of_raw, MIN_SPARE_FRACTION_OF_RAW, MAX_SPARE_FRACTION_OF_RAW,
+                note="(spare pages / raw pages; spare_factor / --spare-factor is its old name)")
     if c.policy not in POLICIES:
         raise UnknownNameError(f"{prefix}.policy", str(c.policy), POLICIES)
-    if not isinstance(c.window, (int, np.integer)) or not (1 <= c.window <= 4096):
-        v.append(Violation(field=f"{prefix}.window", reason=f"must be an integer in [1, 4096], got {c.window!r}"))
-    if not isinstance(c.gc_low_blocks, (int, np.integer)) or c.gc_low_blocks < 2:
-        v.append(Violation(field=f"{prefix}.gc_low_blocks", reason=f"must be an integer >= 2, got {c.gc_low_blocks!r}"))
-    elif not isinstance(c.gc_high_blocks, (int, np.integer)) or c.gc_high_blocks < c.gc_low_blocks:
-        v.append(Violation(field=f"{prefix}.gc_high_blocks", reason=f"must be an integer >= gc_low_blocks ({c.gc_low_blocks}), got {c.gc_high_blocks!r}"))
+    check_range(v, f"{prefix}.window", c.window, 1, 4096, integer=True)
+    if check_range(v, f"{prefix}.gc_low_blocks", c.gc_low_blocks, 2, integer=True):
+        check_range(v, f"{prefix}.gc_high_blocks", c.gc_high_blocks, c.gc_low_blocks, integer=True, lo_name="gc_low_blocks")
     if not v:
         spare_blocks = c.blocks - math.ceil(c.user_pages / c.pages_per_block)
         if spare_blocks < c.gc_high_blocks + 2:
@@ -190,10 +181,8 @@ def validate_workload(w: FtlWorkload, prefix: str = "workload") -> list[Violatio
         raise UnknownNameError(f"{prefix}.kind", str(w.kind), WORKLOADS)
     v: list[Violation] = []
 
-    def frac(name: str, value: float, lo_open: bool = True) -> None:
-        ok = isinstance(value, (int, float)) and not math.isnan(value) and (0.0 < value <= 1.0 if lo_open else 0.0 <= value <= 1.0)
-        if not ok:
-            v.append(Violation(field=f"{prefix}.{name}", reason=f"must be in (0, 1], got {value!r}"))
+    def frac(name: str, value: float) -> None:
+        check_range(v, f"{prefix}.{name}", value, 0, 1, lo_open=True)
 
     frac("span_fraction", w.span_fraction)
     if w.kind == "hotcold":
@@ -206,8 +195,7 @@ def validate_workload(w: FtlWorkload, prefix: str = "workload") -> list[Violatio
                                reason=f"must be >= hot_space_fraction ({w.hot_space_fraction}), got {w.hot_write_fraction}"))
     if w.kind == "zipf":
         s = w.zipf_s
-        if not isinstance(s, (int, float)) or math.isnan(s) or not (0.0 < s <= 4.0):
-            v.append(Violation(field=f"{prefix}.zipf_s", reason=f"must be in (0, 4], got {s!r}"))
+        check_range(v, f"{prefix}.zipf_s", s, 0, 4, lo_open=True)
     return v
 
 
@@ -686,12 +674,10 @@ def write(st: FtlState, workload: FtlWorkload, n_host_writes: int, *, interval: 
     """Apply ``n_host_writes`` page writes; returns ``int64[n_intervals, 4]``: host writes,
     programs (host + relocation), relocation reads and erases per ``interval`` host writes."""
     check(validate_workload(workload))
-    if not isinstance(n_host_writes, (int, np.integer)) or n_host_writes < 0:
-        raise InvalidInputError.one("n_host_writes", f"must be an integer >= 0, got {n_host_writes!r}")
+    COUNT.require("n_host_writes", n_host_writes)
     if interval is None:
         interval = max(1, n_host_writes)
-    if not isinstance(interval, (int, np.integer)) or interval < 1:
-        raise InvalidInputError.one("interval", f"must be an integer >= 1, got {interval!r}")
+    require_range("interval", interval, 1, integer=True)
     code = _prepare_workload(st, workload)
     out = np.zeros((n_host_writes // interval, 4), np.int64)
     done = _write_kernel(st.l2p, st.p2l, st.valid, st.bstate, st.free_q, st.bhead, st.bnext, st.bprev, st.ring,
@@ -712,10 +698,8 @@ def trim(st: FtlState, start_page: int, page_count: int) -> int:
     """Unmap ``page_count`` logical pages from ``start_page`` (TRIM / format). Returns the number
     of pages that were mapped."""
     u = st.config.user_pages
-    if not isinstance(start_page, (int, np.integer)) or not (0 <= start_page <= u):
-        raise InvalidInputError.one("trim.start_page", f"must be an integer in [0, {u}], got {start_page!r}")
-    if not isinstance(page_count, (int, np.integer)) or not (0 <= page_count <= u - start_page):
-        raise InvalidInputError.one("trim.page_count", f"must be an integer in [0, {u - start_page}], got {page_count!r}")
+    require_range("trim.start_page", start_page, 0, u, integer=True, hi_name="user_pages")
+    require_range("trim.page_count", page_count, 0, u - start_page, integer=True, hi_name="user_pages - start_page")
     c = st.config
     return int(_trim_kernel(st.l2p, st.p2l, st.valid, st.bstate, st.bhead, st.bnext, st.bprev, st.sc,
                             start_page, start_page + page_count, c.pages_per_block, _POLICY_CODE[c.policy]))
@@ -743,8 +727,7 @@ def timed_run(st: FtlState, workload: FtlWorkload, costs: TimedCosts, *, duratio
     relocation reads, erases, GC NAND seconds) and ``latency_s`` one value per simulated write.
     """
     check(validate_workload(workload))
-    if not (isinstance(duration_s, (int, float)) and 1.0 <= duration_s <= 1e6):
-        raise InvalidInputError.one("duration_s", f"must be in [1, 1e6] seconds, got {duration_s!r}")
+    require_range("duration_s", duration_s, 1, 1e6, unit="seconds")
     code = _prepare_workload(st, workload)
     nsec = math.ceil(duration_s)
     per_write = max(costs.controller_s, costs.nand_s)
@@ -813,10 +796,8 @@ def simulate(config: FtlConfig, workload: FtlWorkload = FtlWorkload(), *, seed: 
     from . import wa as wa_mod
 
     check(validate_config(config) + validate_workload(workload))
-    if not (0.0 < tolerance < 0.5):
-        raise InvalidInputError.one("tolerance", f"must be in (0, 0.5), got {tolerance!r}")
-    if not (3.0 <= max_drive_writes <= 1000.0):
-        raise InvalidInputError.one("max_drive_writes", f"must be in [3, 1000], got {max_drive_writes!r}")
+    require_range("tolerance", tolerance, 0, 0.5, lo_open=True, hi_open=True)
+    require_range("max_drive_writes", max_drive_writes, 3, 1000)
     st = new_state(config, seed=seed)
     if precondition:
         fill_sequential(st, span_fraction=workload.span_fraction)

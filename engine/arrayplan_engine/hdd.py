@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import InvalidInputError, Violation, check
+from .errors import InvalidInputError, Range, Violation, check, check_fields, check_range
 from .layout import Layout, make_layout
 from .service import ServiceModel
 from .units import MB, KiB
@@ -48,6 +48,16 @@ __all__ = [
 
 #: Controller/protocol time per command (assumed, see the module docstring).
 COMMAND_OVERHEAD_S = 0.1e-3
+
+
+_SERVICE_MODEL_RANGES = {
+    "rpm": Range(lo=3_000, hi=20_000),
+    "average_seek_s": Range(lo=0, hi=0.05, unit="s"),
+    "full_stroke_seek_s": Range(lo=0, hi=0.1, unit="s", note="(0 = unknown)"),
+    "media_bytes_per_s": Range(lo=1 * MB, hi=10_000 * MB, unit="bytes/s"),
+    "command_overhead_s": Range(lo=0, hi=0.01, unit="s"),
+    "write_extra_s": Range(lo=0, hi=0.01, unit="s"),
+}
 
 
 def service_model(drive: Any = None, *, rpm: float | None = None, average_seek_s: float | None = None,
@@ -73,20 +83,11 @@ def service_model(drive: Any = None, *, rpm: float | None = None, average_seek_s
         media_bytes_per_s = media_bytes_per_s if media_bytes_per_s is not None else drive.seq_read_bytes_per_s
         name = name or drive.name
     v: list[Violation] = []
-    if not isinstance(rpm, (int, float)) or not (3_000 <= rpm <= 20_000):
-        v.append(Violation(field="rpm", reason=f"must be in [3000, 20000], got {rpm!r}"))
-    if not isinstance(average_seek_s, (int, float)) or not (0.0 <= average_seek_s <= 0.05):
-        v.append(Violation(field="average_seek_s", reason=f"must be in [0, 0.05] s, got {average_seek_s!r}"))
     if full_stroke_seek_s is None:
         full_stroke_seek_s = 0.0
-    if not isinstance(full_stroke_seek_s, (int, float)) or not (0.0 <= full_stroke_seek_s <= 0.1):
-        v.append(Violation(field="full_stroke_seek_s", reason=f"must be in [0, 0.1] s (0 = unknown), got {full_stroke_seek_s!r}"))
-    if not isinstance(media_bytes_per_s, (int, float)) or not (1 * MB <= media_bytes_per_s <= 10_000 * MB):
-        v.append(Violation(field="media_bytes_per_s", reason=f"must be in [1e6, 1e10] bytes/s, got {media_bytes_per_s!r}"))
-    if not isinstance(command_overhead_s, (int, float)) or not (0.0 <= command_overhead_s <= 0.01):
-        v.append(Violation(field="command_overhead_s", reason=f"must be in [0, 0.01] s, got {command_overhead_s!r}"))
-    if not isinstance(write_extra_s, (int, float)) or not (0.0 <= write_extra_s <= 0.01):
-        v.append(Violation(field="write_extra_s", reason=f"must be in [0, 0.01] s, got {write_extra_s!r}"))
+    v.extend(check_fields({"rpm": rpm, "average_seek_s": average_seek_s, "full_stroke_seek_s": full_stroke_seek_s,
+                           "media_bytes_per_s": media_bytes_per_s, "command_overhead_s": command_overhead_s,
+                           "write_extra_s": write_extra_s}, _SERVICE_MODEL_RANGES))
     check(v)
     assert rpm is not None and average_seek_s is not None and media_bytes_per_s is not None
     per_byte = 1.0 / float(media_bytes_per_s)
@@ -125,8 +126,7 @@ def equivalent_drive_count(model: ServiceModel, layout: Layout | str, workload: 
     from .evaluate import equivalent_drive_count as search
 
     v: list[Violation] = []
-    if not isinstance(latency_target_s, (int, float)) or not (0.0 < latency_target_s <= 3600.0):
-        v.append(Violation(field="latency_target_s", reason=f"must be in (0, 3600] s, got {latency_target_s!r}"))
+    check_range(v, "latency_target_s", latency_target_s, 0, 3600, lo_open=True, unit="s")
     check(v)
     lay = make_layout(layout, group_width) if isinstance(layout, str) else layout
     return search(model, lay, workload, target_iops=target_iops, latency_quantile=latency_quantile,

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .errors import InvalidInputError, Violation, did_you_mean
+from .errors import InvalidInputError, Violation, check_range, did_you_mean
 from .units import KiB, MiB
 
 
@@ -172,10 +172,8 @@ def make_layout(name: str, group_width: int | None = None, *, stripe_unit_bytes:
         raise InvalidInputError.one(field, "erasure coding is written ec:K+M, e.g. ec:8+3")
     minimum = {LayoutKind.RAID0: 1, LayoutKind.RAID1: 2, LayoutKind.RAID10: 4, LayoutKind.RAID5: 3, LayoutKind.RAID6: 4}[kind]
     maximum = MAX_STRIPE_WIDTH if kind in (LayoutKind.RAID0, LayoutKind.RAID10) else MAX_GROUP_WIDTH
-    if group_width is None or not isinstance(group_width, int) or not (minimum <= group_width <= maximum):
-        violations.append(Violation(field=f"{field}.group_width",
-                                    reason=f"{kind.value} needs a group width in [{minimum}, {maximum}], got {group_width!r}"))
-    elif kind is LayoutKind.RAID10 and group_width % 2:
+    if (check_range(violations, f"{field}.group_width", group_width, minimum, maximum, integer=True, note=f"for {kind.value}")
+            and kind is LayoutKind.RAID10 and group_width % 2):
         violations.append(Violation(field=f"{field}.group_width", reason=f"raid10 needs an even group width, got {group_width}"))
     if violations:
         raise InvalidInputError(violations)

@@ -18,7 +18,19 @@ import numpy as np
 from . import array, cost, endurance, performance, reliability
 from . import evaluate as one_path
 from .catalog import Catalog, Drive, builtin_catalog
-from .errors import InvalidInputError, SearchSpaceTooLargeError, UnknownNameError, Violation, check
+from .errors import (
+    COUNT,
+    NON_NEGATIVE,
+    InvalidInputError,
+    Range,
+    SearchSpaceTooLargeError,
+    UnknownNameError,
+    Violation,
+    check,
+    check_fields,
+    check_range,
+    require_range,
+)
 from .layout import MAX_STRIPE_WIDTH, Layout, LayoutKind, make_layout, usable_capacity_bytes
 from .units import HOUR_S
 from .workload import Workload
@@ -229,35 +241,31 @@ def request_catalog(req: PlanRequest, catalog: Catalog | None = None) -> Catalog
     return catalog.with_drives(extra) if extra else catalog
 
 
+_CONSTRAINT_RANGES = {
+    "usable_capacity_bytes": Range(lo=0, lo_open=True, note="(required)"),
+    "latency_percentile": Range(lo=0, hi=100, lo_open=True, hi_open=True),
+    **dict.fromkeys(("min_iops", "latency_target_s", "worst_second_latency_target_s", "max_purchase_cost_usd", "max_power_w"),
+                    NON_NEGATIVE),
+    "endurance_margin_fraction": Range(lo=0, hi=1, hi_open=True),
+    "max_data_loss_probability": Range(lo=0, hi=1, hi_open=True),
+    "max_drive_count": NON_NEGATIVE,
+}
+_REQUEST_RANGES = {
+    "service_life_years": Range(lo=1, hi=15),
+    "max_recommendations": Range(lo=1, hi=100),
+    "electricity_usd_per_kwh": Range(lo=0, hi=10),
+    "seed": COUNT,
+    "drives_per_hot_spare": Range(lo=0, hi=MAX_DRIVE_COUNT),
+}
+
+
 def validate_request(req: PlanRequest, catalog: Catalog | None = None) -> None:
     """Raise ``InvalidInputError`` naming every bad field of the request."""
     catalog = request_catalog(req, catalog)
     v: list[Violation] = []
     c = req.constraints
-    if not (isinstance(c.usable_capacity_bytes, (int, float)) and c.usable_capacity_bytes > 0 and math.isfinite(c.usable_capacity_bytes)):
-        v.append(Violation(field="constraints.usable_capacity_bytes", reason=f"is required and must be > 0, got {c.usable_capacity_bytes!r}"))
-    if not (0 < c.latency_percentile < 100):
-        v.append(Violation(field="constraints.latency_percentile", reason=f"must be in (0, 100), got {c.latency_percentile}"))
-    for name in ("min_iops", "latency_target_s", "worst_second_latency_target_s", "max_purchase_cost_usd", "max_power_w"):
-        value = getattr(c, name)
-        if not math.isfinite(value) or value < 0:
-            v.append(Violation(field=f"constraints.{name}", reason=f"must be a finite number >= 0, got {value}"))
-    if not (0 <= c.endurance_margin_fraction < 1):
-        v.append(Violation(field="constraints.endurance_margin_fraction", reason=f"must be in [0, 1), got {c.endurance_margin_fraction}"))
-    if not (0 <= c.max_data_loss_probability < 1):
-        v.append(Violation(field="constraints.max_data_loss_probability", reason=f"must be in [0, 1), got {c.max_data_loss_probability}"))
-    if c.max_drive_count < 0:
-        v.append(Violation(field="constraints.max_drive_count", reason=f"must be >= 0, got {c.max_drive_count}"))
-    if not (1 <= req.service_life_years <= 15):
-        v.append(Violation(field="service_life_years", reason=f"must be in [1, 15], got {req.service_life_years}"))
-    if not (1 <= req.max_recommendations <= 100):
-        v.append(Violation(field="max_recommendations", reason=f"must be in [1, 100], got {req.max_recommendations}"))
-    if not (0 <= req.electricity_usd_per_kwh <= 10):
-        v.append(Violation(field="electricity_usd_per_kwh", reason=f"must be in [0, 10], got {req.electricity_usd_per_kwh}"))
-    if req.seed < 0:
-        v.append(Violation(field="seed", reason=f"must be >= 0, got {req.seed}"))
-    if not (0 <= req.drives_per_hot_spare <= MAX_DRIVE_COUNT):
-        v.append(Violation(field="drives_per_hot_spare", reason=f"must be in [0, {MAX_DRIVE_COUNT}], got {req.drives_per_hot_spare}"))
+    v.extend(check_fields(c, _CONSTRAINT_RANGES, "constraints"))
+    v.extend(check_fields(req, _REQUEST_RANGES))
     s = req.candidate_space
     for i, name in enumerate(s.drive_models):
         try:
@@ -270,16 +278,11 @@ def validate_request(req: PlanRequest, catalog: Catalog | None = None) -> None:
         except InvalidInputError as exc:
             v.extend(exc.violations)
     for i, op in enumerate(s.over_provisioning_fractions):
-        if not (isinstance(op, (int, float)) and 0.0 <= op < 0.9):
-            v.append(Violation(field=f"candidate_space.over_provisioning_fractions[{i}]", reason=f"must be in [0, 0.9), got {op!r}"))
+        check_range(v, f"candidate_space.over_provisioning_fractions[{i}]", op, 0, 0.9, hi_open=True)
     for i, w in enumerate(s.group_widths):
-        if not (1 <= w <= 64):
-            v.append(Violation(field=f"candidate_space.group_widths[{i}]", reason=f"must be in [1, 64], got {w}"))
-    if not (1 <= s.min_drive_count <= MAX_DRIVE_COUNT):
-        v.append(Violation(field="candidate_space.min_drive_count", reason=f"must be in [1, {MAX_DRIVE_COUNT}], got {s.min_drive_count}"))
-    if not (1 <= s.max_drive_count <= MAX_DRIVE_COUNT):
-        v.append(Violation(field="candidate_space.max_drive_count", reason=f"must be in [1, {MAX_DRIVE_COUNT}], got {s.max_drive_count}"))
-    elif s.max_drive_count < s.min_drive_count:
+        check_range(v, f"candidate_space.group_widths[{i}]", w, 1, 64)
+    check_range(v, "candidate_space.min_drive_count", s.min_drive_count, 1, MAX_DRIVE_COUNT)
+    if check_range(v, "candidate_space.max_drive_count", s.max_drive_count, 1, MAX_DRIVE_COUNT) and s.max_drive_count < s.min_drive_count:
         v.append(Violation(field="candidate_space.max_drive_count",
                            reason=f"must be >= min_drive_count ({s.min_drive_count}), got {s.max_drive_count}"))
     check(v)
@@ -621,8 +624,7 @@ def candidate_year_case(req: PlanRequest, cand: Candidate, year: int, catalog: C
     the year's required IOPS, the drives at that year's fill, the candidate's seed stream child
     ``year``, ``req.simulated_seconds`` cut to ``evaluate.MAX_SIMULATED_HOST_IOS``."""
     catalog = request_catalog(req, catalog)
-    if not (1 <= year <= req.service_life_years):
-        raise InvalidInputError.one("year", f"must be in [1, {req.service_life_years}], got {year}")
+    require_range("year", year, 1, req.service_life_years, hi_name="service_life_years")
     drive = catalog.get(cand.drive_model)
     layout = candidate_layout(cand)
     wear = wear or _service_life_wear(req, cand, drive, layout)

@@ -52,7 +52,7 @@ from typing import Any, Final
 import numpy as np
 from numba import njit
 
-from .errors import InvalidInputError, Violation
+from .errors import COUNT, FRACTION, NON_NEGATIVE, POSITIVE, InvalidInputError, Range, Violation, check_range, is_finite
 from .layout import Layout, LayoutKind
 from .layout import group_count as _layout_group_count
 from .units import HOUR_S, YEAR_DAYS, YEAR_HOURS
@@ -127,17 +127,15 @@ def loss_probability(mttdl: float, period_hours: float) -> float:
 
 # -- small pure helpers ---------------------------------------------------------------------------
 
-def _finite(x: object) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+_UBER = Range(lo=0, hi=MAX_UBER, unit="errors per bit read")
+_REPAIR_HOURS = Range(lo=0, lo_open=True, hi=YEAR_HOURS, unit="hours")
 
 
 def annual_failure_rate_from_drive_days(*, failure_count: int, drive_days: float) -> float:
     """Backblaze's annualized failure rate: failures per drive-year, ``failures / (drive_days / 365)``."""
     v: list[Violation] = []
-    if not isinstance(failure_count, int) or isinstance(failure_count, bool) or failure_count < 0:
-        v.append(Violation(field="failure_count", reason=f"must be an integer >= 0, got {failure_count!r}"))
-    if not _finite(drive_days) or drive_days <= 0:
-        v.append(Violation(field="drive_days", reason=f"must be a finite number > 0, got {drive_days!r}"))
+    COUNT.check(v, "failure_count", failure_count)
+    POSITIVE.check(v, "drive_days", drive_days)
     if v:
         raise InvalidInputError(v)
     return failure_count / (drive_days / YEAR_DAYS)
@@ -145,9 +143,7 @@ def annual_failure_rate_from_drive_days(*, failure_count: int, drive_days: float
 
 def mttf_hours_from_failure_rate(annual_failure_rate: float, *, field_name: str = "annual_failure_rate") -> float:
     """MTTF of an exponential lifetime with ``annual_failure_rate`` failures per drive-year: 8760 h / AFR."""
-    if not _finite(annual_failure_rate) or not 0.0 < annual_failure_rate <= MAX_ANNUAL_FAILURE_RATE:
-        raise InvalidInputError.one(field_name, f"must be in (0, {MAX_ANNUAL_FAILURE_RATE:g}] failures per drive-year, "
-                                                f"got {annual_failure_rate!r}")
+    Range(lo=0, lo_open=True, hi=MAX_ANNUAL_FAILURE_RATE, unit="failures per drive-year").require(field_name, annual_failure_rate)
     return YEAR_HOURS / annual_failure_rate
 
 
@@ -159,13 +155,9 @@ def rebuild_hours(*, drive_capacity_bytes: float, rebuild_rate_bytes_per_second:
     (16 TB at 100 MB/s: 160 000 s = 44.4 h).
     """
     v: list[Violation] = []
-    if not _finite(drive_capacity_bytes) or drive_capacity_bytes <= 0:
-        v.append(Violation(field="drive_capacity_bytes", reason=f"must be a finite number > 0, got {drive_capacity_bytes!r}"))
-    if not _finite(rebuild_rate_bytes_per_second) or rebuild_rate_bytes_per_second <= 0:
-        v.append(Violation(field="rebuild_rate_bytes_per_second",
-                           reason=f"must be a finite number > 0, got {rebuild_rate_bytes_per_second!r}"))
-    if not _finite(replacement_delay_hours) or replacement_delay_hours < 0:
-        v.append(Violation(field="replacement_delay_hours", reason=f"must be a finite number >= 0, got {replacement_delay_hours!r}"))
+    POSITIVE.check(v, "drive_capacity_bytes", drive_capacity_bytes)
+    POSITIVE.check(v, "rebuild_rate_bytes_per_second", rebuild_rate_bytes_per_second)
+    NON_NEGATIVE.check(v, "replacement_delay_hours", replacement_delay_hours)
     if v:
         raise InvalidInputError(v)
     return drive_capacity_bytes / rebuild_rate_bytes_per_second / HOUR_S + replacement_delay_hours
@@ -178,10 +170,8 @@ def ure_probability(*, uber: float, read_bytes: float) -> float:
     tiny probabilities keep their digits.
     """
     v: list[Violation] = []
-    if not _finite(uber) or not 0.0 <= uber <= MAX_UBER:
-        v.append(Violation(field="uber", reason=f"must be in [0, {MAX_UBER:g}] errors per bit read, got {uber!r}"))
-    if not _finite(read_bytes) or read_bytes < 0:
-        v.append(Violation(field="read_bytes", reason=f"must be a finite number >= 0, got {read_bytes!r}"))
+    _UBER.check(v, "uber", uber)
+    NON_NEGATIVE.check(v, "read_bytes", read_bytes)
     if v:
         raise InvalidInputError(v)
     return -math.expm1(BITS_PER_BYTE * read_bytes * math.log1p(-uber))
@@ -222,20 +212,13 @@ class GroupSpec:
     def __post_init__(self) -> None:
         v: list[Violation] = []
         g, t = self.group_width, self.failures_tolerated
-        if not isinstance(g, int) or isinstance(g, bool) or not 1 <= g <= 1_024:
-            v.append(Violation(field="group_width", reason=f"must be an integer in [1, 1024], got {g!r}"))
-        elif not isinstance(t, int) or isinstance(t, bool) or not 0 <= t < g:
-            v.append(Violation(field="failures_tolerated", reason=f"must be an integer in [0, group_width - 1 = {g - 1}], got {t!r}"))
+        if check_range(v, "group_width", g, 1, 1_024, integer=True):
+            check_range(v, "failures_tolerated", t, 0, g - 1, integer=True, hi_name="group_width - 1")
         for name in ("mttf_hours", "mttr_hours"):
-            x = getattr(self, name)
-            if not _finite(x) or x <= 0:
-                v.append(Violation(field=name, reason=f"must be a finite number > 0, got {x!r}"))
-        if not _finite(self.uber) or not 0.0 <= self.uber <= MAX_UBER:
-            v.append(Violation(field="uber", reason=f"must be in [0, {MAX_UBER:g}] errors per bit read, got {self.uber!r}"))
+            POSITIVE.check(v, name, getattr(self, name))
+        _UBER.check(v, "uber", self.uber)
         cap = self.drive_capacity_bytes
-        if not _finite(cap) or cap < 0:
-            v.append(Violation(field="drive_capacity_bytes", reason=f"must be a finite number >= 0, got {cap!r}"))
-        elif _finite(self.uber) and self.uber > 0 and cap <= 0:
+        if NON_NEGATIVE.check(v, "drive_capacity_bytes", cap) and is_finite(self.uber) and self.uber > 0 and cap <= 0:
             v.append(Violation(field="drive_capacity_bytes", reason="must be > 0 when uber is given (the rebuild reads it)"))
         try:
             RepairPolicy(self.repair_policy)
@@ -282,9 +265,7 @@ class RedundancyGroups:
 def redundancy_groups(layout: Layout, drive_count: int, *, field_name: str = "drive_count") -> RedundancyGroups:
     """Redundancy groups of an array. RAID 10 is a set of 2-drive mirrors (each survives 1 failure),
     not one group that survives 1 of its whole stripe width; RAID 0 is one group that survives none."""
-    if not isinstance(drive_count, int) or isinstance(drive_count, bool) or not layout.group_width <= drive_count <= MAX_DRIVE_COUNT:
-        raise InvalidInputError.one(field_name, f"must be an integer in [{layout.group_width} (one {layout.name} group), "
-                                                f"{MAX_DRIVE_COUNT}], got {drive_count!r}")
+    Range(lo=layout.group_width, hi=MAX_DRIVE_COUNT, integer=True, note=f"(at least one {layout.name} group)").require(field_name, drive_count)
     layout_groups = _layout_group_count(layout, drive_count)
     members = layout_groups * layout.group_width
     if layout.kind is LayoutKind.RAID10:
@@ -387,8 +368,7 @@ def markov_loss_probability(spec: GroupSpec, period_hours: float) -> float:
     squarings. Every term is a product of non-negative matrices, so the result keeps its relative
     precision however small it is.
     """
-    if not _finite(period_hours) or period_hours < 0:
-        raise InvalidInputError.one("period_hours", f"must be a finite number >= 0, got {period_hours!r}")
+    NON_NEGATIVE.require("period_hours", period_hours)
     if period_hours == 0:
         return 0.0
     rates, exit_rates = _chain(spec)
@@ -462,16 +442,11 @@ def backblaze_binomial(*, group_width: int, failures_tolerated: int, annual_fail
     """
     v: list[Violation] = []
     n, m = group_width, failures_tolerated
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        v.append(Violation(field="group_width", reason=f"must be an integer >= 1, got {n!r}"))
-    elif not isinstance(m, int) or isinstance(m, bool) or not 0 <= m < n:
-        v.append(Violation(field="failures_tolerated", reason=f"must be an integer in [0, {n - 1}], got {m!r}"))
-    if not _finite(repair_hours) or not 0 < repair_hours <= YEAR_HOURS:
-        v.append(Violation(field="repair_hours", reason=f"must be in (0, {YEAR_HOURS:g}] hours, got {repair_hours!r}"))
-    if not _finite(rebuild_failure_probability) or not 0 <= rebuild_failure_probability <= 1:
-        v.append(Violation(field="rebuild_failure_probability", reason=f"must be in [0, 1], got {rebuild_failure_probability!r}"))
-    if not _finite(annual_failure_rate) or annual_failure_rate <= 0:
-        v.append(Violation(field="annual_failure_rate", reason=f"must be a finite number > 0, got {annual_failure_rate!r}"))
+    if check_range(v, "group_width", n, 1, integer=True):
+        check_range(v, "failures_tolerated", m, 0, n - 1, integer=True)
+    _REPAIR_HOURS.check(v, "repair_hours", repair_hours)
+    FRACTION.check(v, "rebuild_failure_probability", rebuild_failure_probability)
+    POSITIVE.check(v, "annual_failure_rate", annual_failure_rate)
     if v:
         raise InvalidInputError(v)
     periods = YEAR_HOURS / repair_hours
@@ -571,8 +546,7 @@ def monte_carlo_group(spec: GroupSpec, *, trials: int, horizon_hours: float = ma
     are fast; for real drives simulate a service-life horizon.
     """
     v: list[Violation] = []
-    if not isinstance(trials, int) or isinstance(trials, bool) or not 1 <= trials <= MAX_TRIALS:
-        v.append(Violation(field="trials", reason=f"must be an integer in [1, {MAX_TRIALS}], got {trials!r}"))
+    check_range(v, "trials", trials, 1, MAX_TRIALS, integer=True)
     if not isinstance(horizon_hours, (int, float)) or math.isnan(horizon_hours) or horizon_hours <= 0:
         v.append(Violation(field="horizon_hours", reason=f"must be > 0 (inf: until data loss), got {horizon_hours!r}"))
     if not isinstance(rng, np.random.Generator):
@@ -609,8 +583,7 @@ def group_loss_probability(spec: GroupSpec, period_hours: float, *, method: Meth
     """P(one group loses data within ``period_hours``) by ``markov`` (exact transient), ``closed-form``
     (1 - exp(-T / MTTDL)) or ``binomial`` (1 - (1 - q)^(periods in T)). Monte Carlo: ``monte_carlo_group``."""
     m = _method(method)
-    if not _finite(period_hours) or period_hours < 0:
-        raise InvalidInputError.one("period_hours", f"must be a finite number >= 0, got {period_hours!r}")
+    NON_NEGATIVE.require("period_hours", period_hours)
     if m is Method.MARKOV:
         return markov_loss_probability(spec, period_hours)
     if m is Method.CLOSED_FORM:
@@ -706,21 +679,14 @@ def array_reliability(layout: Layout, drive_count: int, *, annual_failure_rate: 
         mttf = mttf_hours_from_failure_rate(annual_failure_rate)
     except InvalidInputError as exc:
         v.extend(exc.violations)
-    if not _finite(repair_hours) or not 0 < repair_hours <= YEAR_HOURS:
-        v.append(Violation(field="repair_hours", reason=f"must be in (0, {YEAR_HOURS:g}] hours, got {repair_hours!r}"))
-    if not _finite(service_life_years) or not 0 < service_life_years <= MAX_SERVICE_LIFE_YEARS:
-        v.append(Violation(field="service_life_years", reason=f"must be in (0, {MAX_SERVICE_LIFE_YEARS:g}] years, "
-                                                              f"got {service_life_years!r}"))
-    if not _finite(uber) or not 0.0 <= uber <= MAX_UBER:
-        v.append(Violation(field="uber", reason=f"must be in [0, {MAX_UBER:g}] errors per bit read, got {uber!r}"))
-    if not _finite(drive_capacity_bytes) or drive_capacity_bytes < 0:
-        v.append(Violation(field="drive_capacity_bytes", reason=f"must be a finite number >= 0, got {drive_capacity_bytes!r}"))
-    elif _finite(uber) and uber > 0 and drive_capacity_bytes <= 0:
+    _REPAIR_HOURS.check(v, "repair_hours", repair_hours)
+    check_range(v, "service_life_years", service_life_years, 0, MAX_SERVICE_LIFE_YEARS, lo_open=True, unit="years")
+    _UBER.check(v, "uber", uber)
+    if NON_NEGATIVE.check(v, "drive_capacity_bytes", drive_capacity_bytes) and is_finite(uber) and uber > 0 and drive_capacity_bytes <= 0:
         v.append(Violation(field="drive_capacity_bytes", reason="must be > 0 when uber is given (a rebuild reads it)"))
-    if m is Method.MONTE_CARLO and (not isinstance(trials, int) or isinstance(trials, bool) or not 100 <= trials <= MAX_TRIALS):
-        v.append(Violation(field="trials", reason=f"must be an integer in [100, {MAX_TRIALS}], got {trials!r}"))
-    if m is Method.MONTE_CARLO and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
-        v.append(Violation(field="seed", reason=f"must be an integer >= 0, got {seed!r}"))
+    if m is Method.MONTE_CARLO:
+        check_range(v, "trials", trials, 100, MAX_TRIALS, integer=True)
+        COUNT.check(v, "seed", seed)
     if v:
         raise InvalidInputError(v)
     assert groups is not None

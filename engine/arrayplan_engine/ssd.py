@@ -51,7 +51,7 @@ import numpy as np
 from . import ftl as ftl_mod
 from . import wa as wa_mod
 from .catalog import INTERFACE_BYTES_PER_S, Drive, all_drives, get_drive
-from .errors import InvalidInputError, Violation, check
+from .errors import InvalidInputError, Violation, check, check_range, require_range
 from .service import MAP_BYTES as _SERVICE_MAP_BYTES
 from .service import ServiceModel
 
@@ -233,13 +233,6 @@ def _resolve(drive: Drive | str) -> Drive:
     return get_drive(drive) if isinstance(drive, str) else drive
 
 
-def _check_fraction(v: list[Violation], name: str, value: float, lo: float, hi: float, *, lo_open: bool = False) -> None:
-    ok = isinstance(value, (int, float)) and not math.isnan(value) and (lo < value <= hi if lo_open else lo <= value <= hi)
-    if not ok:
-        br = "(" if lo_open else "["
-        v.append(Violation(field=name, reason=f"must be in {br}{lo}, {hi}], got {value!r}"))
-
-
 def effective_spare_factor(timing: DriveTiming, *, fill_fraction: float = 1.0, extra_spare_fraction: float = 0.0) -> float:
     """FTL spare factor when only ``fill_fraction`` of the LBAs hold data and ``extra_spare_fraction``
     of the capacity is left unused (short-stroking): ``1 - span (1 - sf)``."""
@@ -253,10 +246,10 @@ def steady_state_write_amplification(drive: Drive | str, *, fill_fraction: float
     d = _resolve(drive)
     t = calibrate(d)
     v: list[Violation] = []
-    _check_fraction(v, "fill_fraction", fill_fraction, 0.0, 1.0, lo_open=True)
-    _check_fraction(v, "extra_spare_fraction", extra_spare_fraction, 0.0, 0.9)
-    _check_fraction(v, "hot_write_fraction", hot_write_fraction, 0.0, 1.0, lo_open=True)
-    _check_fraction(v, "hot_space_fraction", hot_space_fraction, 0.0, 1.0, lo_open=True)
+    check_range(v, "fill_fraction", fill_fraction, 0, 1, lo_open=True)
+    check_range(v, "extra_spare_fraction", extra_spare_fraction, 0, 0.9)
+    check_range(v, "hot_write_fraction", hot_write_fraction, 0, 1, lo_open=True)
+    check_range(v, "hot_space_fraction", hot_space_fraction, 0, 1, lo_open=True)
     check(v)
     sf = effective_spare_factor(t, fill_fraction=fill_fraction, extra_spare_fraction=extra_spare_fraction)
     return wa_mod.write_amplification(spare_factor=sf, pages_per_block=t.map_pages_per_block, policy="greedy",
@@ -306,8 +299,7 @@ def _timed_costs(t: DriveTiming, scale: float) -> ftl_mod.TimedCosts:
 
 
 def _check_model_pages(model_pages: int) -> None:
-    if not isinstance(model_pages, (int, np.integer)) or not (1 << 14 <= model_pages <= 1 << 23):
-        raise InvalidInputError.one("model_pages", f"must be an integer in [16384, 8388608], got {model_pages!r}")
+    require_range("model_pages", model_pages, 1 << 14, 1 << 23, integer=True)
 
 
 def _unit_run(t: DriveTiming, *, span: float, duration_s: float, seed: np.random.Generator, model_pages: int,
@@ -351,18 +343,15 @@ def pts_steady_state(rounds: np.ndarray, *, window: int = 5, max_excursion: floa
     x = np.asarray(rounds, dtype=np.float64)
     if x.ndim != 1:
         raise InvalidInputError.one("rounds", f"must be a 1-d series, got shape {x.shape}")
-    if not isinstance(window, int) or window < 2:
-        raise InvalidInputError.one("window", f"must be an integer >= 2, got {window!r}")
+    require_range("window", window, 2, integer=True)
     for name, value in (("max_excursion", max_excursion), ("max_slope_excursion", max_slope_excursion)):
-        if not (0.0 < value < 10.0):
-            raise InvalidInputError.one(name, f"must be in (0, 10), got {value!r}")
+        require_range(name, value, 0, 10, lo_open=True, hi_open=True)
     if np.any(~np.isfinite(x)):
         raise InvalidInputError.one("rounds", "must be finite")
     idx = np.arange(window, dtype=np.float64)
     xc = idx - idx.mean()
     denom = float((xc * xc).sum())
-    if not isinstance(first_round, int) or first_round < 0:
-        raise InvalidInputError.one("first_round", f"must be an integer >= 0, got {first_round!r}")
+    require_range("first_round", first_round, 0, integer=True)
     for s in range(first_round, x.size - window + 1):
         w = x[s:s + window]
         mean = float(w.mean())
@@ -445,9 +434,8 @@ def _figures(iops: np.ndarray, programs: np.ndarray, r: ArrayResult) -> dict[str
 
 def _validate_run(duration_s: float, op: float) -> None:
     v: list[Violation] = []
-    if not isinstance(duration_s, (int, float)) or math.isnan(duration_s) or not (60 <= duration_s <= 86_400):
-        v.append(Violation(field="duration_s", reason=f"must be in [60, 86400] seconds (a day: the array simulation's limit), got {duration_s!r}"))
-    _check_fraction(v, "op", op, 0.0, 0.9)
+    check_range(v, "duration_s", duration_s, 60, 86_400, unit="seconds", note="a day: the array simulation's limit")
+    check_range(v, "op", op, 0, 0.9)
     check(v)
 
 
@@ -578,16 +566,14 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
     del seed, simulate, model_pages
     d = _resolve(drive)
     v: list[Violation] = []
-    _check_fraction(v, "fill_fraction", fill_fraction, 0.0, 1.0, lo_open=True)
-    _check_fraction(v, "extra_spare_fraction", extra_spare_fraction, 0.0, 0.9)
-    _check_fraction(v, "write_fraction", write_fraction, 0.0, 1.0)
-    _check_fraction(v, "hot_write_fraction", hot_write_fraction, 0.0, 1.0, lo_open=True)
-    _check_fraction(v, "hot_space_fraction", hot_space_fraction, 0.0, 1.0, lo_open=True)
-    _check_fraction(v, "random_fraction", random_fraction, 0.0, 1.0)
-    if not isinstance(profile_s, (int, float)) or not (10 <= profile_s <= 100_000):
-        v.append(Violation(field="profile_s", reason=f"must be in [10, 100000] seconds, got {profile_s!r}"))
-    if not isinstance(precondition_drive_writes, (int, float)) or not (0.0 <= precondition_drive_writes <= 100.0):
-        v.append(Violation(field="precondition_drive_writes", reason=f"must be in [0, 100], got {precondition_drive_writes!r}"))
+    check_range(v, "fill_fraction", fill_fraction, 0, 1, lo_open=True)
+    check_range(v, "extra_spare_fraction", extra_spare_fraction, 0, 0.9)
+    check_range(v, "write_fraction", write_fraction, 0, 1)
+    check_range(v, "hot_write_fraction", hot_write_fraction, 0, 1, lo_open=True)
+    check_range(v, "hot_space_fraction", hot_space_fraction, 0, 1, lo_open=True)
+    check_range(v, "random_fraction", random_fraction, 0, 1)
+    check_range(v, "profile_s", profile_s, 10, 100_000, unit="seconds")
+    check_range(v, "precondition_drive_writes", precondition_drive_writes, 0, 100)
     if not v and hot_space_fraction < 1.0 and hot_write_fraction < hot_space_fraction:
         v.append(Violation(field="hot_write_fraction", reason=f"must be >= hot_space_fraction ({hot_space_fraction}), got {hot_write_fraction}"))
     check(v)

@@ -66,7 +66,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .errors import InvalidInputError, Violation
+from .errors import NON_NEGATIVE, InvalidInputError, Violation
 from .units import DAY_S, SECTOR_BYTES, GiB, KiB
 from .workload import MAX_IO_BYTES, Workload
 
@@ -295,8 +295,7 @@ class TraceReader:
             raise InvalidInputError.one(f"{field}.time_unit", f"must be 'ms' or 'ns', got {time_unit!r}")
         if blkparse_action not in ("D", "Q", "C"):
             raise InvalidInputError.one(f"{field}.blkparse_action", f"must be D, Q or C, got {blkparse_action!r}")
-        if max_bad_lines < 0:
-            raise InvalidInputError.one(f"{field}.max_bad_lines", f"must be >= 0, got {max_bad_lines}")
+        NON_NEGATIVE.require(f"{field}.max_bad_lines", max_bad_lines)
         self.format = fmt
         self.field = field
         self.max_bad_lines = max_bad_lines

@@ -66,7 +66,7 @@ import math
 
 import numpy as np
 
-from .errors import InvalidInputError, UnknownNameError
+from .errors import InvalidInputError, UnknownNameError, require_range
 
 _INV_E = math.exp(-1.0)
 
@@ -101,14 +101,11 @@ def lambert_w0(x: float | np.ndarray) -> float | np.ndarray:
 
 
 def _check_sf(spare_fraction_of_raw: float, field: str = "spare_fraction_of_raw") -> None:
-    sf = spare_fraction_of_raw
-    if not isinstance(sf, (int, float, np.floating)) or math.isnan(sf) or not (0.0 < sf < 1.0):
-        raise InvalidInputError.one(field, f"must be in (0, 1) (spare pages / raw pages), got {sf!r}")
+    require_range(field, spare_fraction_of_raw, 0, 1, lo_open=True, hi_open=True, note="(spare pages / raw pages)")
 
 
 def _check_np(pages_per_block: int) -> None:
-    if not isinstance(pages_per_block, (int, np.integer)) or pages_per_block < 1:
-        raise InvalidInputError.one("pages_per_block", f"must be an integer >= 1, got {pages_per_block!r}")
+    require_range("pages_per_block", pages_per_block, 1, integer=True)
 
 
 def alpha_from_spare(spare_fraction_of_raw: float) -> float:
@@ -190,8 +187,9 @@ def wa_classes_lrw(spare_fraction_of_raw: float, write_shares: np.ndarray, space
 
 
 def _check_hotcold(r: float, f: float) -> None:
-    if not (0.0 < f < 1.0) or not (0.0 <= r <= 1.0):
-        raise InvalidInputError.one("hot_space_fraction", f"need 0 < f < 1 and 0 <= r <= 1, got r={r!r}, f={f!r}")
+    # each fraction under its own name (a bad r was once reported as hot_space_fraction)
+    require_range("hot_space_fraction", f, 0, 1, lo_open=True, hi_open=True)
+    require_range("hot_write_fraction", r, 0, 1)
 
 
 def wa_hotcold_lrw(spare_fraction_of_raw: float, hot_write_fraction: float, hot_space_fraction: float) -> float:
@@ -208,8 +206,7 @@ def spare_fraction_of_raw_without_static(spare_fraction_of_raw: float, static_sp
     = ``sf / (sf + (1 - static)(1 - sf))``."""
     _check_sf(spare_fraction_of_raw)
     sf, z = float(spare_fraction_of_raw), float(static_space_fraction)
-    if not (0.0 <= z < 1.0):
-        raise InvalidInputError.one("static_space_fraction", f"must be in [0, 1), got {static_space_fraction!r}")
+    require_range("static_space_fraction", z, 0, 1, hi_open=True)
     return sf / (sf + (1.0 - z) * (1.0 - sf))
 
 
@@ -287,8 +284,7 @@ def wa_greedy_hotcold_lineage(spare_fraction_of_raw: float, pages_per_block: int
     _check_np(pages_per_block)
     r, f = float(hot_write_fraction), float(hot_space_fraction)
     _check_hotcold(r, f)
-    if not (0.0 < r < 1.0):
-        raise InvalidInputError.one("hot_write_fraction", f"the lineage model needs 0 < r < 1, got {r!r}")
+    require_range("hot_write_fraction", r, 0, 1, lo_open=True, hi_open=True, note="for the lineage model")
     return _wa_lineage(float(spare_fraction_of_raw), int(pages_per_block), r, f)
 
 
@@ -380,8 +376,7 @@ def write_amplification(*, spare_fraction_of_raw: float | None = None, pages_per
     _check_np(pages_per_block)
     if policy not in ("greedy", "windowed", "fifo"):
         raise UnknownNameError("policy", str(policy), ("greedy", "windowed", "fifo"))
-    if not (0.0 < span_fraction <= 1.0):
-        raise InvalidInputError.one("span_fraction", f"must be in (0, 1], got {span_fraction!r}")
+    require_range("span_fraction", span_fraction, 0, 1, lo_open=True)
     if sequential:
         return 1.0
     sf = 1.0 - span_fraction * (1.0 - float(sf0))  # type: ignore[arg-type]

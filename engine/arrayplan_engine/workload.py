@@ -8,12 +8,11 @@ reduced to a ``Workload`` by ``fio`` and ``trace`` (the services layer opens the
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .errors import InvalidInputError, Violation, check
+from .errors import FRACTION, NON_NEGATIVE, POSITIVE, InvalidInputError, Range, Violation, check, check_fields
 from .units import KiB, MiB
 
 
@@ -72,27 +71,25 @@ class Workload:
         return replace(self, target_iops=self.target_iops * g, daily_write_bytes=self.daily_write_bytes * g)
 
 
-def _frac(violations: list[Violation], path: str, value: float, *, open_low: bool = False) -> None:
-    if not isinstance(value, (int, float)) or math.isnan(value):
-        violations.append(Violation(field=path, reason=f"must be a number in [0, 1], got {value!r}"))
-    elif open_low and not (0.0 < value <= 1.0):
-        violations.append(Violation(field=path, reason=f"must be in (0, 1], got {value}"))
-    elif not (0.0 <= value <= 1.0):
-        violations.append(Violation(field=path, reason=f"must be in [0, 1], got {value}"))
-
-
 MAX_IO_BYTES = 64 * MiB
 MAX_QUEUE_DEPTH = 65_536
+_SHARE = Range(lo=0, hi=1, lo_open=True)  # a share that cannot be empty: (0, 1]
+_FRACTION_RANGES = {"read_fraction": FRACTION, "random_fraction": FRACTION, "hot_write_fraction": _SHARE,
+                    "hot_space_fraction": _SHARE, "working_set_fraction": _SHARE}
+_RANGES = {
+    "queue_depth": Range(lo=1, hi=MAX_QUEUE_DEPTH, integer=True),
+    "target_iops": NON_NEGATIVE,
+    "daily_write_bytes": NON_NEGATIVE,
+    "working_set_bytes": NON_NEGATIVE,
+    "peak_to_mean_iops_ratio": Range(lo=1),
+    "growth_per_year": Range(lo=0, hi=10, note="(fraction per year)"),
+}
 
 
 def validate(w: Workload, prefix: str = "workload") -> list[Violation]:
     """Every violation in ``w``, each naming its field under ``prefix``."""
     v: list[Violation] = []
-    _frac(v, f"{prefix}.read_fraction", w.read_fraction)
-    _frac(v, f"{prefix}.random_fraction", w.random_fraction)
-    _frac(v, f"{prefix}.hot_write_fraction", w.hot_write_fraction, open_low=True)
-    _frac(v, f"{prefix}.hot_space_fraction", w.hot_space_fraction, open_low=True)
-    _frac(v, f"{prefix}.working_set_fraction", w.working_set_fraction, open_low=True)
+    v.extend(check_fields(w, _FRACTION_RANGES, prefix))
     if not w.io_size_mix:
         v.append(Violation(field=f"{prefix}.io_size_mix", reason="must list at least one (io_bytes, weight)"))
     for i, pair in enumerate(w.io_size_mix):
@@ -104,23 +101,8 @@ def validate(w: Workload, prefix: str = "workload") -> list[Violation]:
         if not isinstance(size, int) or not (512 <= size <= MAX_IO_BYTES) or size % 512:
             v.append(Violation(field=f"{prefix}.io_size_mix[{i}].io_bytes",
                                reason=f"must be a multiple of 512 in [512, {MAX_IO_BYTES}], got {size!r}"))
-        if not isinstance(weight, (int, float)) or not (weight > 0) or math.isinf(weight):
-            v.append(Violation(field=f"{prefix}.io_size_mix[{i}].weight", reason=f"must be > 0, got {weight!r}"))
-    if not isinstance(w.queue_depth, int) or not (1 <= w.queue_depth <= MAX_QUEUE_DEPTH):
-        v.append(Violation(field=f"{prefix}.queue_depth", reason=f"must be an integer in [1, {MAX_QUEUE_DEPTH}], got {w.queue_depth!r}"))
-    for name in ("target_iops", "daily_write_bytes"):
-        value = getattr(w, name)
-        if not isinstance(value, (int, float)) or math.isnan(value) or math.isinf(value) or value < 0:
-            v.append(Violation(field=f"{prefix}.{name}", reason=f"must be a finite number >= 0, got {value!r}"))
-    ws = w.working_set_bytes
-    if not isinstance(ws, (int, float)) or math.isnan(ws) or math.isinf(ws) or ws < 0:
-        v.append(Violation(field=f"{prefix}.working_set_bytes", reason=f"must be a finite number >= 0, got {ws!r}"))
-    ptm = w.peak_to_mean_iops_ratio
-    if not isinstance(ptm, (int, float)) or math.isnan(ptm) or math.isinf(ptm) or ptm < 1.0:
-        v.append(Violation(field=f"{prefix}.peak_to_mean_iops_ratio", reason=f"must be a finite number >= 1, got {ptm!r}"))
-    g = w.growth_per_year
-    if not isinstance(g, (int, float)) or math.isnan(g) or not (0.0 <= g <= 10.0):
-        v.append(Violation(field=f"{prefix}.growth_per_year", reason=f"must be in [0, 10] (fraction per year), got {g!r}"))
+        POSITIVE.check(v, f"{prefix}.io_size_mix[{i}].weight", weight)
+    v.extend(check_fields(w, _RANGES, prefix))
     if (
         not v
         and w.hot_space_fraction < 1.0

@@ -32,7 +32,7 @@ from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import forecast as fc
 from arrayplan_engine import telemetry
 from arrayplan_engine.catalog import Catalog
-from arrayplan_engine.errors import InvalidInputError
+from arrayplan_engine.errors import InvalidInputError, Range
 from arrayplan_engine.layout import make_layout
 from arrayplan_engine.units import DAY_S, YEAR_DAYS
 
@@ -71,6 +71,13 @@ def load_array_file(path: Path) -> ArrayFile:
         raise PlanFileError(spath, [(None, "", f"cannot read the array file: {exc}")]) from None
     doc = load_yaml(text, spath)
     return array_from_doc(doc, spath, Path(path).resolve().parent)
+
+
+_NUMBERS = {  # the array file's numbers
+    "full_fraction": Range(lo=0, hi=1, lo_open=True),
+    "lockstep_window_days": Range(lo=0, hi=3650, lo_open=True),
+    "worn_threshold_fraction": Range(lo=0, hi=1, lo_open=True),
+}
 
 
 def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
@@ -121,11 +128,11 @@ def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
             for v in exc.violations:
                 b.fail(("layout",), f"{v.reason} (the group width is the drives per group)")
     numbers: dict[str, float] = {}
-    for key, lo, hi in (("full_fraction", 0.0, 1.0), ("lockstep_window_days", 0.0, 3650.0), ("worn_threshold_fraction", 0.0, 1.0)):
+    for key, allowed in _NUMBERS.items():
         if key in data:
             v = data[key]
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (lo < float(v) <= hi):
-                b.fail((key,), f"must be a number in ({lo:g}, {hi:g}], got {v!r}")
+            if (reason := allowed.reason(v)) is not None:
+                b.fail((key,), reason)
             else:
                 numbers[key] = float(v)
     confidence = 0.9

@@ -63,7 +63,7 @@ def _scalar(field: FieldDescriptor, value: Any) -> Any:
 def _message_value(field: FieldDescriptor, value: Message) -> Any:
     name = field.message_type.full_name
     if name == _DURATION:
-        return value.seconds + value.nanos / 1e9  # type: ignore[attr-defined]
+        return value.ToNanoseconds() / 1e9  # type: ignore[attr-defined]
     if name == _TIMESTAMP:
         return value.ToJsonString()  # type: ignore[attr-defined]
     return to_json(value)

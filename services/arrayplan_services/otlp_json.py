@@ -41,7 +41,7 @@ def _attributes(d: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _nanos(ts: Any) -> str:
-    return str(ts.seconds * 1_000_000_000 + ts.nanos)
+    return str(ts.ToNanoseconds())
 
 
 def to_otlp_json(trace: pb.GetPlanTraceResponse, service_name: str = "arrayplan") -> dict[str, Any]:

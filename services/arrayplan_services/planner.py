@@ -27,7 +27,7 @@ from opentelemetry import trace
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import recommend
 from arrayplan_engine.catalog import Catalog, builtin_catalog
-from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError
+from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError, require_range
 
 from . import numba_cache, telemetry
 from .fanout import Cancelled, Executor, ExecutorUnavailableError, TaskCall
@@ -417,8 +417,7 @@ class PlanRunner:
 
     def list(self, page_size: int, page_token: str, view: int = pb.PLAN_VIEW_UNSPECIFIED) -> tuple[list[pb.Plan], str]:
         """A page of plans, newest first: at most ``page_size`` and at most MAX_LIST_PAGE_BYTES."""
-        if page_size < 0 or page_size > 1000:
-            raise InvalidInputError.one("page_size", f"must be in [0, 1000], got {page_size}")
+        require_range("page_size", page_size, 0, 1000)
         if view not in (pb.PLAN_VIEW_UNSPECIFIED, pb.PLAN_VIEW_BASIC, pb.PLAN_VIEW_FULL):
             raise InvalidInputError.one("view", f"must be one of {', '.join(pb.PlanView.keys())}, got {view}")
         before = parse_list_token(page_token)

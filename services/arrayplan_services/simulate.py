@@ -11,7 +11,7 @@ from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import array, cost, endurance, ssd
 from arrayplan_engine import evaluate as one_path
 from arrayplan_engine.catalog import Catalog
-from arrayplan_engine.errors import InvalidInputError, UnknownNameError, Violation
+from arrayplan_engine.errors import InvalidInputError, Range, UnknownNameError, Violation, check_range, require_range
 from arrayplan_engine.layout import make_layout, usable_capacity_bytes
 
 from . import telemetry
@@ -20,6 +20,8 @@ from .fanout.tasks import consistency_run, simulate_window
 from .server.convert import reprefix, to_duration, workload_from_proto
 
 MAX_ARRAY_DRIVES = 1_024
+# SimulateArrayRequest.service_life_years when set (0 is proto3's unset: the default, 5).
+SERVICE_LIFE_YEARS = Range(lo=1, hi=15, integer=True, note="(0 = the default, 5)")
 # The engine's ArraySpec fields -> the request fields a client set.
 _SPEC_TO_REQUEST = {"drive_count": "drive_count", "duration_s": "duration", "failed_drives": "failed_drive_count", "layout": "layout",
                     "rebuild_rate_bytes_per_s": "rebuild_rate_bytes_per_second", "seed": "seed", "workload": "workload",
@@ -36,8 +38,7 @@ def _validate(request: pb.SimulateArrayRequest, catalog: Catalog):  # type: igno
             drive = catalog.get(request.drive_model)
         except UnknownNameError as exc:
             v.append(Violation(field="drive_model", reason=exc.violations[0].reason))
-    if not (1 <= request.drive_count <= MAX_ARRAY_DRIVES):
-        v.append(Violation(field="drive_count", reason=f"must be in [1, {MAX_ARRAY_DRIVES}], got {request.drive_count}"))
+    check_range(v, "drive_count", request.drive_count, 1, MAX_ARRAY_DRIVES)
     if not request.layout:
         v.append(Violation(field="layout", reason="is required: raid0, raid1, raid10, raid5, raid6 or ec:K+M"))
     else:
@@ -46,9 +47,7 @@ def _validate(request: pb.SimulateArrayRequest, catalog: Catalog):  # type: igno
             layout = make_layout(request.layout, width, stripe_unit_bytes=request.stripe_unit_bytes or 64 * 1024, field="layout")
             if layout.group_width > request.drive_count >= 1:
                 v.append(Violation(field="drive_count", reason=f"must be at least the group width {layout.group_width} of {layout.name}"))
-            if not (0 <= request.failed_drive_count <= layout.failures_tolerated):
-                v.append(Violation(field="failed_drive_count",
-                                   reason=f"must be in [0, {layout.failures_tolerated}] for {layout.name}, got {request.failed_drive_count}"))
+            check_range(v, "failed_drive_count", request.failed_drive_count, 0, layout.failures_tolerated, note=f"for {layout.name}")
         except InvalidInputError as exc:
             # The layout's own options are fields of the request ("layout.group_width" -> "group_width").
             v.extend(Violation(field=x.field.removeprefix("layout."), reason=x.reason) for x in exc.violations)
@@ -59,12 +58,11 @@ def _validate(request: pb.SimulateArrayRequest, catalog: Catalog):  # type: igno
             workload = workload_from_proto(request.workload, "workload")
         except InvalidInputError as exc:
             v.extend(reprefix(exc, "").violations)
-    if not (0 <= request.service_life_years <= 15):
-        v.append(Violation(field="service_life_years", reason=f"must be in [1, 15], got {request.service_life_years}"))
-    if request.HasField("duration") and not (0 < request.duration.seconds + request.duration.nanos / 1e9 <= 3600):
-        v.append(Violation(field="duration", reason="must be in (0 s, 3600 s]"))
-    if request.seed < 0:
-        v.append(Violation(field="seed", reason=f"must be >= 0, got {request.seed}"))
+    if request.service_life_years:  # 0 = unset: the default, 5 years
+        SERVICE_LIFE_YEARS.check(v, "service_life_years", request.service_life_years)
+    if request.HasField("duration"):
+        check_range(v, "duration", request.duration.ToNanoseconds() / 1e9, 0, 3600, lo_open=True, unit="s")
+    check_range(v, "seed", request.seed, 0, integer=True)
     if v:
         raise InvalidInputError(v)
     return drive, layout, workload
@@ -76,11 +74,9 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
     the executor (Ray) and merge exactly; a client that goes away cancels the tasks."""
     drive, layout, workload = _validate(request, catalog)
     fill = request.fill_fraction if request.HasField("fill_fraction") else 1.0
-    if not (0.0 < fill <= 1.0):
-        raise InvalidInputError.one("fill_fraction", f"must be in (0, 1], got {fill}")
-    if not (0 <= request.rebuild_rate_bytes_per_second <= 1e12):
-        raise InvalidInputError.one("rebuild_rate_bytes_per_second", f"must be in [0, 1e12] (a terabyte a second), got {request.rebuild_rate_bytes_per_second}")
-    duration_s = request.duration.seconds + request.duration.nanos / 1e9 if request.HasField("duration") else 10.0
+    require_range("fill_fraction", fill, 0, 1, lo_open=True)
+    require_range("rebuild_rate_bytes_per_second", request.rebuild_rate_bytes_per_second, 0, 1e12, unit="bytes/s", note="(a terabyte a second)")
+    duration_s = request.duration.ToNanoseconds() / 1e9 if request.HasField("duration") else 10.0
     tracer = telemetry.tracer()
     with tracer.start_as_current_span("arrayplan.service_model", attributes={"arrayplan.drive_model": drive.name}):
         # the planner's factory: same drive, layout, workload, fill and seed -> the same simulation
@@ -172,9 +168,8 @@ def consistency_test(request: pb.RunConsistencyTestRequest, catalog: Catalog, ex
                 v.append(Violation(field="drive_model", reason=f"{drive.name} is a {drive.kind}; the consistency test needs an SSD"))
         except UnknownNameError as exc:
             v.append(Violation(field="drive_model", reason=exc.violations[0].reason))
-    duration_s = request.duration.seconds + request.duration.nanos / 1e9 if request.HasField("duration") else 2000.0
-    if request.seed < 0:
-        v.append(Violation(field="seed", reason=f"must be >= 0, got {request.seed}"))
+    duration_s = request.duration.ToNanoseconds() / 1e9 if request.HasField("duration") else 2000.0
+    check_range(v, "seed", request.seed, 0, integer=True)
     if v:
         raise InvalidInputError(v)
     results: list[ssd.ConsistencyResult] = []

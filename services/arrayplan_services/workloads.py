@@ -44,7 +44,7 @@ from dataclasses import fields as dc_fields
 from pathlib import Path
 from typing import IO, Any
 
-from arrayplan_engine.errors import InvalidInputError, Violation
+from arrayplan_engine.errors import COUNT, InvalidInputError, Violation
 from arrayplan_engine.fio import parse_fio
 from arrayplan_engine.presets import get_preset
 from arrayplan_engine.trace import FORMATS, Characteriser, characterise
@@ -183,11 +183,9 @@ def _load_trace(spec: Mapping[str, Any], base_dir: Path, allow_outside: bool) ->
     if fmt is not None and fmt not in FORMATS:
         raise InvalidInputError.one("workload.format", f"unknown trace format {fmt!r}; known: {', '.join(FORMATS)} (or omit it to detect)")
     max_bad = spec.get("max_bad_lines", 0)
-    if isinstance(max_bad, bool) or not isinstance(max_bad, int) or max_bad < 0:
-        raise InvalidInputError.one("workload.max_bad_lines", f"must be an integer >= 0, got {max_bad!r}")
+    COUNT.require("workload.max_bad_lines", max_bad)
     tol = spec.get("seq_tolerance_bytes", 0)
-    if isinstance(tol, bool) or not isinstance(tol, int) or tol < 0:
-        raise InvalidInputError.one("workload.seq_tolerance_bytes", f"must be an integer >= 0, got {tol!r}")
+    COUNT.require("workload.seq_tolerance_bytes", tol)
     try:
         with open_text(path, "workload.trace", shown) as f:
             result, reader = characterise(

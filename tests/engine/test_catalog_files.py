@@ -101,7 +101,7 @@ def test_a_site_file_loads_after_the_builtin_drives() -> None:
 @pytest.mark.parametrize(
     ("text", "line", "field", "words"),
     [
-        (GOOD.replace("value = 3840000000000", "value = -1"), 8, "capacity_bytes", "must be an integer > 0"),
+        (GOOD.replace("value = 3840000000000", "value = -1"), 8, "capacity_bytes", "must be an integer in (0, 1e15]"),
         (GOOD.replace('source = "https://example.org/acme-x1.pdf"\n', ""), 7, "capacity_bytes.source", "is required"),
         (GOOD.replace("value = 30000\n", "value = 30000\nunit = 1\n"), 29, "random_write_iops.unit", "unknown key"),
         (GOOD.replace('reason = "4 TiB of NAND behind 3.84 TB"', 'reason = ""'), 14, "raw_nand_bytes.reason", "is required"),

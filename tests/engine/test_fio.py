@@ -251,6 +251,9 @@ MALFORMED = [
     ("[job]\nrw=randwrite\nrandom_distribution=zoned:50/5:30/15:10/80\n", "fio:3:random_distribution", "add up to 100"),
     ("[job]\nrandom_distribution=lognormal:2\n", "fio:2:random_distribution", "unknown distribution"),
     ("[job]\nrandom_distribution=pareto:1.5\n", "fio:2:random_distribution", "(0, 1)"),
+    # inf was once taken as a theta (every IO to one block); the range asks for a finite number
+    ("[job]\nrandom_distribution=zipf:inf\n", "fio:2:random_distribution", "zipf theta must be a finite number > 0, got inf"),
+    ("[job]\nbssplit=4k/150\n", "fio:2:bssplit", "the percentage in '4k/150' must be in [0, 100], got 150.0"),
     ("[job]\nnumjobs=0\n", "fio:2:numjobs", "[1, 65536]"),
     ("[job]\nsize=\n", "fio:2:size", "empty value"),
     ("[job]\ninclude other.fio\n", "fio:2:include", "not followed"),

@@ -71,7 +71,7 @@ def test_a_plan_file_custom_drive_becomes_a_calibrated_drive() -> None:
     [
         (("    capacity_bytes: {value: 1.92 TB, source: \"https://example.org/site-ssd.pdf\", quote: \"Capacity: 1.92TB\"}\n", ""),
          "plan.spec.custom_drives[0].capacity_bytes", "is required"),
-        (("random_read_iops: 90000", "random_read_iops: -5"), "plan.spec.custom_drives[0].random_read_iops", "must be a number > 0"),
+        (("random_read_iops: 90000", "random_read_iops: -5"), "plan.spec.custom_drives[0].random_read_iops", "must be in (0, 1e8]"),
         (("endurance_bytes_written: 3.5 PB", "endurance_bytes_written: 3500"), "plan.spec.custom_drives[0].endurance_bytes_written",
          "TBW"),
         (("name: site-ssd-1920gb", "name: intel-dc-s3500-480gb"), "plan.spec.custom_drives[0].name", "already in the catalog"),

@@ -85,3 +85,42 @@ def test_token_file(tmp_path: Path) -> None:
         with pytest.raises(TokenFileError) as err:
             Authenticator(f)
         assert words in str(err.value) and "aaaaaaaaaaaaaaaa" not in str(err.value)
+
+
+def _simulate_request(**fields: object):  # type: ignore[no-untyped-def]
+    from arrayplan.v1 import planner_pb2 as pb
+
+    base: dict[str, object] = {"drive_model": "intel-dc-s3500-480gb", "drive_count": 12, "layout": "raid6",
+                               "workload": pb.Workload(preset="oltp-8k-70-30")}
+    return pb.SimulateArrayRequest(**{**base, **fields})
+
+
+def test_simulate_service_life_says_what_it_accepts() -> None:
+    """The old check let 0 through while its reason said [1, 15]: 0 is proto3's unset (the
+    documented default, 5 years) and passes; a negative or too long life is rejected and the reason
+    now names both the range and the 0 it accepts."""
+    from arrayplan_services.simulate import _validate
+
+    catalog = builtin_catalog()
+    for years in (0, 1, 15):
+        _validate(_simulate_request(service_life_years=years), catalog)
+    for years in (-1, 16):
+        with pytest.raises(InvalidInputError) as exc:
+            _validate(_simulate_request(service_life_years=years), catalog)
+        assert [(x.field, x.reason) for x in exc.value.violations] == [
+            ("service_life_years", f"must be an integer in [1, 15] (0 = the default, 5), got {years}")]
+
+
+def test_simulate_bounds_name_the_field_and_the_range() -> None:
+    from google.protobuf.duration_pb2 import Duration
+
+    from arrayplan_services.simulate import _validate
+
+    with pytest.raises(InvalidInputError) as exc:
+        _validate(_simulate_request(drive_count=2000, group_width=12, seed=-3, duration=Duration(seconds=3600, nanos=1)), builtin_catalog())
+    assert {x.field: x.reason for x in exc.value.violations} == {
+        "drive_count": "must be in [1, 1024], got 2000",
+        "duration": "must be in (0, 3600] s, got 3600.000000001",
+        "seed": "must be an integer >= 0, got -3",
+    }
+    _validate(_simulate_request(duration=Duration(seconds=3600)), builtin_catalog())  # the upper bound is closed

@@ -119,7 +119,7 @@ def test_forecast_bad_array_file_names_line_and_field(tmp_path: Path, capsys: py
     p.write_text("name: t\nlayout: raid7\nstart_date: 2024-01-01\ngroups:\n  - name: m\n    drives: [A, B]\nfull_fraction: 2\n")
     assert main(["forecast", str(p)]) == 2
     err = capsys.readouterr().err
-    assert f"{p}:2: layout: unknown layout 'raid7'" in err and f"{p}:7: full_fraction: must be a number in (0, 1]" in err
+    assert f"{p}:2: layout: unknown layout 'raid7'" in err and f"{p}:7: full_fraction: must be in (0, 1]" in err
 
 
 def test_prometheus_capacity_samples(tmp_path: Path) -> None:

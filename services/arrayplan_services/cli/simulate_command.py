@@ -28,7 +28,7 @@ from typing import Any
 
 from arrayplan_engine import array as arr
 from arrayplan_engine import evaluate as one_path
-from arrayplan_engine.errors import ArrayplanError, InvalidInputError, Violation
+from arrayplan_engine.errors import ArrayplanError, InvalidInputError, Violation, check_range
 from arrayplan_engine.layout import MAX_GROUP_WIDTH, make_layout
 from arrayplan_engine.units import MB, KiB
 from arrayplan_engine.workload import Workload
@@ -117,12 +117,9 @@ def _build(args: argparse.Namespace) -> tuple[arr.ArraySpec, Any]:
     from arrayplan_engine.catalog import get_drive
 
     v: list[Violation] = []
-    if args.drives < 1:
-        v.append(Violation(field="drives", reason=f"must be >= 1, got {args.drives}"))
-    if not (0.001 <= args.duration_s <= arr.MAX_DURATION_S):
-        v.append(Violation(field="duration_s", reason=f"must be in [0.001, {arr.MAX_DURATION_S:g}] s, got {args.duration_s}"))
-    if not (1 <= args.parts <= 1024):
-        v.append(Violation(field="parts", reason=f"must be in [1, 1024], got {args.parts}"))
+    check_range(v, "drives", args.drives, 1, integer=True)
+    check_range(v, "duration_s", args.duration_s, 0.001, arr.MAX_DURATION_S, unit="s")
+    check_range(v, "parts", args.parts, 1, 1024, integer=True)
     if v:
         raise InvalidInputError(v)
     drive = get_drive(args.drive)

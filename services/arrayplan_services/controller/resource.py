@@ -128,7 +128,7 @@ def merge_conditions(old: list[dict[str, Any]] | None, new: list[dict[str, Any]]
 
 
 def _latency(d: Any) -> str:
-    s = d.seconds + d.nanos / 1e9
+    s = d.ToNanoseconds() / 1e9
     return f"{s * 1e3:.3g}ms" if s < 1 else f"{s:.3g}s"
 
 

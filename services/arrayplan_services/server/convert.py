@@ -15,7 +15,7 @@ from google.protobuf import duration_pb2
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import recommend
 from arrayplan_engine.catalog import USER_PROVENANCE, Catalog, Drive, builtin_catalog, drive_from_fields, with_user_drives
-from arrayplan_engine.errors import InvalidInputError, Violation
+from arrayplan_engine.errors import POSITIVE, InvalidInputError, Range, Violation, check_range, is_finite
 from arrayplan_engine.workload import Workload, workload_from_mapping
 
 _ENGINE_TO_API = {
@@ -48,7 +48,7 @@ def reprefix(exc: InvalidInputError, prefix: str) -> InvalidInputError:
 
 
 def duration_s(d: duration_pb2.Duration) -> float:
-    return d.seconds + d.nanos / 1e9
+    return d.ToNanoseconds() / 1e9
 
 
 # -- request bounds: checked before anything in a request is expanded ---------------------------
@@ -63,29 +63,25 @@ MAX_CUSTOM_DRIVES = 64
 MAX_NAME_CHARS = 128
 MAX_DISPLAY_NAME_CHARS = 200
 MAX_DURATION_S = 3600
-_WORKLOAD_MAXIMA = {  # field -> (largest allowed, why)
-    "target_iops": (1e9, "a billion host IOs per second"),
-    "daily_write_bytes": (1e18, "an exabyte a day"),
+_WORKLOAD_RANGES = {  # field -> what is allowed, and why the top
+    "target_iops": Range(lo=0, hi=1e9, note="(a billion host IOs per second)"),
+    "daily_write_bytes": Range(lo=0, hi=1e18, note="(an exabyte a day)"),
 }
-_CONSTRAINT_MAXIMA = {
-    "usable_capacity_bytes": (1e18, "an exabyte"),
-    "min_iops": (1e9, "a billion IOs per second"),
-    "max_purchase_cost_usd": (1e12, "a trillion dollars"),
-    "max_power_w": (1e9, "a gigawatt"),
+_FINITE = Range()  # any finite number
+_CONSTRAINT_RANGES = {
+    "usable_capacity_bytes": Range(lo=0, hi=1e18, note="(an exabyte)"),
+    "min_iops": Range(lo=0, hi=1e9, note="(a billion IOs per second)"),
+    "max_purchase_cost_usd": Range(lo=0, hi=1e12, note="(a trillion dollars)"),
+    "max_power_w": Range(lo=0, hi=1e9, note="(a gigawatt)"),
 }
-
-
-def _number(v: list[Violation], path: str, x: float, lo: float, hi: float, what: str = "") -> None:
-    if not math.isfinite(x):
-        v.append(Violation(field=path, reason=f"must be a finite number, got {x}"))
-    elif not (lo <= x <= hi):
-        v.append(Violation(field=path, reason=f"must be in [{lo:g}, {hi:g}]{' (' + what + ')' if what else ''}, got {x:g}"))
 
 
 def _duration(v: list[Violation], path: str, d: duration_pb2.Duration, max_s: float = MAX_DURATION_S) -> None:
-    if not (0 <= d.nanos < 1_000_000_000) or not (0 <= d.seconds <= max_s) or (d.seconds == max_s and d.nanos):
-        v.append(Violation(field=path, reason=f"must be a duration in (0 s, {max_s:g} s] with nanos in [0, 999999999], "
-                                              f"got seconds={d.seconds} nanos={d.nanos}"))
+    """A Duration in (0, max_s]: a well-formed one (nanos in [0, 1e9); a negative one fails the range)."""
+    if not 0 <= d.nanos < 1_000_000_000:
+        v.append(Violation(field=path, reason=f"must have nanos in [0, 999999999], got seconds={d.seconds} nanos={d.nanos}"))
+    else:
+        check_range(v, path, d.ToNanoseconds() / 1e9, 0, max_s, lo_open=True, unit="s")
 
 
 def _unique(v: list[Violation], path: str, items: list, limit: int, key=lambda x: x) -> None:  # type: ignore[no-untyped-def]
@@ -111,15 +107,14 @@ def workload_bound_violations(w: pb.Workload, prefix: str) -> list[Violation]:
         v.append(Violation(field=f"{prefix}.io_size_mix", reason=f"holds {len(w.io_size_mix)} entries; at most {MAX_IO_SIZES} are allowed"))
     else:
         for i, share in enumerate(w.io_size_mix):
-            if not math.isfinite(share.weight):
-                v.append(Violation(field=f"{prefix}.io_size_mix[{i}].weight", reason=f"must be a finite number > 0, got {share.weight}"))
+            POSITIVE.check(v, f"{prefix}.io_size_mix[{i}].weight", share.weight)
     for name in ("read_fraction", "random_fraction", "hot_write_fraction", "hot_space_fraction", "working_set_fraction",
                  "growth_fraction_per_year"):
-        if w.HasField(name) and not math.isfinite(getattr(w, name)):
-            v.append(Violation(field=f"{prefix}.{name}", reason=f"must be a finite number, got {getattr(w, name)}"))
-    for name, (hi, what) in _WORKLOAD_MAXIMA.items():
+        if w.HasField(name):  # finite here; the engine checks the range of the merged workload
+            _FINITE.check(v, f"{prefix}.{name}", getattr(w, name))
+    for name, allowed in _WORKLOAD_RANGES.items():
         if w.HasField(name):
-            _number(v, f"{prefix}.{name}", getattr(w, name), 0.0, hi, what)
+            allowed.check(v, f"{prefix}.{name}", getattr(w, name))
     return v
 
 
@@ -129,15 +124,14 @@ def check_plan_request_bounds(spec: pb.PlanSpec, prefix: str = "plan.spec") -> N
     if spec.HasField("workload"):
         v.extend(workload_bound_violations(spec.workload, f"{prefix}.workload"))
     c = spec.constraints
-    for name, (hi, what) in _CONSTRAINT_MAXIMA.items():
-        _number(v, f"{prefix}.constraints.{name}", float(getattr(c, name)), 0.0, hi, what)
+    for name, allowed in _CONSTRAINT_RANGES.items():
+        allowed.check(v, f"{prefix}.constraints.{name}", getattr(c, name))
     for name in ("latency_percentile", "endurance_margin_fraction", "max_data_loss_probability"):
-        if not math.isfinite(getattr(c, name)):
-            v.append(Violation(field=f"{prefix}.constraints.{name}", reason=f"must be a finite number, got {getattr(c, name)}"))
+        _FINITE.check(v, f"{prefix}.constraints.{name}", getattr(c, name))
     for name in ("latency_target", "worst_second_latency_target"):
         if c.HasField(name):
             _duration(v, f"{prefix}.constraints.{name}", getattr(c, name))
-    _number(v, f"{prefix}.electricity_usd_per_kwh", spec.electricity_usd_per_kwh, 0.0, 100.0)
+    check_range(v, f"{prefix}.electricity_usd_per_kwh", spec.electricity_usd_per_kwh, 0, 100)
     cs = spec.candidate_space
     cp = f"{prefix}.candidate_space"
     for i, name in enumerate(cs.drive_models[:MAX_DRIVE_MODELS]):
@@ -151,8 +145,7 @@ def check_plan_request_bounds(spec: pb.PlanSpec, prefix: str = "plan.spec") -> N
     _unique(v, f"{cp}.group_widths", list(cs.group_widths), MAX_GROUP_WIDTHS)
     _unique(v, f"{cp}.over_provisioning_fractions", list(cs.over_provisioning_fractions), MAX_OP_FRACTIONS)
     for i, x in enumerate(cs.over_provisioning_fractions[:MAX_OP_FRACTIONS]):
-        if not math.isfinite(x):
-            v.append(Violation(field=f"{cp}.over_provisioning_fractions[{i}]", reason=f"must be a finite number in [0, 0.9), got {x}"))
+        check_range(v, f"{cp}.over_provisioning_fractions[{i}]", x, 0, 0.9, hi_open=True)
     _unique(v, f"{prefix}.custom_drives", [d.name for d in spec.custom_drives], MAX_CUSTOM_DRIVES)
     if v:
         raise InvalidInputError(v)
@@ -229,10 +222,7 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
     if not spec.HasField("constraints"):
         violations.append(Violation(field=f"{prefix}.constraints", reason="is required (at least usable_capacity_bytes)"))
     c = spec.constraints
-    for name in ("latency_target", "worst_second_latency_target"):
-        if c.HasField(name) and duration_s(getattr(c, name)) <= 0:
-            violations.append(Violation(field=f"{prefix}.constraints.{name}", reason="must be a positive duration when set"))
-    try:
+    try:  # the bounds include durations in (0, 3600 s] when set
         check_plan_request_bounds(spec, prefix)
     except InvalidInputError as exc:
         violations.extend(x for x in exc.violations if x not in violations)
@@ -275,7 +265,8 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
 
 
 def _finite(x: float) -> float:
-    return x if math.isfinite(x) else 0.0
+    """An output figure as the API carries it: NaN and inf as 0 (not a check; see errors.is_finite)."""
+    return x if is_finite(x) else 0.0
 
 
 def recommendation_to_proto(r: recommend.Recommendation) -> pb.Recommendation:

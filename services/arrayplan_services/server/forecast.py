@@ -10,7 +10,7 @@ from google.protobuf import timestamp_pb2
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import forecast as fc
 from arrayplan_engine.catalog import Catalog
-from arrayplan_engine.errors import InvalidInputError, Violation
+from arrayplan_engine.errors import NON_NEGATIVE, InvalidInputError, Violation, check_range
 from arrayplan_engine.layout import make_layout
 from arrayplan_engine.telemetry import DriveSnapshot, TelemetryError, parse_document
 
@@ -22,7 +22,7 @@ MAX_TELEMETRY_DOCUMENTS = 20_000
 
 
 def _seconds(ts: timestamp_pb2.Timestamp) -> float:
-    return ts.seconds + ts.nanos / 1e9
+    return ts.ToNanoseconds() / 1e9
 
 
 def _ts(t: float | None) -> timestamp_pb2.Timestamp | None:
@@ -67,17 +67,16 @@ def spec_from_proto(a: pb.ArrayInService, prefix: str = "array") -> fc.ArraySpec
             v.extend(Violation(field=f"{prefix}.groups" if x.field.startswith(f"{prefix}.layout.") else x.field,
                                reason=x.reason + (" (a group's width is its member count)" if x.field.startswith(f"{prefix}.layout.") else ""))
                      for x in exc.violations)
-    if a.usable_capacity_bytes < 0:
-        v.append(Violation(field=f"{prefix}.usable_capacity_bytes", reason=f"must be >= 0, got {a.usable_capacity_bytes}"))
+    NON_NEGATIVE.check(v, f"{prefix}.usable_capacity_bytes", a.usable_capacity_bytes)
     for name in ("full_fraction", "worn_threshold_fraction"):
         x = getattr(a, name)
-        if x and not (0 < x <= 1):
-            v.append(Violation(field=f"{prefix}.{name}", reason=f"must be in (0, 1], got {x}"))
+        if x:  # 0 = unset: the default
+            check_range(v, f"{prefix}.{name}", x, 0, 1, lo_open=True)
     if a.confidence and a.confidence not in (0.9, 0.95):
         v.append(Violation(field=f"{prefix}.confidence", reason=f"must be 0.9 or 0.95, got {a.confidence}"))
     window_days = fc.DEFAULT_LOCKSTEP_WINDOW_DAYS
     if a.HasField("lockstep_window"):
-        window_days = (a.lockstep_window.seconds + a.lockstep_window.nanos / 1e9) / 86400.0
+        window_days = a.lockstep_window.ToNanoseconds() / 1e9 / 86400.0
         if window_days <= 0:
             v.append(Violation(field=f"{prefix}.lockstep_window", reason="must be a positive duration"))
     workload = None
@@ -127,8 +126,7 @@ def forecast_array(request: pb.ForecastArrayRequest, catalog: Catalog,
         catalog.get(spec.catalog_drive, "array.catalog_drive")  # UnknownNameError names the field and the known drives
     capacity = []
     for i, c in enumerate(request.capacity_samples):
-        if c.used_bytes < 0:
-            raise InvalidInputError.one(f"capacity_samples[{i}].used_bytes", f"must be >= 0, got {c.used_bytes}")
+        NON_NEGATIVE.require(f"capacity_samples[{i}].used_bytes", c.used_bytes)
         capacity.append(CapacitySample(time_s=_seconds(c.time), used_bytes=c.used_bytes))
     snaps, problems = _snapshots(list(request.telemetry))
     f = run_forecast(spec, snaps, capacity, catalog)

@@ -29,7 +29,7 @@ from opentelemetry.trace import Status, StatusCode
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 from arrayplan_engine.catalog import Catalog, Drive
-from arrayplan_engine.errors import InvalidInputError, NotFoundError, UnknownNameError, Violation
+from arrayplan_engine.errors import InvalidInputError, NotFoundError, UnknownNameError, Violation, check_range
 
 from .. import simulate, telemetry
 from ..fanout import Cancelled
@@ -193,8 +193,7 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
 
     def _list_drives(self, request: pb.ListDrivesRequest) -> pb.ListDrivesResponse:
         v: list[Violation] = []
-        if request.page_size < 0 or request.page_size > 1000:
-            v.append(Violation(field="page_size", reason=f"must be in [0, 1000], got {request.page_size}"))
+        check_range(v, "page_size", request.page_size, 0, 1000)
         if request.kind not in pb.DriveKind.values():
             v.append(Violation(field="kind", reason=f"must be one of {', '.join(pb.DriveKind.keys())}, got {request.kind}"))
         if request.page_token and not re.fullmatch(r"[0-9]{1,9}", request.page_token, re.ASCII):
