@@ -31,7 +31,7 @@ import grpc
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 
-from .cli.planfile import PlanFileError, load_plan_file, plan_spec_from_text
+from .api.planfile import PlanFileError, load_plan_file, plan_spec_from_text
 from .jsonout import to_json
 
 __all__ = [

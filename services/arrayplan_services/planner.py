@@ -30,9 +30,9 @@ from arrayplan_engine.catalog import Catalog, builtin_catalog
 from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError
 
 from . import numba_cache, telemetry
+from .api.convert import check_plan_request_bounds, outcome_to_proto, plan_request_from_proto
 from .fanout import Cancelled, Executor, ExecutorUnavailableError, TaskCall
 from .fanout.tasks import evaluate_candidates
-from .server.convert import check_plan_request_bounds, outcome_to_proto, plan_request_from_proto
 from .server.errors import PermissionDeniedError, PlanQueueFullError, new_error_id
 from .store import TERMINAL_STATES, RunRow, RunStore, StoreUnavailableError
 

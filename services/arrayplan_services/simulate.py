@@ -15,9 +15,9 @@ from arrayplan_engine.errors import InvalidInputError, UnknownNameError, Violati
 from arrayplan_engine.layout import make_layout, usable_capacity_bytes
 
 from . import telemetry
+from .api.convert import reprefix, to_duration, workload_from_proto
 from .fanout import Cancelled, Executor, TaskCall
 from .fanout.tasks import simulate_window
-from .server.convert import reprefix, to_duration, workload_from_proto
 
 MAX_ARRAY_DRIVES = 1_024
 # The engine's ArraySpec fields -> the request fields a client set.

@@ -29,7 +29,7 @@ def _opt(x: Any, fmt: str = "{:g}") -> str:
 
 
 def cmd_telemetry(args: argparse.Namespace) -> int:
-    from ..smart_io import read_telemetry
+    from ..api.smart_io import read_telemetry
 
     snapshots, problems = read_telemetry(args.paths)
     for p in problems:
@@ -133,8 +133,8 @@ def cmd_forecast(args: argparse.Namespace) -> int:
     from arrayplan_engine.catalog import builtin_catalog
     from arrayplan_engine.errors import ArrayplanError
 
-    from ..arrayfile import forecast_file, load_array_file, replan_options
-    from .planfile import PlanFileError
+    from ..api.arrayfile import forecast_file, load_array_file, replan_options
+    from ..api.planfile import PlanFileError
 
     try:
         array = load_array_file(args.array_file)
@@ -196,7 +196,7 @@ def _replan(args: argparse.Namespace, array: Any, f: Any) -> Any:
 
     from arrayplan.v1 import planner_pb2 as pb
 
-    from ..arrayfile import replan_spec
+    from ..api.arrayfile import replan_spec
     from .main import connect, grpc_error_exit
 
     spec, notes = replan_spec(array, f, args.years)

@@ -224,7 +224,7 @@ def _stderr_console():  # type: ignore[no-untyped-def]
 def load_spec(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     """The plan file named by ``args.plan_file`` with ``--seed`` applied, warnings printed; None
     (after printing the line-numbered errors) when the file is bad."""
-    from .planfile import PlanFileError, load_plan_file
+    from ..api.planfile import PlanFileError, load_plan_file
 
     try:
         spec, warnings = load_plan_file(args.plan_file, allow_outside_paths=getattr(args, "allow_outside_paths", False))
@@ -302,7 +302,7 @@ def _point_at_lines(exc: object, plan_file: Path) -> None:
     from google.rpc import error_details_pb2
     from grpc_status import rpc_status
 
-    from .planfile import line_of
+    from ..api.planfile import line_of
 
     status = rpc_status.from_call(exc)  # type: ignore[arg-type]
     if status is None:
@@ -348,7 +348,7 @@ def _drives_in_process(args: argparse.Namespace) -> int:
     """``arrayplan drives`` without a server: the built-in catalog (plus ``--catalog DIR``)."""
     from arrayplan_engine.errors import InvalidInputError
 
-    from ..server.convert import drive_to_proto
+    from ..api.convert import drive_to_proto
 
     cat = _local_catalog(args)
     if cat is None:
@@ -646,7 +646,7 @@ def cmd_completion(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .planfile import seconds_arg
+    from ..api.planfile import seconds_arg
 
     parser = argparse.ArgumentParser(prog="arrayplan", description="Capacity planner for SSD and HDD arrays.",
                                      epilog="Shell completion: eval \"$(arrayplan completion bash)\" (or zsh). "

@@ -32,11 +32,11 @@ from arrayplan_engine.catalog import Catalog, Drive
 from arrayplan_engine.errors import InvalidInputError, NotFoundError, UnknownNameError, Violation
 
 from .. import simulate, telemetry
+from ..api.convert import MAX_NAME_CHARS, drive_to_proto
 from ..fanout import Cancelled
 from ..planner import PlanRunner, parse_name, plan_name
 from ..store import TERMINAL_STATES
 from .auth import Authenticator, Caller
-from .convert import MAX_NAME_CHARS, drive_to_proto
 from .errors import UnauthenticatedError, status_for
 
 log = logging.getLogger(__name__)
