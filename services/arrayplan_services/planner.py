@@ -31,9 +31,9 @@ from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpac
 
 from . import numba_cache, telemetry
 from .api.convert import check_plan_request_bounds, outcome_to_proto, plan_request_from_proto
+from .api.errors import PermissionDeniedError, PlanQueueFullError, new_error_id
 from .fanout import Cancelled, Executor, ExecutorUnavailableError, TaskCall
 from .fanout.tasks import evaluate_candidates
-from .server.errors import PermissionDeniedError, PlanQueueFullError, new_error_id
 from .store import TERMINAL_STATES, RunRow, RunStore, StoreUnavailableError
 
 log = logging.getLogger(__name__)

@@ -33,11 +33,12 @@ from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 from arrayplan_engine.catalog import Catalog, builtin_catalog
 
 from .. import telemetry
+from ..api.errors import UnauthenticatedError
 from ..fanout import make_executor
 from ..planner import DEFAULT_CANDIDATE_LIMIT, DEFAULT_MAX_QUEUED_PLANS, DEFAULT_MAX_RUNNING_PLANS, PlanRunner
 from ..store import RunStore
 from .auth import OPEN_SERVICES, Authenticator
-from .errors import UnauthenticatedError, status_for
+from .errors import status_for
 from .servicer import PlannerServicer
 
 log = logging.getLogger(__name__)

@@ -33,11 +33,12 @@ from arrayplan_engine.errors import InvalidInputError, NotFoundError, UnknownNam
 
 from .. import simulate, telemetry
 from ..api.convert import MAX_NAME_CHARS, drive_to_proto
+from ..api.errors import UnauthenticatedError
 from ..fanout import Cancelled
 from ..planner import PlanRunner, parse_name, plan_name
 from ..store import TERMINAL_STATES
 from .auth import Authenticator, Caller
-from .errors import UnauthenticatedError, status_for
+from .errors import status_for
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
