@@ -249,13 +249,15 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
     if not isinstance(max_drive_count, int) or not (1 <= max_drive_count <= MAX_EQUIVALENT_DRIVES):
         v.append(Violation(field="max_drive_count", reason=f"must be an integer in [1, {MAX_EQUIVALENT_DRIVES}], got {max_drive_count!r}"))
     check(v)
+    layout_of: Callable[[int], Layout]
     if isinstance(layout_for, Layout):
         fixed = layout_for
         step = fixed.group_width
 
-        def layout_of(n: int) -> Layout:
+        def fixed_layout(n: int) -> Layout:
             del n
             return fixed
+        layout_of = fixed_layout
     else:
         layout_of = layout_for
         step = group_width or 1
