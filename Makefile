@@ -42,6 +42,7 @@ lint: setup ## buf lint of the API, ruff, the layers (import-linter, .importlint
 	cd proto && ../$(VENV)/bin/buf lint
 	$(VENV)/bin/ruff check engine services tests
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 .PHONY: cluster-tools
 cluster-tools: ## Build helm, otelcol, kube-apiserver and link etcd into bin/ (test-setup runs it; cached in ~/.cache/arrayplan)

@@ -21,6 +21,7 @@ a plan that ends FAILED or CANCELLED raises ``PlanFailedError`` holding the plan
 
 from __future__ import annotations
 
+import builtins
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -74,7 +75,7 @@ class ClientError(Exception):
                     bad = error_details_pb2.BadRequest()
                     detail.Unpack(bad)
                     violations += [(v.field, v.description) for v in bad.field_violations]
-        return cls(exc.code(), exc.details() or "", violations)  # type: ignore[attr-defined]
+        return cls(exc.code(), exc.details() or "", violations)
 
 
 class PlanFailedError(Exception):
@@ -123,7 +124,7 @@ class _Details(grpc.ClientCallDetails):
     def __init__(self, base: Any, metadata: list[tuple[str, str]]) -> None:
         self.method = base.method
         self.timeout = base.timeout
-        self.metadata = metadata
+        self.metadata = tuple(metadata)
         self.credentials = base.credentials
         self.wait_for_ready = getattr(base, "wait_for_ready", None)
         self.compression = getattr(base, "compression", None)
@@ -242,7 +243,7 @@ class PlannerClient:
         req = request if request is not None else pb.SimulateArrayRequest(**fields)
         return self._call("SimulateArray", req, timeout_s)  # type: ignore[no-any-return]
 
-    def drives(self, kind: str = "all") -> list[pb.Drive]:
+    def drives(self, kind: str = "all") -> builtins.list[pb.Drive]:
         """The catalog: ``kind`` all, ssd or hdd."""
         kinds = {"all": pb.DRIVE_KIND_UNSPECIFIED, "ssd": pb.DRIVE_KIND_SSD, "hdd": pb.DRIVE_KIND_HDD}
         if kind not in kinds:

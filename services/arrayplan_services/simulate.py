@@ -95,7 +95,7 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
     results: list[array.ArrayResult] = []
     cancel = threading.Event()
 
-    def on_result(call: TaskCall, value: tuple[array.ArrayResult, list[dict]]) -> None:
+    def on_result(call: TaskCall, value: tuple[array.ArrayResult, list[dict[str, object]]]) -> None:
         del call
         results.append(value[0])
 
@@ -176,6 +176,7 @@ def consistency_test(request: pb.RunConsistencyTestRequest, catalog: Catalog) ->
         v.append(Violation(field="seed", reason=f"must be >= 0, got {request.seed}"))
     if v:
         raise InvalidInputError(v)
+    assert drive is not None  # a missing or unknown drive is in v
     try:
         r = ssd.consistency_experiment(drive, duration_s=duration_s, op=request.over_provisioning_fraction, seed=request.seed)
     except InvalidInputError as exc:

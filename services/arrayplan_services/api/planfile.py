@@ -237,7 +237,7 @@ class _Builder:
         if "target_iops" in explicit and "daily_write_bytes" not in explicit:
             from .workloads import rescaled_daily_write_bytes
 
-            msg.daily_write_bytes, note = rescaled_daily_write_bytes(workload, msg.target_iops)  # type: ignore[attr-defined]
+            msg.daily_write_bytes, note = rescaled_daily_write_bytes(workload, msg.target_iops)
             if note:
                 self.warnings.append(note)
         if "io_size_mix" not in explicit:

@@ -93,7 +93,8 @@ def forecast_record(f: Any) -> dict[str, Any]:
         if hasattr(x, "name") and hasattr(x, "read_fraction"):
             return x.name
         return x
-    return conv(f)
+    out: dict[str, Any] = conv(f)
+    return out
 
 
 def print_forecast(f: Any, console: Any) -> None:
@@ -151,8 +152,8 @@ def cmd_forecast(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     for p in problems:
         _err(str(p))
-    for p in f.problems:
-        _err(f"{args.array_file}: {p}")
+    for text in f.problems:
+        _err(f"{args.array_file}: {text}")
     options = replan_options(array, f, catalog)
     replan = None
     if args.replan:

@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_UNMET = 0, 1, 2, 3
 DEFAULT_SERVER = "127.0.0.1:50051"
@@ -68,7 +69,7 @@ def grpc_error_exit(exc: object) -> int:
 
 
 @contextlib.contextmanager
-def connect(args: argparse.Namespace) -> Iterator[object]:
+def connect(args: argparse.Namespace) -> Iterator[Any]:
     """A stub to the server (``--server``), or to an in-process server started for this command
     (``--local``: the same server code on an ephemeral 127.0.0.1 port, same run store)."""
 
@@ -215,7 +216,7 @@ def _progress_reporter(quiet: bool):  # type: ignore[no-untyped-def]
     return line, contextlib.nullcontext()
 
 
-def _stderr_console():  # type: ignore[no-untyped-def]
+def _stderr_console() -> Any:
     from rich.console import Console
 
     return Console(stderr=True)
@@ -542,7 +543,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
         return EXIT_OK
     spans = list(trace.spans)
     ids = {s.span_id for s in spans}
-    children: dict[str, list] = {}
+    children: dict[str, list[Any]] = {}
     for s in spans:
         children.setdefault(s.parent_span_id if s.parent_span_id in ids else "", []).append(s)
 

@@ -157,7 +157,7 @@ def progress_status(p: pb.PlanProgress) -> dict[str, int]:
 def timestamp_rfc3339(ts: Any) -> str | None:
     if not ts.seconds and not ts.nanos:
         return None
-    return ts.ToDatetime(tzinfo=dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(ts.ToDatetime(tzinfo=dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
 def camel_reason(upper_snake: str, default: str = "RunFailed") -> str:

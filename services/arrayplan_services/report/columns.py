@@ -17,7 +17,7 @@ _UNBOUNDED = 1e6
 
 def seconds_of(d: Any) -> float:
     """A protobuf Duration in seconds (0 when unset)."""
-    return d.seconds + d.nanos / 1e9
+    return float(d.seconds + d.nanos / 1e9)
 
 
 def ms(d: Any) -> str:

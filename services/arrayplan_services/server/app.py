@@ -21,6 +21,7 @@ import signal
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -71,9 +72,9 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
         status = rpc_status.to_status(status_for(UnauthenticatedError(
             "this server needs a bearer token: send metadata 'authorization: Bearer TOKEN' (the CLI reads $ARRAYPLAN_TOKEN)")))
 
-        async def deny(request: object, context: grpc.aio.ServicerContext) -> None:
+        async def deny(request: object, context: grpc.aio.ServicerContext[Any, Any]) -> None:
             await context.abort_with_status(status)
-        self._deny = grpc.unary_unary_rpc_method_handler(deny)
+        self._deny: grpc.RpcMethodHandler[Any, Any] = grpc.unary_unary_rpc_method_handler(deny)
 
     async def intercept_service(self, continuation, handler_call_details):  # type: ignore[no-untyped-def]
         if not self.auth.enabled or handler_call_details.method.startswith(OPEN_SERVICES):
