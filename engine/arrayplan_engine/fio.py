@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -290,7 +290,7 @@ def _zipf_cells(theta: float, blocks: int, cells: int = 65_536) -> np.ndarray:
     return np.diff(h)
 
 
-def _cdf_cells(cdf, cells: int = 4_096) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _cdf_cells(cdf: Callable[[float], float], cells: int = 4_096) -> np.ndarray:
     x = np.linspace(0.0, 1.0, cells + 1)
     return np.diff(np.array([cdf(v) for v in x], dtype=np.float64))
 

@@ -113,10 +113,10 @@ class _PlaintextBearer(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientI
         metadata = [*(details.metadata or ()), self._pair]
         return details._replace(metadata=metadata) if hasattr(details, "_replace") else _Details(details, metadata)
 
-    def intercept_unary_unary(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
+    def intercept_unary_unary(self, continuation: Callable[..., Any], client_call_details: grpc.ClientCallDetails, request: Any) -> Any:
         return continuation(self._details(client_call_details), request)
 
-    def intercept_unary_stream(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
+    def intercept_unary_stream(self, continuation: Callable[..., Any], client_call_details: grpc.ClientCallDetails, request: Any) -> Any:
         return continuation(self._details(client_call_details), request)
 
 

@@ -15,9 +15,13 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported lazily where used (startup time)
+    from arrayplan.v1 import planner_pb2 as pb
+    from arrayplan_engine.catalog import Catalog
 
 EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_UNMET = 0, 1, 2, 3
 DEFAULT_SERVER = "127.0.0.1:50051"
@@ -184,7 +188,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 # -- plan ---------------------------------------------------------------------------------------
 
-def _progress_reporter(quiet: bool):  # type: ignore[no-untyped-def]
+def _progress_reporter(quiet: bool) -> tuple[Callable[[pb.PlanProgress], None], contextlib.AbstractContextManager[Any]]:
     """A callable taking PlanProgress: a rich bar on a terminal, a line a second otherwise."""
     if quiet:
         return lambda p: None, contextlib.nullcontext()
@@ -195,14 +199,14 @@ def _progress_reporter(quiet: bool):  # type: ignore[no-untyped-def]
                        transient=True, console=_stderr_console())
         task = bar.add_task("simulating candidates", total=None)
 
-        def update(p):  # type: ignore[no-untyped-def]
+        def update(p: pb.PlanProgress) -> None:
             bar.update(task, total=p.candidates_to_evaluate or None, completed=p.candidates_evaluated,
                        description=p.phase or "simulating candidates")
         return update, bar
     last = [0.0]
     last_phase = [""]
 
-    def line(p):  # type: ignore[no-untyped-def]
+    def line(p: pb.PlanProgress) -> None:
         if not p.candidates_total:
             return
         if p.phase and p.phase != last_phase[0]:
@@ -222,7 +226,7 @@ def _stderr_console() -> Any:
     return Console(stderr=True)
 
 
-def load_spec(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def load_spec(args: argparse.Namespace) -> pb.PlanSpec | None:
     """The plan file named by ``args.plan_file`` with ``--seed`` applied, warnings printed; None
     (after printing the line-numbered errors) when the file is bad."""
     from ..api.planfile import PlanFileError, load_plan_file
@@ -332,7 +336,7 @@ def _emit(plan: object, args: argparse.Namespace) -> None:
 
 # -- drives / runs / trace ----------------------------------------------------------------------
 
-def _local_catalog(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _local_catalog(args: argparse.Namespace) -> Catalog | None:
     """The built-in catalog plus ``--catalog DIR``; None (after printing the error) when bad."""
     from arrayplan_engine.catalog import CatalogFileError
 
@@ -483,7 +487,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _fetch_trace(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _fetch_trace(args: argparse.Namespace) -> pb.GetPlanTraceResponse:
     """GetPlanTrace from the server (``--server``/``--local``), or straight from a run store file
     when only ``--data-dir`` is given (no server needed)."""
     name = args.name if args.name.startswith("plans/") else f"plans/{args.name}"
@@ -498,7 +502,8 @@ def _fetch_trace(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from arrayplan.v1 import planner_pb2 as pb
 
     with connect(args) as stub:
-        return stub.GetPlanTrace(pb.GetPlanTraceRequest(name=name), timeout=60)
+        trace: pb.GetPlanTraceResponse = stub.GetPlanTrace(pb.GetPlanTraceRequest(name=name), timeout=60)
+        return trace
 
 
 def _attr_text(v: object) -> str:

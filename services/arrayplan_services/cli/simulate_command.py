@@ -29,7 +29,7 @@ from typing import Any
 from arrayplan_engine import array as arr
 from arrayplan_engine import evaluate as one_path
 from arrayplan_engine.errors import ArrayplanError, InvalidInputError, Violation
-from arrayplan_engine.layout import MAX_GROUP_WIDTH, make_layout
+from arrayplan_engine.layout import MAX_GROUP_WIDTH, Layout, make_layout
 from arrayplan_engine.units import MB, KiB
 from arrayplan_engine.workload import Workload
 
@@ -103,7 +103,7 @@ def _workload(args: argparse.Namespace) -> Workload:
     return wl
 
 
-def _layout(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _layout(args: argparse.Namespace) -> Layout:
     name = args.layout.strip().lower()
     if name.startswith("ec:"):
         return make_layout(name, args.group_width, stripe_unit_bytes=args.stripe_unit_kib * KiB)

@@ -19,6 +19,7 @@ import asyncio
 import logging
 import signal
 import threading
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,7 +77,11 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
             await context.abort_with_status(status)
         self._deny: grpc.RpcMethodHandler[Any, Any] = grpc.unary_unary_rpc_method_handler(deny)
 
-    async def intercept_service(self, continuation, handler_call_details):  # type: ignore[no-untyped-def]
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
         if not self.auth.enabled or handler_call_details.method.startswith(OPEN_SERVICES):
             return await continuation(handler_call_details)
         if self.auth.caller(handler_call_details.invocation_metadata) is None:
@@ -98,7 +103,7 @@ class Server:
     extra_servers: list[grpc.aio.Server] = field(default_factory=list)
     _stopped: threading.Event = field(default_factory=threading.Event)
 
-    def _call(self, coro, timeout_s: float = 60.0):  # type: ignore[no-untyped-def]
+    def _call(self, coro: Coroutine[Any, Any, Any], timeout_s: float = 60.0) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout_s)
 
     def set_serving(self, serving: bool) -> None:

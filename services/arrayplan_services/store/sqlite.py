@@ -127,7 +127,7 @@ def _guarded(fn: _F) -> _F:
     """Storage faults become StoreUnavailableError and flip the store's health."""
 
     @functools.wraps(fn)
-    def wrapper(self: RunStore, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def wrapper(self: RunStore, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(self, *args, **kwargs)
         except (sqlite3.Error, OSError) as exc:
