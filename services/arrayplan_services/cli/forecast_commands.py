@@ -241,7 +241,7 @@ def _print_replan(console: Any, plan: Any, notes: list[str], array: Any, f: Any)
         console.print(f"  or {s}")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("telemetry", help="read smartctl --json / nvme smart-log JSON files and show each drive's counters")
     p.add_argument("paths", nargs="+", type=Path, metavar="FILE_OR_DIR", help="telemetry files, or directories of *.json files")
     p.add_argument("--format", choices=("table", "json"), default="table", help="json: one record per drive snapshot")

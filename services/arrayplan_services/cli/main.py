@@ -411,7 +411,7 @@ def cmd_drives(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _drives_json(drives: list) -> str:  # type: ignore[type-arg]
+def _drives_json(drives: list[pb.Drive]) -> str:
     """The one JSON shape of ``arrayplan drives``, in-process or via a server: each drive in the
     output convention (``jsonout``), with ``kind`` as the catalog writes it (``ssd`` / ``hdd``, as
     catalog files and ``--kind`` do) and ``sources``, the documents its values are quoted from."""
@@ -428,7 +428,7 @@ def _drives_json(drives: list) -> str:  # type: ignore[type-arg]
     return json.dumps(rows, indent=2, allow_nan=False)
 
 
-def _drives_table(drives: list, one: bool) -> None:  # type: ignore[type-arg]
+def _drives_table(drives: list[pb.Drive], one: bool) -> None:
     from rich.table import Table
 
     from arrayplan.v1 import planner_pb2 as pb
