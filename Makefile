@@ -38,9 +38,11 @@ test: test-setup ## Run the whole test suite against real components (Ray, gRPC,
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 .PHONY: lint
-lint: setup ## buf lint of the API and ruff of the Python packages
+lint: setup ## buf lint of the API, ruff, the layers (import-linter, .importlinter) and the types (mypy, mypy.ini)
 	cd proto && ../$(VENV)/bin/buf lint
 	$(VENV)/bin/ruff check engine services tests
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 .PHONY: cluster-tools
 cluster-tools: ## Build helm, otelcol, kube-apiserver and link etcd into bin/ (test-setup runs it; cached in ~/.cache/arrayplan)
@@ -60,5 +62,5 @@ load: test-setup ## Load test: ghz at concurrency 50 on GetDrive, GetPlan, ListD
 
 .PHONY: clean
 clean: ## Remove generated stubs and caches (keeps .venv, bin/ and data/)
-	rm -rf services/arrayplan .pytest_cache .ruff_cache $(VENV)/.proto-stamp
+	rm -rf services/arrayplan .pytest_cache .ruff_cache .mypy_cache .import_linter_cache $(VENV)/.proto-stamp
 	find . -name __pycache__ -prune -exec rm -rf {} +

@@ -22,7 +22,7 @@ def main(examples: Path) -> int:
 
     from arrayplan.v1 import planner_pb2 as pb
     from arrayplan.v1 import planner_pb2_grpc as pb_grpc
-    from arrayplan_services.cli.planfile import load_plan_file
+    from arrayplan_services.api.planfile import load_plan_file
     from arrayplan_services.server.app import build_server
 
     cache = Path(os.environ.get("NUMBA_CACHE_DIR", ""))

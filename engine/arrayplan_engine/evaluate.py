@@ -244,13 +244,15 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
     check_range(v, "latency_target_s", latency_target_s, 0, 3600, unit="s", note="(0 = none)")
     check_range(v, "max_drive_count", max_drive_count, 1, MAX_EQUIVALENT_DRIVES, integer=True)
     check(v)
+    layout_of: Callable[[int], Layout]
     if isinstance(layout_for, Layout):
         fixed = layout_for
         step = fixed.group_width
 
-        def layout_of(n: int) -> Layout:
+        def fixed_layout(n: int) -> Layout:
             del n
             return fixed
+        layout_of = fixed_layout
     else:
         layout_of = layout_for
         step = group_width or 1

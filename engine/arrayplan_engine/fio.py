@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -125,7 +125,7 @@ def parse_size(value: str, *, kb_base: int = 1024, line: int = 0, option: str = 
     # fio's default kb_base=1024 gives k = 1024 and (a compatibility quirk) ki = 1000.
     binary = (kb_base == 1024) != bool(iec)
     base = 1024 if binary else 1000
-    return round(float(number) * base**power)
+    return round(float(number) * float(base**power))
 
 
 def parse_time_s(value: str, *, line: int = 0, option: str = "runtime") -> float:
@@ -209,8 +209,8 @@ def parse_bssplit(value: str, *, kb_base: int = 1024, line: int = 0) -> tuple[tu
         blanks = [s for s, p in entries if p is None]
         fill = (100.0 - given) / len(blanks) if blanks else 0.0
         weights: dict[int, float] = {}
-        for size, pct in entries:
-            weights[size] = weights.get(size, 0.0) + (fill if pct is None else pct)
+        for size, share in entries:
+            weights[size] = weights.get(size, 0.0) + (fill if share is None else share)
         total = sum(weights.values())
         if total <= 0.0:
             raise _err(line, "bssplit", "all percentages are zero")
@@ -279,7 +279,7 @@ def _zipf_cells(theta: float, blocks: int, cells: int = 65_536) -> np.ndarray:
         # integral for the tail (relative error < 1e-8 for k_exact = 2000).
         prefix = np.concatenate(([0.0], np.cumsum(np.arange(1, k_exact + 1, dtype=np.float64) ** -theta)))
         n = np.asarray(n, dtype=np.float64)
-        out = prefix[np.minimum(n, k_exact).astype(np.int64)]
+        out: np.ndarray = prefix[np.minimum(n, k_exact).astype(np.int64)]
         tail = n > k_exact
         if tail.any():
             lo, hi = k_exact + 0.5, n[tail] + 0.5
@@ -295,7 +295,7 @@ def _zipf_cells(theta: float, blocks: int, cells: int = 65_536) -> np.ndarray:
     return np.diff(h)
 
 
-def _cdf_cells(cdf, cells: int = 4_096) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _cdf_cells(cdf: Callable[[float], float], cells: int = 4_096) -> np.ndarray:
     x = np.linspace(0.0, 1.0, cells + 1)
     return np.diff(np.array([cdf(v) for v in x], dtype=np.float64))
 
@@ -614,14 +614,14 @@ def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[
         if runtime_s <= 0:
             raise _err(item[1], "runtime", "must be > 0")
     time_based = False
-    if (item := get("time_based")) is not None:
-        time_based = _parse_bool(item[0], item[1], "time_based")
+    if (tb := get("time_based")) is not None:
+        time_based = _parse_bool(tb[0], tb[1], "time_based")
 
     rate_iops: float | None = None
     if (item := val("rate_iops")) is not None:
         r_s, w_s = _per_direction(item[0])
-        r_rate = _parse_int(r_s, item[1], "rate_iops", 0, 2**40) if r_s else 0
-        w_rate = _parse_int(w_s, item[1], "rate_iops", 0, 2**40) if w_s else 0
+        r_rate: float = _parse_int(r_s, item[1], "rate_iops", 0, 2**40) if r_s else 0
+        w_rate: float = _parse_int(w_s, item[1], "rate_iops", 0, 2**40) if w_s else 0
         rate_iops = _split_rate(r_rate, w_rate, read_fraction)
     elif (item := val("rate")) is not None:
         r_s, w_s = _per_direction(item[0])

@@ -33,7 +33,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 
@@ -152,10 +152,10 @@ def estimate_rate(days: Sequence[float], values: Sequence[float], *, resolution:
                     anchor_day=float(days[-1]) - power_on_days / 2.0, last_day=float(days[-1]), last_value=v,
                     basis="lifetime average (single snapshot)")
     d = np.asarray(days, dtype=np.float64)
-    v = np.asarray(values, dtype=np.float64)
+    va = np.asarray(values, dtype=np.float64)
     dt = np.diff(d)
     keep = dt > 0
-    dt, dv = dt[keep], np.diff(v)[keep]
+    dt, dv = dt[keep], np.diff(va)[keep]
     total_t = float(dt.sum())
     rate = float(dv.sum()) / total_t
     n = len(dt)
@@ -164,7 +164,7 @@ def estimate_rate(days: Sequence[float], values: Sequence[float], *, resolution:
         r_i = dv / dt
         sd = math.sqrt(float((dt * (r_i - rate) ** 2).sum()) / (n - 1))
     return Rate(per_day=rate, sd_daily=sd, span_days=total_t, resolution=resolution, dof=max(n - 1, 1),
-                anchor_day=(float(d[0]) + float(d[-1])) / 2.0, last_day=float(d[-1]), last_value=float(v[-1]), basis="intervals")
+                anchor_day=(float(d[0]) + float(d[-1])) / 2.0, last_day=float(d[-1]), last_value=float(va[-1]), basis="intervals")
 
 
 Multiplier = Callable[[np.ndarray], np.ndarray]
@@ -385,7 +385,7 @@ def forecast_drive(series: DriveSeries, *, group: str, serial: str, catalog_driv
     poh_days = (last.power_on_hours or 0.0) / 24.0
     if wa_model is None or (catalog_drive is not None and wa_model.drive.name != catalog_drive.name):
         wa_model = _WaModel(catalog_drive, layout, workload) if (catalog_drive and workload and catalog_drive.is_ssd) else None
-    base = dict(group=group, serial=serial, model=last.model, sources=tuple(s.source for s in snaps),
+    base: dict[str, Any] = dict(group=group, serial=serial, model=last.model, sources=tuple(s.source for s in snaps),
                 catalog_drive=catalog_drive.name if catalog_drive else None, snapshot_count=len(snaps), smart_passed=last.smart_passed)
     none = DateInterval(time_s=None, earliest_s=None, latest_s=None)
     if last.rotational or (catalog_drive is not None and not catalog_drive.is_ssd):
@@ -401,6 +401,8 @@ def forecast_drive(series: DriveSeries, *, group: str, serial: str, catalog_driv
     if len(host_days) >= 2 or (host_days and poh_days > 0):
         host_rate = estimate_rate([d for d, _ in host_days], [float(v or 0.0) for _, v in host_days], power_on_days=poh_days or None)
     multipliers: tuple[Multiplier, Multiplier, Multiplier] | None = None
+    wa: float | None
+    host_per_day: float | None
     if use_rating and catalog_drive is not None and host_rate is not None:
         cat = catalog_drive
         rated_wa = endurance.rated_write_amplification(cat)
@@ -622,8 +624,8 @@ def forecast_array(spec: ArraySpec, series: Sequence[DriveSeries], capacity: Seq
     if usable is None and picked:
         caps = [s.latest.capacity_bytes for _, _, s in picked if s.latest.capacity_bytes]
         if caps:
-            drives = sum(len(g.serials) for g in spec.groups)
-            usable = min(caps) * drives * layout.usable_fraction
+            drive_count = sum(len(g.serials) for g in spec.groups)
+            usable = min(caps) * drive_count * layout.usable_fraction
     fill = None
     if usable:
         fill = forecast_fill([p for p in capacity], usable_capacity_bytes=usable, full_fraction=spec.full_fraction,

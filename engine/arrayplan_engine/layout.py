@@ -173,7 +173,7 @@ def make_layout(name: str, group_width: int | None = None, *, stripe_unit_bytes:
     minimum = {LayoutKind.RAID0: 1, LayoutKind.RAID1: 2, LayoutKind.RAID10: 4, LayoutKind.RAID5: 3, LayoutKind.RAID6: 4}[kind]
     maximum = MAX_STRIPE_WIDTH if kind in (LayoutKind.RAID0, LayoutKind.RAID10) else MAX_GROUP_WIDTH
     if (check_range(violations, f"{field}.group_width", group_width, minimum, maximum, integer=True, note=f"for {kind.value}")
-            and kind is LayoutKind.RAID10 and group_width % 2):
+            and kind is LayoutKind.RAID10 and group_width is not None and group_width % 2):
         violations.append(Violation(field=f"{field}.group_width", reason=f"raid10 needs an even group width, got {group_width}"))
     if violations:
         raise InvalidInputError(violations)

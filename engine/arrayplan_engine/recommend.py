@@ -9,9 +9,10 @@ candidate order is fixed, each candidate's random stream is
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Any
 
 import numpy as np
 
@@ -361,7 +362,7 @@ def enumerate_candidates(req: PlanRequest, catalog: Catalog | None = None, *,
     total = len(names) * len(shapes) * len(ops)
     if total > limit:
         raise SearchSpaceTooLargeError(total, limit)
-    out = []
+    out: list[Candidate] = []
     for drive_name in names:
         is_ssd = catalog.get(drive_name).kind == "ssd"
         for op in ops:
@@ -429,14 +430,14 @@ class NearMiss:
         c = self.candidate
         parts = []
         for k in self.failed:
-            fmt = _UNIT_FMT.get(k.unit, lambda x: f"{x:,.3g}")
+            fmt: Callable[[float], str] = _UNIT_FMT.get(k.unit, lambda x: f"{x:,.3g}")
             rel = "over" if k.at_most else "short of"
             parts.append(f"{_BOUND_TEXT[k.bound]} {fmt(k.bound_value)} {rel} {fmt(k.required)} ({-k.margin_fraction:.0%})")
         width = f"({c.group_width})" if c.layout in ("raid5", "raid6", "raid1") else ""
         return f"{c.drive_count} x {self.drive_display_name} in {c.layout.upper()}{width}: " + "; ".join(parts)
 
 
-_UNIT_FMT = {
+_UNIT_FMT: dict[str, Callable[[float], str]] = {
     "bytes": lambda x: f"{x / 1e12:,.1f} TB",
     "usd": lambda x: f"${x:,.0f}",
     "w": lambda x: f"{x:,.0f} W",
@@ -853,7 +854,7 @@ def hdd_equivalence(req: PlanRequest, best: Evaluation, catalog: Catalog | None 
 
     need = required_capacity_bytes(req)
     seed = one_path.seed_int(np.random.SeedSequence(req.seed, spawn_key=(2**32 - 1,)))
-    search = {"duration_s": req.simulated_seconds, "warmup_s": 0.25, "seed": seed, "max_drive_count": cap,
+    search: dict[str, Any] = {"duration_s": req.simulated_seconds, "warmup_s": 0.25, "seed": seed, "max_drive_count": cap,
               "required_capacity_bytes": need, "group_width": step, "min_drive_count": 4 if base.kind is LayoutKind.RAID10 else 1}
     q = c.latency_percentile / 100.0
     eq = one_path.equivalent_drive_count(hdd, layout_for if stripes_all else base, w, target_iops=iops, latency_quantile=q,

@@ -236,6 +236,11 @@ def _str(value: Any) -> str | None:
     return None
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """A JSON object, or an empty one when the field is missing or not an object."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def exit_status_problems(exit_status: int) -> list[str]:
     """The meanings of the bits set in smartctl's exit status."""
     return [f"bit {b}: {text}" for b, text in EXIT_BITS.items() if exit_status & (1 << b)]
@@ -275,7 +280,7 @@ def parse_smartctl(doc: Mapping[str, Any], source: str) -> DriveSnapshot:
     if not isinstance(doc, Mapping):
         raise TelemetryError(source, f"expected a JSON object, got {type(doc).__name__}")
     exit_status, messages = _smartctl_header(doc, source)
-    device = doc.get("device") if isinstance(doc.get("device"), Mapping) else {}
+    device = _mapping(doc.get("device"))
     dev_type = _str(device.get("type"))
     proto_name = (_str(device.get("protocol")) or "").lower()
     notes: list[str] = []
@@ -283,14 +288,14 @@ def parse_smartctl(doc: Mapping[str, Any], source: str) -> DriveSnapshot:
         notes += [f"smartctl exit status {exit_status}: {p}" for p in exit_status_problems(exit_status)]
     notes += [f"smartctl: {m}" for m in messages if m]
     behind_raid = bool(dev_type and re.search(r"megaraid|cciss|aacraid|areca|3ware|hpt|sssraid", dev_type))
-    smart_status = doc.get("smart_status") if isinstance(doc.get("smart_status"), Mapping) else {}
+    smart_status = _mapping(doc.get("smart_status"))
     passed = smart_status.get("passed") if isinstance(smart_status.get("passed"), bool) else None
     rot = doc.get("rotation_rate")
     rotational = (rot > 0) if isinstance(rot, int) and not isinstance(rot, bool) else None
-    cap = doc.get("user_capacity") if isinstance(doc.get("user_capacity"), Mapping) else {}
+    cap = _mapping(doc.get("user_capacity"))
     capacity = _int(cap.get("bytes")) or _int(doc.get("nvme_total_capacity"))
-    local_time = doc.get("local_time") if isinstance(doc.get("local_time"), Mapping) else {}
-    poh = doc.get("power_on_time") if isinstance(doc.get("power_on_time"), Mapping) else {}
+    local_time = _mapping(doc.get("local_time"))
+    poh = _mapping(doc.get("power_on_time"))
     power_on_hours = None
     if _num(poh.get("hours")) is not None:
         power_on_hours = float(_num(poh.get("hours")) or 0.0) + float(_num(poh.get("minutes")) or 0.0) / 60.0
@@ -370,7 +375,7 @@ def _ata_snapshot(doc: Mapping[str, Any], base: dict[str, Any], notes: list[str]
         a = attrs.get(m.attribute_id)
         if a is None or a.get("name") != m.name:
             continue  # absent, or the drive names it differently (firmware variant): not this meaning
-        raw = a.get("raw") if isinstance(a.get("raw"), Mapping) else {}
+        raw = _mapping(a.get("raw"))
         x: float | None = _int(raw.get("value")) if m.use == "raw" else _num(a.get("value"))
         if x is None or m.quantity == "not_used":
             continue

@@ -174,13 +174,14 @@ def _parse_tencent(line: str) -> TraceRecord:
 def _make_disksim(scale: list[float | None]) -> Callable[[str], TraceRecord]:
     def parse(line: str) -> TraceRecord:
         p = _fields(line, 5, None, "arrival device block count flags")
-        if scale[0] is None:
+        unit_s = scale[0]
+        if unit_s is None:
             t = p[0]
-            scale[0] = 1e-3 if ("." in t or "e" in t.lower()) else (1e-9 if _float(t, "arrival time") >= 1e6 else 1e-3)
+            unit_s = scale[0] = 1e-3 if ("." in t or "e" in t.lower()) else (1e-9 if _float(t, "arrival time") >= 1e6 else 1e-3)
         flags = _int(p[4], "flags")
         offset, size = _int(p[2], "block") * SECTOR_BYTES, _int(p[3], "block count") * SECTOR_BYTES
         _check(offset, size)
-        return TraceRecord(_float(p[0], "arrival time") * scale[0], p[1].strip(), offset, size, not (flags & 1))
+        return TraceRecord(_float(p[0], "arrival time") * unit_s, p[1].strip(), offset, size, not (flags & 1))
     return parse
 
 
@@ -822,10 +823,10 @@ def _size_mix(counts: dict[int, int], log2_counts: np.ndarray, overflow: int, cl
             merged[r] = merged.get(r, 0.0) + float(rest[i])
     top = sorted(merged.items(), key=lambda kv: (-kv[1], kv[0]))[:classes]
     kept = {s: c for s, c in top}
-    for s, c in merged.items():
+    for s, ios in merged.items():
         if s not in kept:
             nearest = min(kept, key=lambda k: (abs(math.log(k / s)), k))
-            kept[nearest] += c
+            kept[nearest] += ios
     total = sum(kept.values())
     return tuple((s, c / total) for s, c in sorted(kept.items()))
 

@@ -22,6 +22,7 @@ a plan that ends FAILED or CANCELLED raises ``PlanFailedError`` holding the plan
 
 from __future__ import annotations
 
+import builtins
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -32,7 +33,7 @@ import grpc
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 
-from .cli.planfile import PlanFileError, load_plan_file, plan_spec_from_text
+from .api.planfile import PlanFileError, load_plan_file, plan_spec_from_text
 from .connection import field_violations, open_channel
 from .jsonout import to_json
 
@@ -65,7 +66,7 @@ class ClientError(Exception):
 
     @classmethod
     def from_rpc(cls, exc: grpc.RpcError) -> ClientError:
-        return cls(exc.code(), exc.details() or "", field_violations(exc))  # type: ignore[attr-defined]
+        return cls(exc.code(), exc.details() or "", field_violations(exc))
 
 
 class PlanFailedError(Exception):
@@ -185,7 +186,7 @@ class PlannerClient:
         req = request if request is not None else pb.SimulateArrayRequest(**fields)
         return self._call("SimulateArray", req, timeout_s)  # type: ignore[no-any-return]
 
-    def drives(self, kind: str = "all") -> list[pb.Drive]:
+    def drives(self, kind: str = "all") -> builtins.list[pb.Drive]:
         """The catalog: ``kind`` all, ssd or hdd."""
         kinds = {"all": pb.DRIVE_KIND_UNSPECIFIED, "ssd": pb.DRIVE_KIND_SSD, "hdd": pb.DRIVE_KIND_HDD}
         if kind not in kinds:

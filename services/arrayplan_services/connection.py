@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import collections
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -36,16 +38,16 @@ class BearerTokenInterceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamC
         return _ClientCallDetails(d.method, d.timeout, metadata, d.credentials, getattr(d, "wait_for_ready", None),
                                   getattr(d, "compression", None))
 
-    def intercept_unary_unary(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
+    def intercept_unary_unary(self, continuation: Callable[..., Any], client_call_details: grpc.ClientCallDetails, request: Any) -> Any:
         return continuation(self._details(client_call_details), request)
 
-    def intercept_unary_stream(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
+    def intercept_unary_stream(self, continuation: Callable[..., Any], client_call_details: grpc.ClientCallDetails, request: Any) -> Any:
         return continuation(self._details(client_call_details), request)
 
-    def intercept_stream_unary(self, continuation, client_call_details, request_iterator):  # type: ignore[no-untyped-def]
+    def intercept_stream_unary(self, continuation: Callable[..., Any], client_call_details: grpc.ClientCallDetails, request_iterator: Any) -> Any:
         return continuation(self._details(client_call_details), request_iterator)
 
-    def intercept_stream_stream(self, continuation, client_call_details, request_iterator):  # type: ignore[no-untyped-def]
+    def intercept_stream_stream(self, continuation: Callable[..., Any], client_call_details: grpc.ClientCallDetails, request_iterator: Any) -> Any:
         return continuation(self._details(client_call_details), request_iterator)
 
 

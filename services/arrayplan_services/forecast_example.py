@@ -19,6 +19,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +40,7 @@ FILL_START = 0.45
 REUSED_LIFE_USED = 0.62
 
 
-def _doc(serial: str, dev: str, t: dt.datetime, hours: float, host_bytes: float, life_used: float) -> dict:
+def _doc(serial: str, dev: str, t: dt.datetime, hours: float, host_bytes: float, life_used: float) -> dict[str, Any]:
     wear_value = max(1, 100 - math.floor(life_used * 100))
     return {
         "json_format_version": [1, 0],

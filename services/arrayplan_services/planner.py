@@ -9,6 +9,7 @@ span per batch and the workers' CONSUMER spans below them.
 
 from __future__ import annotations
 
+import builtins
 import collections
 import json
 import logging
@@ -19,6 +20,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from google.protobuf import json_format, timestamp_pb2
 from opentelemetry import context as otel_context
@@ -30,10 +32,10 @@ from arrayplan_engine.catalog import Catalog, builtin_catalog
 from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError, require_range
 
 from . import numba_cache, telemetry
+from .api.convert import check_plan_request_bounds, outcome_to_proto, plan_request_from_proto
+from .api.errors import PermissionDeniedError, PlanQueueFullError, new_error_id
 from .fanout import Cancelled, Executor, ExecutorUnavailableError, TaskCall
 from .fanout.tasks import evaluate_candidates
-from .server.convert import check_plan_request_bounds, outcome_to_proto, plan_request_from_proto
-from .server.errors import PermissionDeniedError, PlanQueueFullError, new_error_id
 from .store import TERMINAL_STATES, RunRow, RunStore, StoreUnavailableError
 
 log = logging.getLogger(__name__)
@@ -163,7 +165,7 @@ class PlanRunner:
         self._lock = threading.Lock()
         self._stopping = False
         self._mean_run_s = 30.0
-        self._progress_mem: dict[str, dict] = {}
+        self._progress_mem: dict[str, dict[str, Any]] = {}
         self._finished: collections.OrderedDict[tuple[str, float], pb.Plan] = collections.OrderedDict()
 
     # -- create / run -----------------------------------------------------------------------
@@ -337,7 +339,7 @@ class PlanRunner:
         results: list[recommend.Evaluation] = []
         calls = [TaskCall(batch=b, weight=len(b)) for b in batches(req, kept, self.executor.worker_count)]
 
-        def on_result(call: TaskCall, value: tuple[list[recommend.Evaluation], list[dict]]) -> None:
+        def on_result(call: TaskCall, value: tuple[list[recommend.Evaluation], list[dict[str, Any]]]) -> None:
             evaluations, spans = value
             results.extend(evaluations)
             if spans:
@@ -361,7 +363,7 @@ class PlanRunner:
             return recommend.rank(req, results, candidates_total=len(candidates), candidates_pruned=pruned, catalog=catalog,
                                   pruning=pruning)
 
-    def _set_progress(self, run_id: str, progress: dict) -> None:
+    def _set_progress(self, run_id: str, progress: dict[str, Any]) -> None:
         """Progress is best effort: while the store cannot write, watchers still hear of it from
         memory and the final state is written once the store recovers."""
         self._progress_mem[run_id] = dict(progress)
@@ -372,7 +374,7 @@ class PlanRunner:
 
     # -- read -------------------------------------------------------------------------------
     def _to_proto(self, row: RunRow, *, with_result: bool = True, with_spec: bool = True) -> pb.Plan:
-        plan = pb.Plan(name=plan_name(row.id), state=pb.Plan.State.Value(f"STATE_{row.state}"), trace_id=row.trace_id,
+        plan = pb.Plan(name=plan_name(row.id), state=f"STATE_{row.state}", trace_id=row.trace_id,
                        error_message=row.error_message, error_reason=row.error_reason, creator=row.creator)
         if with_spec:
             json_format.Parse(row.spec_json, plan.spec)
@@ -512,7 +514,7 @@ class PlanRunner:
                 unsubscribe()
 
     # -- restart ----------------------------------------------------------------------------
-    def resume_interrupted(self) -> list[str]:
+    def resume_interrupted(self) -> builtins.list[str]:
         """Runs left PENDING/RUNNING by a dead server: resumed once, then marked FAILED."""
         resumed = []
         for row in self.store.interrupted():

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from arrayplan_engine.array import ArrayResult
 
 
-def _plt():  # type: ignore[no-untyped-def]
+def _plt() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -27,7 +28,7 @@ def _plt():  # type: ignore[no-untyped-def]
     return plt
 
 
-def _draw_cdf(ax_cdf, ax_tail, results: Mapping[str, ArrayResult], kind: str) -> None:  # type: ignore[no-untyped-def]
+def _draw_cdf(ax_cdf: Any, ax_tail: Any, results: Mapping[str, ArrayResult], kind: str) -> None:
     for label, r in results.items():
         x, y = r.latency_cdf(kind)
         if x.size == 0:
@@ -53,7 +54,7 @@ def _draw_cdf(ax_cdf, ax_tail, results: Mapping[str, ArrayResult], kind: str) ->
     ax_cdf.legend(fontsize=8)
 
 
-def _draw_iops(ax, results: Mapping[str, ArrayResult], log_scale: bool) -> None:  # type: ignore[no-untyped-def]
+def _draw_iops(ax: Any, results: Mapping[str, ArrayResult], log_scale: bool) -> None:
     for label, r in results.items():
         t = r.window_start_s + np.arange(r.iops_per_second.size)
         ax.plot(t, r.iops_per_second, ".", ms=3, label=label)

@@ -121,10 +121,11 @@ def _fill_plot(f: fc.ArrayForecast) -> SectionPlot | None:
         end_s = min(max(end_s, fl.origin_s + YEAR_DAYS * DAY_S), fl.origin_s + 10 * YEAR_DAYS * DAY_S)
         grid = np.linspace(min(ts), end_s, 200)
         days = (grid - fl.origin_s) / DAY_S
-        ybar = fl.level_log_bytes + fl.slope_per_day * fl.mean_day
+        slope, mean_day = fl.slope_per_day, fl.mean_day
+        ybar = fl.level_log_bytes + slope * mean_day
 
         def curve(dl: float, ds: float) -> np.ndarray:
-            return np.exp(ybar + dl + (fl.slope_per_day + ds) * (days - fl.mean_day)) / 1e12
+            return np.exp(ybar + dl + (slope + ds) * (days - mean_day)) / 1e12
         x = [_d(t) for t in grid]
         ax.plot(x, curve(0, 0), color=COLORS[0], lw=1.2, label=f"fit ({fl.growth_source})")
         ax.fill_between(x, curve(-fl.level_halfwidth, -fl.slope_halfwidth), curve(fl.level_halfwidth, fl.slope_halfwidth),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from opentelemetry import trace
 
@@ -15,9 +16,9 @@ from arrayplan_engine.errors import InvalidInputError, Range, UnknownNameError, 
 from arrayplan_engine.layout import make_layout, usable_capacity_bytes
 
 from . import telemetry
+from .api.convert import reprefix, to_duration, workload_from_proto
 from .fanout import Cancelled, Executor, TaskCall
 from .fanout.tasks import consistency_run, simulate_window
-from .server.convert import reprefix, to_duration, workload_from_proto
 
 MAX_ARRAY_DRIVES = 1_024
 # SimulateArrayRequest.service_life_years when set (0 is proto3's unset: the default, 5).
@@ -91,7 +92,7 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
     results: list[array.ArrayResult] = []
     cancel = threading.Event()
 
-    def on_result(call: TaskCall, value: tuple[array.ArrayResult, list[dict]]) -> None:
+    def on_result(call: TaskCall, value: tuple[array.ArrayResult, list[dict[str, object]]]) -> None:
         del call
         results.append(value[0])
 
@@ -172,10 +173,11 @@ def consistency_test(request: pb.RunConsistencyTestRequest, catalog: Catalog, ex
     check_range(v, "seed", request.seed, 0, integer=True)
     if v:
         raise InvalidInputError(v)
+    assert drive is not None  # a missing or unknown drive is in v
     results: list[ssd.ConsistencyResult] = []
     cancel = threading.Event()
 
-    def on_result(call: TaskCall, value: tuple[ssd.ConsistencyResult, list[dict]]) -> None:
+    def on_result(call: TaskCall, value: tuple[ssd.ConsistencyResult, list[dict[str, Any]]]) -> None:
         del call
         results.append(value[0])
 

@@ -276,7 +276,7 @@ def test_crd_schema_accepts_every_example(tmp_path: Path) -> None:
     (offline, jsonschema), and reads back to the same PlanSpec."""
     import jsonschema
 
-    from arrayplan_services.cli.planfile import load_plan_file
+    from arrayplan_services.api.planfile import load_plan_file
     from arrayplan_services.controller import resource as r
 
     crd = yaml.safe_load(CRD.read_text())

@@ -19,7 +19,7 @@ from kubernetes.client.exceptions import ApiException
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
-from arrayplan_services.cli.planfile import load_plan_file
+from arrayplan_services.api.planfile import load_plan_file
 from arrayplan_services.controller import resource as r
 from arrayplan_services.controller.lease import RESOURCE_VERSION_ANNOTATION
 

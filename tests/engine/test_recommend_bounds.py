@@ -17,8 +17,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _from_example(name: str) -> rc.PlanRequest:
-    from arrayplan_services.cli.planfile import load_plan_file
-    from arrayplan_services.server.convert import plan_request_from_proto
+    from arrayplan_services.api.convert import plan_request_from_proto
+    from arrayplan_services.api.planfile import load_plan_file
 
     spec, _ = load_plan_file(EXAMPLES / name)
     return plan_request_from_proto(spec)
@@ -46,7 +46,7 @@ def test_impossible_plan_counts_every_bound_and_names_the_nearest_misses() -> No
     out = rc.rank(req, [], candidates_total=len(cands), candidates_pruned=report.pruned, pruning=report)
     assert f"capacity {len(cands):,}" in out.summary and "budget 0" in out.summary and "latency 0" in out.summary
     assert "Nearest misses: 8 x Solidigm D5-P5336 61.44TB" in out.summary and "430.1 TB short of 1,000.0 TB" in out.summary
-    from arrayplan_services.server.convert import outcome_to_proto
+    from arrayplan_services.api.convert import outcome_to_proto
 
     result = outcome_to_proto(out)
     assert [(b.bound, b.candidate_count) for b in result.removed_by_bound] == list(report.removed_by_bound)

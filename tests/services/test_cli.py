@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arrayplan_services.cli.planfile import PlanFileError, parse_duration_s, parse_size, plan_spec_from_text
+from arrayplan_services.api.planfile import PlanFileError, parse_duration_s, parse_size, plan_spec_from_text
 from conftest import ROOT, ServerProcess
 
 EXAMPLES = ROOT / "examples"

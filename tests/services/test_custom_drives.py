@@ -14,8 +14,8 @@ from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 from arrayplan_engine import recommend, ssd
 from arrayplan_engine.errors import InvalidInputError
-from arrayplan_services.cli.planfile import plan_spec_from_text
-from arrayplan_services.server.convert import plan_request_from_proto
+from arrayplan_services.api.convert import plan_request_from_proto
+from arrayplan_services.api.planfile import plan_spec_from_text
 from conftest import start_server
 
 PLAN = """

@@ -13,8 +13,9 @@ from google.rpc import code_pb2, error_details_pb2
 
 from arrayplan_engine.catalog import builtin_catalog
 from arrayplan_engine.errors import InvalidInputError, UnknownNameError, Violation
+from arrayplan_services.api.errors import PlanQueueFullError
 from arrayplan_services.server.auth import Authenticator, TokenFileError
-from arrayplan_services.server.errors import PlanQueueFullError, status_for
+from arrayplan_services.server.errors import status_for
 from arrayplan_services.store import StoreUnavailableError, unavailable_condition
 
 

@@ -123,7 +123,7 @@ def test_forecast_bad_array_file_names_line_and_field(tmp_path: Path, capsys: py
 
 
 def test_prometheus_capacity_samples(tmp_path: Path) -> None:
-    from arrayplan_services.smart_io import parse_prometheus_text
+    from arrayplan_services.api.smart_io import parse_prometheus_text
 
     text = ("# HELP array_used_bytes Bytes used\n# TYPE array_used_bytes gauge\n"
             'array_used_bytes{array="a1",fs="x"} 1.0e12 1704067200000\n'
@@ -147,7 +147,7 @@ def test_forecast_report_section(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 def test_replan_spec_uses_the_observed_write_rate_and_grown_capacity() -> None:
     from arrayplan_engine.catalog import builtin_catalog
-    from arrayplan_services.arrayfile import forecast_file, load_array_file, observed_host_write_bytes_per_day, replan_spec
+    from arrayplan_services.api.arrayfile import forecast_file, load_array_file, observed_host_write_bytes_per_day, replan_spec
 
     array = load_array_file(EXAMPLE / "array.yaml")
     f, problems = forecast_file(array, builtin_catalog())

@@ -16,8 +16,8 @@ import pytest
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_services import jsonout
-from arrayplan_services.cli.planfile import plan_spec_from_text
-from arrayplan_services.workloads import load_workload
+from arrayplan_services.api.planfile import plan_spec_from_text
+from arrayplan_services.api.workloads import load_workload
 from conftest import DATA, ROOT, ServerProcess
 
 MSR = DATA / "traces" / "msr-cambridge1-sample.csv"
@@ -199,7 +199,7 @@ def test_did_you_mean_for_drives_layouts_presets_and_plan_keys() -> None:
     from arrayplan_engine.errors import InvalidInputError
     from arrayplan_engine.layout import make_layout
     from arrayplan_engine.presets import get_preset
-    from arrayplan_services.cli.planfile import PlanFileError
+    from arrayplan_services.api.planfile import PlanFileError
 
     for call, suggestion in ((lambda: get_drive("intel-dc-s350-480gb"), "did you mean intel-dc-s3500-480gb"),
                              (lambda: make_layout("riad6", 6), "did you mean 'raid6'"),
@@ -213,14 +213,14 @@ def test_did_you_mean_for_drives_layouts_presets_and_plan_keys() -> None:
 
 
 def test_one_size_and_duration_grammar() -> None:
-    from arrayplan_services.cli.planfile import PlanFileError, parse_duration_s, parse_size, size_arg
+    from arrayplan_services.api.planfile import PlanFileError, parse_duration_s, parse_size, size_arg
 
     # fio's k is 1024 (fio HOWTO, "bs": "4k" = 4096 with the default kb_base=1024); KB is SI.
     assert parse_size("8k") == parse_size("8K") == parse_size("8KiB") == parse_size("8 kib") == 8192
     assert parse_size("8 KB") == parse_size("8kB") == 8000
     assert parse_size("20 TB") == 20e12 and parse_size("1M") == 1024**2 and parse_size("1 MB") == 1e6
     assert size_arg("8KiB") == 8192
-    from arrayplan_services.cli.planfile import seconds_arg
+    from arrayplan_services.api.planfile import seconds_arg
 
     assert seconds_arg("90") == 90 and seconds_arg("30min") == 1800 and seconds_arg("250ms") == pytest.approx(0.25)
     with pytest.raises(ValueError, match="unknown size unit 'KiBs'"):

@@ -12,9 +12,9 @@ from arrayplan_engine import array
 from arrayplan_engine import recommend as rc
 from arrayplan_engine.catalog import builtin_catalog
 from arrayplan_services import simulate
+from arrayplan_services.api.convert import outcome_to_proto, plan_request_from_proto
 from arrayplan_services.fanout import LocalExecutor
 from arrayplan_services.report import frame as report_frame
-from arrayplan_services.server.convert import outcome_to_proto, plan_request_from_proto
 
 
 def _spec() -> pb.PlanSpec:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from arrayplan_services.cli.planfile import MAX_PLAN_FILE_BYTES, PlanFileError, load_plan_file
+from arrayplan_services.api.planfile import MAX_PLAN_FILE_BYTES, PlanFileError, load_plan_file
 from conftest import SHARED
 
 FIO = SHARED / "data" / "fio" / "jesd219.fio"

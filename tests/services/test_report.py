@@ -19,7 +19,7 @@ from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import recommend as rc
 from arrayplan_engine.workload import Workload
 from arrayplan_services import report
-from arrayplan_services.server.convert import outcome_to_proto
+from arrayplan_services.api.convert import outcome_to_proto
 
 CHROMIUM = "/usr/bin/chromium"
 DRIVES = ("intel-dc-s3500-480gb", "intel-dc-s3700-400gb")
@@ -209,8 +209,8 @@ def test_pareto_labels_cover_no_marker_and_no_other_label(plan: pb.Plan) -> None
 def test_requirement_chips_show_the_final_years_need() -> None:
     """With 10%/year growth over 5 years the IOPS and capacity needs in year 5 are 1.1^4 times the
     first year's; the chips show both (the engine's checks carry the final year's)."""
+    from arrayplan_services.api.convert import plan_request_from_proto
     from arrayplan_services.report.frame import frame_of, question
-    from arrayplan_services.server.convert import plan_request_from_proto
 
     spec = _spec()
     spec.workload.growth_fraction_per_year = 0.1

@@ -12,7 +12,7 @@ import pytest
 
 from arrayplan_engine.errors import InvalidInputError, UnknownNameError
 from arrayplan_engine.presets import get_preset
-from arrayplan_services.workloads import load_workload
+from arrayplan_services.api.workloads import load_workload
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -16,7 +16,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .main import DEFAULT_SERVER, EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, EXIT_UNMET
 
@@ -165,15 +165,15 @@ def cmd_submit(args: argparse.Namespace) -> int:
     api = client.CustomObjectsApi(api_client)
     try:
         try:
-            obj = api.create_namespaced_custom_object(r.GROUP, r.VERSION, namespace, r.PLURAL, body, field_validation="Strict")
+            obj = cast(dict[str, Any], api.create_namespaced_custom_object(r.GROUP, r.VERSION, namespace, r.PLURAL, body, field_validation="Strict"))
         except ApiException as exc:
             if exc.status != 409 or not args.name:
                 return _api_error_exit(exc)
             # The name exists: a new spec is a new generation (the same spec is a no-op).
-            current = api.get_namespaced_custom_object(r.GROUP, r.VERSION, namespace, r.PLURAL, args.name)
+            current = cast(dict[str, Any], api.get_namespaced_custom_object(r.GROUP, r.VERSION, namespace, r.PLURAL, args.name))
             current["spec"] = body["spec"]
-            obj = api.replace_namespaced_custom_object(r.GROUP, r.VERSION, namespace, r.PLURAL, args.name, current,
-                                                       field_validation="Strict")
+            obj = cast(dict[str, Any], api.replace_namespaced_custom_object(r.GROUP, r.VERSION, namespace, r.PLURAL, args.name, current,
+                                                                            field_validation="Strict"))
     except ApiException as exc:
         return _api_error_exit(exc)
     except Exception as exc:  # noqa: BLE001 - connection refused, TLS, DNS
@@ -209,7 +209,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
                     break
         except ApiException as exc:
             if exc.status == 410:  # expired: read the object again and watch from there
-                cur = api.get_namespaced_custom_object(r.GROUP, r.VERSION, namespace, r.PLURAL, name)
+                cur = cast(dict[str, Any], api.get_namespaced_custom_object(r.GROUP, r.VERSION, namespace, r.PLURAL, name))
                 rv = cur["metadata"]["resourceVersion"]
                 final = cur if _done(cur, generation) else None
                 continue

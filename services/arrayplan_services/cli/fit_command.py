@@ -12,9 +12,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arrayplan_engine.errors import ArrayplanError
+
+if TYPE_CHECKING:
+    from arrayplan_engine.catalog import Drive
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
@@ -23,7 +26,7 @@ def _err(msg: str) -> None:
     print(f"arrayplan drives fit: {msg}", file=sys.stderr)
 
 
-def load_drive_arg(value: str, catalog_dir: Path | None = None):  # type: ignore[no-untyped-def]
+def load_drive_arg(value: str, catalog_dir: Path | None = None) -> Drive:
     """A drive from a catalog file path (``*.toml``) or a catalog name (plus ``--catalog DIR``)."""
     from arrayplan_engine.catalog import drive_from_toml
 
@@ -39,7 +42,7 @@ def load_drive_arg(value: str, catalog_dir: Path | None = None):  # type: ignore
     return load_catalog_dir(catalog_dir).get(value, "drive_model")
 
 
-def _plot(result, out: Path) -> None:  # type: ignore[no-untyped-def]
+def _plot(result: Any, out: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")

@@ -29,7 +29,7 @@ def _opt(x: Any, fmt: str = "{:g}") -> str:
 
 
 def cmd_telemetry(args: argparse.Namespace) -> int:
-    from ..smart_io import read_telemetry
+    from ..api.smart_io import read_telemetry
 
     snapshots, problems = read_telemetry(args.paths)
     for p in problems:
@@ -93,7 +93,8 @@ def forecast_record(f: Any) -> dict[str, Any]:
         if hasattr(x, "name") and hasattr(x, "read_fraction"):
             return x.name
         return x
-    return conv(f)
+    out: dict[str, Any] = conv(f)
+    return out
 
 
 def print_forecast(f: Any, console: Any) -> None:
@@ -133,8 +134,8 @@ def cmd_forecast(args: argparse.Namespace) -> int:
     from arrayplan_engine.catalog import builtin_catalog
     from arrayplan_engine.errors import ArrayplanError
 
-    from ..arrayfile import forecast_file, load_array_file, replan_options
-    from .planfile import PlanFileError
+    from ..api.arrayfile import forecast_file, load_array_file, replan_options
+    from ..api.planfile import PlanFileError
 
     try:
         array = load_array_file(args.array_file)
@@ -151,8 +152,8 @@ def cmd_forecast(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     for p in problems:
         _err(str(p))
-    for p in f.problems:
-        _err(f"{args.array_file}: {p}")
+    for text in f.problems:
+        _err(f"{args.array_file}: {text}")
     options = replan_options(array, f, catalog)
     replan = None
     if args.replan:
@@ -196,7 +197,7 @@ def _replan(args: argparse.Namespace, array: Any, f: Any) -> Any:
 
     from arrayplan.v1 import planner_pb2 as pb
 
-    from ..arrayfile import replan_spec
+    from ..api.arrayfile import replan_spec
     from .main import connect, grpc_error_exit
 
     spec, notes = replan_spec(array, f, args.years)
@@ -240,7 +241,7 @@ def _print_replan(console: Any, plan: Any, notes: list[str], array: Any, f: Any)
         console.print(f"  or {s}")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("telemetry", help="read smartctl --json / nvme smart-log JSON files and show each drive's counters")
     p.add_argument("paths", nargs="+", type=Path, metavar="FILE_OR_DIR", help="telemetry files, or directories of *.json files")
     p.add_argument("--format", choices=("table", "json"), default="table", help="json: one record per drive snapshot")

@@ -15,8 +15,13 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported lazily where used (startup time)
+    from arrayplan.v1 import planner_pb2 as pb
+    from arrayplan_engine.catalog import Catalog
 
 EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_UNMET = 0, 1, 2, 3
 DEFAULT_SERVER = "127.0.0.1:50051"
@@ -62,7 +67,7 @@ def grpc_error_exit(exc: object) -> int:
 
 
 @contextlib.contextmanager
-def connect(args: argparse.Namespace) -> Iterator[object]:
+def connect(args: argparse.Namespace) -> Iterator[Any]:
     """A stub to the server (``--server``), or to an in-process server started for this command
     (``--local``: the same server code on an ephemeral 127.0.0.1 port, same run store)."""
 
@@ -177,7 +182,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 # -- plan ---------------------------------------------------------------------------------------
 
-def _progress_reporter(quiet: bool):  # type: ignore[no-untyped-def]
+def _progress_reporter(quiet: bool) -> tuple[Callable[[pb.PlanProgress], None], contextlib.AbstractContextManager[Any]]:
     """A callable taking PlanProgress: a rich bar on a terminal, a line a second otherwise."""
     if quiet:
         return lambda p: None, contextlib.nullcontext()
@@ -188,14 +193,14 @@ def _progress_reporter(quiet: bool):  # type: ignore[no-untyped-def]
                        transient=True, console=_stderr_console())
         task = bar.add_task("simulating candidates", total=None)
 
-        def update(p):  # type: ignore[no-untyped-def]
+        def update(p: pb.PlanProgress) -> None:
             bar.update(task, total=p.candidates_to_evaluate or None, completed=p.candidates_evaluated,
                        description=p.phase or "simulating candidates")
         return update, bar
     last = [0.0]
     last_phase = [""]
 
-    def line(p):  # type: ignore[no-untyped-def]
+    def line(p: pb.PlanProgress) -> None:
         if not p.candidates_total:
             return
         if p.phase and p.phase != last_phase[0]:
@@ -209,16 +214,16 @@ def _progress_reporter(quiet: bool):  # type: ignore[no-untyped-def]
     return line, contextlib.nullcontext()
 
 
-def _stderr_console():  # type: ignore[no-untyped-def]
+def _stderr_console() -> Any:
     from rich.console import Console
 
     return Console(stderr=True)
 
 
-def load_spec(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def load_spec(args: argparse.Namespace) -> pb.PlanSpec | None:
     """The plan file named by ``args.plan_file`` with ``--seed`` applied, warnings printed; None
     (after printing the line-numbered errors) when the file is bad."""
-    from .planfile import PlanFileError, load_plan_file
+    from ..api.planfile import PlanFileError, load_plan_file
 
     try:
         spec, warnings = load_plan_file(args.plan_file, allow_outside_paths=getattr(args, "allow_outside_paths", False))
@@ -293,8 +298,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def _point_at_lines(exc: object, plan_file: Path) -> None:
     """For server-side field violations, name the plan file line too."""
+    from ..api.planfile import line_of
     from ..connection import field_violations
-    from .planfile import line_of
 
     violations = field_violations(exc)  # type: ignore[arg-type]
     if not violations:
@@ -319,7 +324,7 @@ def _emit(plan: object, args: argparse.Namespace) -> None:
 
 # -- drives / runs / trace ----------------------------------------------------------------------
 
-def _local_catalog(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _local_catalog(args: argparse.Namespace) -> Catalog | None:
     """The built-in catalog plus ``--catalog DIR``; None (after printing the error) when bad."""
     from arrayplan_engine.catalog import CatalogFileError
 
@@ -336,7 +341,7 @@ def _drives_in_process(args: argparse.Namespace) -> int:
     """``arrayplan drives`` without a server: the built-in catalog (plus ``--catalog DIR``)."""
     from arrayplan_engine.errors import InvalidInputError
 
-    from ..server.convert import drive_to_proto
+    from ..api.convert import drive_to_proto
 
     cat = _local_catalog(args)
     if cat is None:
@@ -394,7 +399,7 @@ def cmd_drives(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _drives_json(drives: list) -> str:  # type: ignore[type-arg]
+def _drives_json(drives: list[pb.Drive]) -> str:
     """The one JSON shape of ``arrayplan drives``, in-process or via a server: each drive in the
     output convention (``jsonout``), with ``kind`` as the catalog writes it (``ssd`` / ``hdd``, as
     catalog files and ``--kind`` do) and ``sources``, the documents its values are quoted from."""
@@ -411,7 +416,7 @@ def _drives_json(drives: list) -> str:  # type: ignore[type-arg]
     return json.dumps(rows, indent=2, allow_nan=False)
 
 
-def _drives_table(drives: list, one: bool) -> None:  # type: ignore[type-arg]
+def _drives_table(drives: list[pb.Drive], one: bool) -> None:
     from rich.table import Table
 
     from arrayplan.v1 import planner_pb2 as pb
@@ -470,7 +475,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _fetch_trace(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _fetch_trace(args: argparse.Namespace) -> pb.GetPlanTraceResponse:
     """GetPlanTrace from the server (``--server``/``--local``), or straight from a run store file
     when only ``--data-dir`` is given (no server needed)."""
     name = args.name if args.name.startswith("plans/") else f"plans/{args.name}"
@@ -485,7 +490,8 @@ def _fetch_trace(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from arrayplan.v1 import planner_pb2 as pb
 
     with connect(args) as stub:
-        return stub.GetPlanTrace(pb.GetPlanTraceRequest(name=name), timeout=60)
+        trace: pb.GetPlanTraceResponse = stub.GetPlanTrace(pb.GetPlanTraceRequest(name=name), timeout=60)
+        return trace
 
 
 def _attr_text(v: object) -> str:
@@ -530,7 +536,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
         return EXIT_OK
     spans = list(trace.spans)
     ids = {s.span_id for s in spans}
-    children: dict[str, list] = {}
+    children: dict[str, list[Any]] = {}
     for s in spans:
         children.setdefault(s.parent_span_id if s.parent_span_id in ids else "", []).append(s)
 
@@ -634,7 +640,7 @@ def cmd_completion(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .planfile import seconds_arg
+    from ..api.planfile import seconds_arg
 
     parser = argparse.ArgumentParser(prog="arrayplan", description="Capacity planner for SSD and HDD arrays.",
                                      epilog="Shell completion: eval \"$(arrayplan completion bash)\" (or zsh). "

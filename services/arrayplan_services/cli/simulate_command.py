@@ -29,11 +29,11 @@ from typing import Any
 from arrayplan_engine import array as arr
 from arrayplan_engine import evaluate as one_path
 from arrayplan_engine.errors import ArrayplanError, InvalidInputError, Violation, check_range
-from arrayplan_engine.layout import MAX_GROUP_WIDTH, make_layout
+from arrayplan_engine.layout import MAX_GROUP_WIDTH, Layout, make_layout
 from arrayplan_engine.units import MB, KiB
 from arrayplan_engine.workload import Workload
 
-from .planfile import seconds_arg, size_arg
+from ..api.planfile import seconds_arg, size_arg
 
 EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT = 0, 1, 2
 _LAYOUTS = "raid0|raid1|raid5|raid6|raid10|ec:K+M"
@@ -81,7 +81,7 @@ def _workload(args: argparse.Namespace) -> Workload:
             base_dir = path.resolve().parent  # paths inside a workload file are relative to that file
         else:
             spec = {"trace": str(path)}
-        from ..workloads import load_workload
+        from ..api.workloads import load_workload
 
         wl, warnings = load_workload(spec, base_dir, allow_outside_paths=True)
         for w in warnings:
@@ -93,7 +93,7 @@ def _workload(args: argparse.Namespace) -> Workload:
             raise InvalidInputError.one("workload", f"{args.workload!r} is not a file and presets are not available") from None
         wl = get_preset(args.workload, "workload")
     if "target_iops" in overrides:
-        from ..workloads import rescaled_daily_write_bytes
+        from ..api.workloads import rescaled_daily_write_bytes
 
         overrides["daily_write_bytes"], note = rescaled_daily_write_bytes(wl, overrides["target_iops"])
         if note:
@@ -103,7 +103,7 @@ def _workload(args: argparse.Namespace) -> Workload:
     return wl
 
 
-def _layout(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _layout(args: argparse.Namespace) -> Layout:
     name = args.layout.strip().lower()
     if name.startswith("ec:"):
         return make_layout(name, args.group_width, stripe_unit_bytes=args.stripe_unit_kib * KiB)

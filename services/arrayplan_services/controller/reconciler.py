@@ -93,7 +93,8 @@ class Controller:
         from kubernetes.client.exceptions import ApiException
 
         try:
-            return self.api.get_namespaced_custom_object(r.GROUP, r.VERSION, self.namespace, r.PLURAL, name)
+            obj: dict[str, Any] = self.api.get_namespaced_custom_object(r.GROUP, r.VERSION, self.namespace, r.PLURAL, name)
+            return obj
         except ApiException as exc:
             if exc.status == 404:
                 return None

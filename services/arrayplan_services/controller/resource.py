@@ -1,7 +1,7 @@
 """The CapacityPlan custom resource: names, spec <-> ``arrayplan.v1.PlanSpec``, status documents.
 
 ``spec`` is a plan file as an object (the same field names and unit strings, see
-``cli/planfile.py``), so the one parser that reads plan files reads CapacityPlans too and reports
+``api/planfile.py``), so the one parser that reads plan files reads CapacityPlans too and reports
 problems by field path. ``status`` is camelCase, as Kubernetes status is.
 """
 
@@ -55,7 +55,7 @@ def run_id(obj: Mapping[str, Any]) -> str:
 
 def spec_to_plan_spec(spec: Any) -> pb.PlanSpec:
     """A CapacityPlan spec -> PlanSpec, with the plan-file parser; raises ``SpecError``."""
-    from ..cli.planfile import PlanFileError, plan_spec_from_text
+    from ..api.planfile import PlanFileError, plan_spec_from_text
 
     if not isinstance(spec, Mapping):
         raise SpecError([("spec", "must be an object with workload and constraints")])
@@ -157,7 +157,7 @@ def progress_status(p: pb.PlanProgress) -> dict[str, int]:
 def timestamp_rfc3339(ts: Any) -> str | None:
     if not ts.seconds and not ts.nanos:
         return None
-    return ts.ToDatetime(tzinfo=dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(ts.ToDatetime(tzinfo=dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
 def camel_reason(upper_snake: str, default: str = "RunFailed") -> str:

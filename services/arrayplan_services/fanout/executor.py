@@ -251,7 +251,7 @@ class RayExecutor:
         """The CPUs of the cluster's live nodes, asked with a deadline: ``ray.cluster_resources``
         waits for a GCS that went away and aborts the process if another one answers at its
         address (a RAY_CHECK on WrongClusterID), so it is not used after start."""
-        gcs = self._ray._private.worker.global_worker.gcs_client  # noqa: SLF001 - the client with a timeout
+        gcs = self._ray._private.worker.global_worker.gcs_client  # type: ignore[attr-defined]  # noqa: SLF001 - the client with a timeout; Ray's private Worker declares no gcs_client
         nodes = gcs.get_all_node_info(timeout=RAY_WATCH_CONNECT_S)
         alive_state = 0  # GcsNodeInfo.ALIVE
         return max(1, int(sum(n.resources_total.get("CPU", 0) for n in nodes.values() if n.state == alive_state)))
@@ -416,7 +416,7 @@ def record_local_ray(state_dir: Path) -> None:
     try:
         import ray
 
-        node = ray._private.worker._global_node  # noqa: SLF001 - the only place Ray lists its processes
+        node: Any = ray._private.worker._global_node  # noqa: SLF001 - the only place Ray lists its processes (declared None until init)
         session_dir = node.get_session_dir_path()
         pids = [info.process.pid for infos in node.all_processes.values() for info in infos if info.process is not None]
         procs = [(pid, _proc_start_ticks(pid)) for pid in pids]

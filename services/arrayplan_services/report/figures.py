@@ -37,7 +37,7 @@ LOSS_PROBABILITY_FLOOR = 1e-15
 COLORS = ("#2563eb", "#ea580c", "#16a34a")
 GREY = "#94a3b8"
 TARGET = "#b91c1c"
-STYLE = {
+STYLE: dict[Any, Any] = {
     "font.family": "DejaVu Sans",
     "font.size": 10,
     "axes.titlesize": 11,
@@ -204,7 +204,7 @@ def _label_top(fig: Figure, ax: Any, frame: Frame, points: Sequence[tuple[float,
             for i, r in enumerate(frame.top)]
     ax.autoscale_view()
     fig.canvas.draw()  # lays out the legend and the label boxes (their sizes do not depend on where they go)
-    renderer = fig.canvas.get_renderer()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]  # Agg's canvas has it; FigureCanvasBase does not declare it
     sizes, offsets = [], []
     for ann in anns:
         box = ann.get_bbox_patch().get_window_extent(renderer)

@@ -138,8 +138,8 @@ def simulate_cdfs(plan: pb.Plan, frame: Frame, *, executor: Executor | None = No
     from arrayplan_engine import array, recommend
 
     from .. import telemetry
+    from ..api.convert import plan_request_from_proto
     from ..fanout.tasks import simulate_window
-    from ..server.convert import plan_request_from_proto
 
     out = CdfSet()
     if not plan.spec.HasField("workload"):

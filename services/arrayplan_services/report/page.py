@@ -13,9 +13,9 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from arrayplan.v1 import planner_pb2 as pb
 
 from ..fanout import Executor
-from . import EMBEDDED_MARKDOWN_NAME, HTML_NAME, MARKDOWN_NAME, figures
+from . import DEFAULT_SIMULATION_TIMEOUT_S, EMBEDDED_MARKDOWN_NAME, HTML_NAME, MARKDOWN_NAME, figures
 from .columns import Column, columns, layout_name, md_cell, ms, pct, row, usd
-from .frame import DEFAULT_SIMULATION_TIMEOUT_S, CdfSet, Frame, frame_of, hdd_sentence, meta, question, simulate_cdfs, title, verdict
+from .frame import CdfSet, Frame, frame_of, hdd_sentence, meta, question, simulate_cdfs, title, verdict
 
 # Simulated time is the plan's own (the CDF is the run its figures come from); this switch only
 # says whether to simulate (0: draw the CDFs through the plan's percentiles).

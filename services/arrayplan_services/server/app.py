@@ -19,8 +19,10 @@ import asyncio
 import logging
 import signal
 import threading
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -33,11 +35,12 @@ from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 from arrayplan_engine.catalog import Catalog, builtin_catalog
 
 from .. import telemetry
+from ..api.errors import UnauthenticatedError
 from ..fanout import make_executor
 from ..planner import DEFAULT_CANDIDATE_LIMIT, DEFAULT_MAX_QUEUED_PLANS, DEFAULT_MAX_RUNNING_PLANS, PlanRunner
 from ..store import RunStore
 from .auth import OPEN_SERVICES, Authenticator
-from .errors import UnauthenticatedError, status_for
+from .errors import status_for
 from .servicer import PlannerServicer
 
 log = logging.getLogger(__name__)
@@ -70,11 +73,15 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
         status = rpc_status.to_status(status_for(UnauthenticatedError(
             "this server needs a bearer token: send metadata 'authorization: Bearer TOKEN' (the CLI reads $ARRAYPLAN_TOKEN)")))
 
-        async def deny(request: object, context: grpc.aio.ServicerContext) -> None:
+        async def deny(request: object, context: grpc.aio.ServicerContext[Any, Any]) -> None:
             await context.abort_with_status(status)
-        self._deny = grpc.unary_unary_rpc_method_handler(deny)
+        self._deny: grpc.RpcMethodHandler[Any, Any] = grpc.unary_unary_rpc_method_handler(deny)
 
-    async def intercept_service(self, continuation, handler_call_details):  # type: ignore[no-untyped-def]
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
         if not self.auth.enabled or handler_call_details.method.startswith(OPEN_SERVICES):
             return await continuation(handler_call_details)
         if self.auth.caller(handler_call_details.invocation_metadata) is None:
@@ -96,7 +103,7 @@ class Server:
     extra_servers: list[grpc.aio.Server] = field(default_factory=list)
     _stopped: threading.Event = field(default_factory=threading.Event)
 
-    def _call(self, coro, timeout_s: float = 60.0):  # type: ignore[no-untyped-def]
+    def _call(self, coro: Coroutine[Any, Any, Any], timeout_s: float = 60.0) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout_s)
 
     def set_serving(self, serving: bool) -> None:

@@ -15,13 +15,13 @@ trailer): at most ``MAX_VIOLATIONS`` field violations, each description at most
 from __future__ import annotations
 
 import logging
-import uuid
 
 from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
 from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError
 
+from ..api.errors import PermissionDeniedError, PlanQueueFullError, UnauthenticatedError, new_error_id
 from ..store import StoreUnavailableError
 
 log = logging.getLogger(__name__)
@@ -32,25 +32,6 @@ MAX_FIELD_CHARS = 200
 MAX_MESSAGE_CHARS = 1000
 
 
-class PlanQueueFullError(Exception):
-    """Every run slot is busy and the queue of waiting plans is full."""
-
-    def __init__(self, running: int, queued: int, retry_after_s: float) -> None:
-        super().__init__(f"the server is running {running} plan(s) and {queued} more are queued (its limits); "
-                         f"retry in about {retry_after_s:.0f} s")
-        self.running = running
-        self.queued = queued
-        self.retry_after_s = retry_after_s
-
-
-class UnauthenticatedError(Exception):
-    """No bearer token, or one the server does not know."""
-
-
-class PermissionDeniedError(Exception):
-    """A known caller asked for something only another caller (or an admin) may do."""
-
-
 def _pack(msg: object) -> any_pb2.Any:
     a = any_pb2.Any()
     a.Pack(msg)  # type: ignore[arg-type]
@@ -59,10 +40,6 @@ def _pack(msg: object) -> any_pb2.Any:
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def new_error_id() -> str:
-    return uuid.uuid4().hex[:16]
 
 
 def status_for(exc: BaseException) -> status_pb2.Status:

@@ -14,9 +14,9 @@ from arrayplan_engine.errors import NON_NEGATIVE, InvalidInputError, Violation, 
 from arrayplan_engine.layout import make_layout
 from arrayplan_engine.telemetry import DriveSnapshot, TelemetryError, parse_document
 
-from ..arrayfile import ArrayFile, replan_options, replan_spec, run_forecast
-from ..smart_io import CapacitySample
-from .convert import workload_from_proto
+from ..api.arrayfile import ArrayFile, replan_options, replan_spec, run_forecast
+from ..api.convert import workload_from_proto
+from ..api.smart_io import CapacitySample
 
 MAX_TELEMETRY_DOCUMENTS = 20_000
 

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import grpc
 from google.rpc import code_pb2
@@ -32,18 +32,19 @@ from arrayplan_engine.catalog import Catalog, Drive
 from arrayplan_engine.errors import InvalidInputError, NotFoundError, UnknownNameError, Violation, check_range
 
 from .. import simulate, telemetry
+from ..api.convert import MAX_NAME_CHARS, drive_to_proto
+from ..api.errors import UnauthenticatedError
 from ..fanout import Cancelled
 from ..planner import PlanRunner, WatchCursor, parse_name, plan_name
 from .auth import Authenticator, Caller
-from .convert import MAX_NAME_CHARS, drive_to_proto
-from .errors import UnauthenticatedError, status_for
+from .errors import status_for
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 WATCH_POLL_S = 5.0  # a watcher re-reads the store this often even without a change notice
 
 
-async def abort(context: grpc.aio.ServicerContext, exc: BaseException) -> None:
+async def abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException) -> NoReturn:
     """End the call with the status for ``exc`` (never returns)."""
     status = status_for(exc)
     span = trace.get_current_span()
@@ -63,13 +64,13 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
         self.quick = ThreadPoolExecutor(max_workers=quick_threads, thread_name_prefix="rpc-quick")
         self.heavy = ThreadPoolExecutor(max_workers=heavy_threads, thread_name_prefix="rpc-heavy")
         self._drive_cache: dict[int, tuple[Drive, pb.Drive]] = {}
-        self._page_cache: dict[tuple, pb.ListDrivesResponse] = {}
+        self._page_cache: dict[tuple[Any, ...], pb.ListDrivesResponse] = {}
 
     def close(self) -> None:
         self.quick.shutdown(wait=False, cancel_futures=True)
         self.heavy.shutdown(wait=False, cancel_futures=True)
 
-    async def _run(self, context: grpc.aio.ServicerContext, fn: Callable[..., T], *args: Any, heavy: bool = False,
+    async def _run(self, context: grpc.aio.ServicerContext[Any, Any], fn: Callable[..., T], *args: Any, heavy: bool = False,
                    gone: threading.Event | None = None) -> T:
         """``fn(*args)`` on a pool thread in this call's context (trace span); exceptions become
         the call's status. ``gone`` is set when the client cancels or its deadline passes."""
@@ -95,33 +96,33 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
             await abort(context, exc)
             raise AssertionError("unreachable") from None
 
-    def _caller(self, context: grpc.aio.ServicerContext) -> Caller:
+    def _caller(self, context: grpc.aio.ServicerContext[Any, Any]) -> Caller:
         caller = self.auth.caller(context.invocation_metadata())
         if caller is None:  # the interceptor has refused it already; kept for direct use
             raise UnauthenticatedError("a bearer token is required")
         return caller
 
-    async def CreatePlan(self, request: pb.CreatePlanRequest, context: grpc.aio.ServicerContext) -> pb.Plan:
+    async def CreatePlan(self, request: pb.CreatePlanRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.Plan:
         if not request.HasField("plan"):
             await abort(context, InvalidInputError.one("plan", "is required"))
         caller = self._caller(context)
         return await self._run(context, self.runner.create, request.plan, request.plan_id, caller.name)
 
-    async def GetPlan(self, request: pb.GetPlanRequest, context: grpc.aio.ServicerContext) -> pb.Plan:
+    async def GetPlan(self, request: pb.GetPlanRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.Plan:
         return await self._run(context, self.runner.get, request.name)
 
-    async def GetPlanTrace(self, request: pb.GetPlanTraceRequest, context: grpc.aio.ServicerContext) -> pb.GetPlanTraceResponse:
+    async def GetPlanTrace(self, request: pb.GetPlanTraceRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.GetPlanTraceResponse:
         return await self._run(context, self.runner.trace, request.name)
 
-    async def ListPlans(self, request: pb.ListPlansRequest, context: grpc.aio.ServicerContext) -> pb.ListPlansResponse:
+    async def ListPlans(self, request: pb.ListPlansRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.ListPlansResponse:
         plans, token = await self._run(context, self.runner.list, request.page_size, request.page_token, request.view)
         return pb.ListPlansResponse(plans=plans, next_page_token=token)
 
-    async def CancelPlan(self, request: pb.CancelPlanRequest, context: grpc.aio.ServicerContext) -> pb.Plan:
+    async def CancelPlan(self, request: pb.CancelPlanRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.Plan:
         caller = self._caller(context)
         return await self._run(context, functools.partial(self.runner.cancel, caller=caller.name, admin=caller.admin), request.name)
 
-    async def WatchPlan(self, request: pb.WatchPlanRequest, context: grpc.aio.ServicerContext) -> AsyncIterator[pb.WatchPlanResponse]:
+    async def WatchPlan(self, request: pb.WatchPlanRequest, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[pb.WatchPlanResponse]:
         try:
             run_id = parse_name(request.name)
         except InvalidInputError as exc:
@@ -166,7 +167,7 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
         except Exception:  # noqa: BLE001 - the watcher is gone; nobody to tell
             log.exception("cancelling %s after its watcher went away", name)
 
-    async def SimulateArray(self, request: pb.SimulateArrayRequest, context: grpc.aio.ServicerContext) -> pb.SimulateArrayResponse:
+    async def SimulateArray(self, request: pb.SimulateArrayRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.SimulateArrayResponse:
         gone = threading.Event()
 
         def run() -> pb.SimulateArrayResponse:
@@ -176,7 +177,7 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
         return await self._run(context, run, heavy=True, gone=gone)
 
     async def RunConsistencyTest(self, request: pb.RunConsistencyTestRequest,
-                                 context: grpc.aio.ServicerContext) -> pb.RunConsistencyTestResponse:
+                                 context: grpc.aio.ServicerContext[Any, Any]) -> pb.RunConsistencyTestResponse:
         gone = threading.Event()
 
         def run() -> pb.RunConsistencyTestResponse:
@@ -188,7 +189,7 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
             return response
         return await self._run(context, run, heavy=True, gone=gone)
 
-    async def ListDrives(self, request: pb.ListDrivesRequest, context: grpc.aio.ServicerContext) -> pb.ListDrivesResponse:
+    async def ListDrives(self, request: pb.ListDrivesRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.ListDrivesResponse:
         return await self._run(context, self._list_drives, request)
 
     def _list_drives(self, request: pb.ListDrivesRequest) -> pb.ListDrivesResponse:
@@ -229,7 +230,7 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
             self._drive_cache[id(d)] = hit
         return hit[1]
 
-    async def GetDrive(self, request: pb.GetDriveRequest, context: grpc.aio.ServicerContext) -> pb.Drive:
+    async def GetDrive(self, request: pb.GetDriveRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.Drive:
         return await self._run(context, self._get_drive, request.name)
 
     def _get_drive(self, name: str) -> pb.Drive:
@@ -240,7 +241,7 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
         except UnknownNameError as exc:
             raise UnknownNameError("name", name, exc.known) from None
 
-    async def ForecastArray(self, request: pb.ForecastArrayRequest, context: grpc.aio.ServicerContext) -> pb.ForecastArrayResponse:
+    async def ForecastArray(self, request: pb.ForecastArrayRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.ForecastArrayResponse:
         caller = self._caller(context)
 
         def run() -> pb.ForecastArrayResponse:

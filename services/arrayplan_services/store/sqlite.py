@@ -8,6 +8,7 @@ SERVER_RESTARTED if it is interrupted again, so no run is ever lost silently.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import json
 import logging
@@ -17,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 log = logging.getLogger(__name__)
 
@@ -119,11 +120,14 @@ def check_data_dir(data_dir: Path) -> str | None:
     return None
 
 
-def _guarded(fn: Callable) -> Callable:  # type: ignore[type-arg]
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _guarded(fn: _F) -> _F:
     """Storage faults become StoreUnavailableError and flip the store's health."""
 
     @functools.wraps(fn)
-    def wrapper(self: RunStore, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def wrapper(self: RunStore, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(self, *args, **kwargs)
         except (sqlite3.Error, OSError) as exc:
@@ -133,7 +137,7 @@ def _guarded(fn: Callable) -> Callable:  # type: ignore[type-arg]
             self._set_healthy(False, condition)
             raise StoreUnavailableError(condition) from None
 
-    return wrapper
+    return cast(_F, wrapper)
 
 
 TERMINAL_STATES = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
@@ -291,7 +295,7 @@ class RunStore:
             return cur.rowcount == 1
 
     @_guarded
-    def interrupted(self) -> list[RunRow]:
+    def interrupted(self) -> builtins.list[RunRow]:
         with self._conn() as conn:
             rows = conn.execute("SELECT * FROM runs WHERE state IN ('PENDING', 'RUNNING') ORDER BY seq").fetchall()
         return [_row(r) for r in rows]
@@ -309,7 +313,7 @@ class RunStore:
                 conn.executemany("INSERT OR REPLACE INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     @_guarded
-    def spans(self, trace_id: str) -> list[dict[str, Any]]:
+    def spans(self, trace_id: str) -> builtins.list[dict[str, Any]]:
         with self._conn() as conn:
             rows = conn.execute("SELECT * FROM spans WHERE trace_id=? ORDER BY start_ns", (trace_id,)).fetchall()
         return [{**dict(r), "attributes": json.loads(r["attributes_json"])} for r in rows]

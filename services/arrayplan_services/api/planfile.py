@@ -212,7 +212,7 @@ class _Builder:
         """Reduce a fio job file or block trace to workload fields (explicit fields win)."""
         from arrayplan_engine.errors import InvalidInputError
 
-        from ..workloads import load_workload
+        from .workloads import load_workload
 
         spec = {k: data[k] for k in _WORKLOAD_FILE_KEYS if k in data}
         try:
@@ -235,9 +235,9 @@ class _Builder:
             if api not in explicit:
                 setattr(msg, api, getattr(workload, eng))
         if "target_iops" in explicit and "daily_write_bytes" not in explicit:
-            from ..workloads import rescaled_daily_write_bytes
+            from .workloads import rescaled_daily_write_bytes
 
-            msg.daily_write_bytes, note = rescaled_daily_write_bytes(workload, msg.target_iops)  # type: ignore[attr-defined]
+            msg.daily_write_bytes, note = rescaled_daily_write_bytes(workload, msg.target_iops)
             if note:
                 self.warnings.append(note)
         if "io_size_mix" not in explicit:
@@ -398,7 +398,7 @@ def load_plan_file(path: Path, *, allow_outside_paths: bool = False) -> tuple[pb
     resolve relative to its directory and must stay under it unless ``allow_outside_paths``."""
     from arrayplan_engine.errors import InvalidInputError
 
-    from ..workloads import open_regular
+    from .workloads import open_regular
 
     try:
         with open_regular(Path(path), "plan_file", str(path)) as f:

@@ -84,11 +84,11 @@ def _duration(v: list[Violation], path: str, d: duration_pb2.Duration, max_s: fl
         check_range(v, path, d.ToNanoseconds() / 1e9, 0, max_s, lo_open=True, unit="s")
 
 
-def _unique(v: list[Violation], path: str, items: list, limit: int, key=lambda x: x) -> None:  # type: ignore[no-untyped-def]
+def _unique(v: list[Violation], path: str, items: list[Any], limit: int, key=lambda x: x) -> None:  # type: ignore[no-untyped-def]
     if len(items) > limit:
         v.append(Violation(field=path, reason=f"holds {len(items)} entries; at most {limit} are allowed"))
         return
-    seen: dict = {}
+    seen: dict[Any, int] = {}
     for i, item in enumerate(items):
         k = key(item)
         if k in seen:

@@ -111,7 +111,8 @@ def open_text(path: Path, field: str = "workload.trace", shown: str | None = Non
     whole, at most ``limit_bytes`` after decompression). Undecodable bytes become U+FFFD, so a
     binary file gives a line-numbered parse error."""
     shown = shown or str(path)
-    decompress: Callable[..., IO[bytes]] | None = {".gz": gzip.open, ".bz2": bz2.open}.get(path.suffix.lower())
+    openers: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open}
+    decompress = openers.get(path.suffix.lower())
     with open_regular(path, field, shown) as raw:
         inner = decompress(raw, "rb") if decompress is not None else raw
         capped = io.BufferedReader(_Capped(inner, limit_bytes, shown))
@@ -251,7 +252,7 @@ def load_workload(spec: Mapping[str, Any], base_dir: Path, *, allow_outside_path
         name = spec["preset"]
         if not isinstance(name, str):
             raise InvalidInputError.one("workload.preset", f"must be a preset name, got {name!r}")
-        base, warnings = get_preset(name, "workload.preset"), []
+        base, warnings = get_preset(name, "workload.preset"), list[str]()
     elif source == "fio":
         base, warnings = _load_fio(spec, base_dir, allow_outside_paths)
     else:

@@ -36,7 +36,7 @@ from arrayplan_engine.errors import InvalidInputError, Range
 from arrayplan_engine.layout import make_layout
 from arrayplan_engine.units import DAY_S, YEAR_DAYS
 
-from .cli.planfile import PlanFileError, _Builder, _Doc, load_yaml
+from .planfile import PlanFileError, _Builder, _Doc, load_yaml
 from .smart_io import CapacityFileError, CapacitySample, Problem, parse_size_bytes, parse_time_s, read_capacity_csv, read_prometheus_samples, read_telemetry
 
 _TOP_KEYS = ("name", "layout", "start_date", "telemetry", "groups", "capacity_used", "usable_capacity_bytes", "full_fraction", "workload",
@@ -155,7 +155,7 @@ def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
         workload_proto = pb.Workload()
         b.fill(workload_proto, data["workload"], ("workload",))
         if not b.problems:
-            from .server.convert import workload_from_proto
+            from .convert import workload_from_proto
 
             try:
                 workload = workload_from_proto(workload_proto, "workload")
