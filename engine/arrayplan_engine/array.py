@@ -265,6 +265,42 @@ def _clean(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _units_idle_s(dr, fb, ucap, nunits, idle0, t):
+    """Stage: the mean idle time of the drive's units between ``idle0`` and ``t`` (what
+    background cleaning may use: it runs on the dies and channels host IOs are served on)."""
+    idle = 0.0
+    for j in range(ucap):
+        a = dr[fb + _R_UNITS + j]
+        if a < t:
+            idle += t - max(a, idle0)
+    return idle / nunits
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _clean_takes_units(dr, fb, ucap, idle0, t, share):
+    """Stage: background cleaning occupies the flash units host IOs are served on (a relocation
+    reads a page and programs it again on the drive's dies and channels; one back-end second of
+    it is a second of every unit, as a host page's ``host_page_s`` is its 4 KiB of unit time
+    over the units). It runs in the units' idle time before ``t`` and takes ``share`` of each
+    unit's idle stretch (1: all of it; a step still running at ``t`` delays the arriving write
+    through the back end and a read on its die through ``_clean_read``). The free times stay
+    sorted (``a + share (t - a)`` grows with ``a``)."""
+    for j in range(ucap):
+        a = dr[fb + _R_UNITS + j]
+        if a < t:
+            a = max(a, idle0)
+            dr[fb + _R_UNITS + j] = a + share * (t - a)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _clean_holds_units(dr, fb, ucap, start, cost):
+    """Stage: foreground cleaning (a write waiting for the cleaning of its pages) from ``start``
+    takes ``cost`` from every unit (the units' share of the work, as in ``_clean_takes_units``)."""
+    for j in range(ucap):
+        dr[fb + _R_UNITS + j] = max(dr[fb + _R_UNITS + j], start) + cost
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, mul, off_, nbytes,
                  w_start, w_end, n_sec, sec_reloc):
     """Stage: a member write on a cleaning drive (docs/array-model.md, "SSD service time"):
@@ -285,15 +321,18 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
         if free < cl[d, _K_TRIG]:
             cl[d, _K_BURST] = 1.0
         target = cl[d, _K_HIGH]
-        if cl[d, _K_BURST] != 0.0 and target > free:
+        # the cleaner runs in the units' idle time (it uses the same dies and channels)
+        idle_s = _units_idle_s(dr, fb, ucap, cl[d, _K_NUNITS], idle0, t)
+        if cl[d, _K_BURST] != 0.0 and target > free and idle_s > 0.0:
             # whole small steps from idle0 on: the one running at t delays what
             # arrives now (the interference of background cleaning)
             _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
-            n_steps = math.ceil((t - idle0) * cl[d, _K_INVSTEP_S])
+            n_steps = math.ceil(idle_s * cl[d, _K_INVSTEP_S])
             cost = _clean(cl, seg_stamp, seg_pages, seg_idx, d, target - free, max(n_steps, 1) * cl[d, _K_STEP_S])
             be = idle0 + cost
             cl[d, _K_BE] = be
             cl[d, _K_CLEND] = be
+            _clean_takes_units(dr, fb, ucap, idle0, t, min(1.0, cost / idle_s))
             # the next step cleans the next die
             cl[d, _K_STEPS] += 1.0
             if cl[d, _K_STEPS] >= cl[d, _K_NUNITS]:
@@ -320,7 +359,9 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
     if eager:
         if free - pages < cl[d, _K_LOW]:
             # no idle time left: the write waits for the cleaning of its pages
-            bs += _clean(cl, seg_stamp, seg_pages, seg_idx, d, pages + cl[d, _K_LOW] - free, np.inf)
+            fg = _clean(cl, seg_stamp, seg_pages, seg_idx, d, pages + cl[d, _K_LOW] - free, np.inf)
+            _clean_holds_units(dr, fb, ucap, bs, fg)
+            bs += fg
             cl[d, _K_CLEND] = bs
     elif free - pages < 0.0:
         # the pool ran out: a foreground burst stalls the drive. It cleans up to

@@ -78,9 +78,6 @@ def test_pruning_is_sound() -> None:
         assert not rc.evaluate(req, c).meets_constraints, c
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10, open: the planner's saturation run (50k host IOs over 36 drives, ~1.4k "
-                   "writes per drive) ends long before a drive's free pool reaches its cleaning regime, so the year-5 fill "
-                   "(WA 1.44 vs 1.03) does not lower the simulated sustained IOPS (702.6K vs 700.2K)")
 def test_checks_hold_in_the_worst_year() -> None:
     req = _req()
     cand = rc.Candidate(index=0, drive_model="intel-dc-s3500-800gb", layout="raid6", group_width=12, drive_count=36)
