@@ -149,7 +149,10 @@ _K_TRIG = 30
 # the SLC write cache (QLC drives; capacity 0 = none): capacity and free pages, back-end seconds
 # per host page into the cache and per cached page folded into QLC (docs/ssd-model.md)
 _K_QCAP, _K_QFREE, _K_QSLC, _K_QFOLD = 31, 32, 33, 34
-_K_COUNT = 35
+# a power-loss-protected write buffer (0 s = none): the drain seconds it holds and the posted
+# path's fixed and per-byte times (docs/ssd-model.md, "Posted writes")
+_K_WBUF_S, _K_WACK, _K_WACKB = 35, 36, 37
+_K_COUNT = 38
 # An eager drive's cleaner wakes when this many pages are used below its high mark (assumed:
 # 256 KiB, "early and often" on the scale of a pool of ~0.5 % of the flash; it saves waking the
 # cleaner at every write)
@@ -410,6 +413,19 @@ def _clean_read(cl, d, s, off_):
     if die == np.uint64(cl[d, _K_STEPS]):
         s = cl[d, _K_CLEND]
     return s
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _posted_ack(cl, d, is_w, t, c, nbytes):
+    """Stage: when the host sees a member IO complete. A write to a drive with a write buffer is
+    acknowledged once it is in the buffer (the posted path after ``t``), or, when the drain
+    ahead of it (units and back end, which still take the write until ``c``) holds more than
+    the buffer, once the drain is within the buffer of it: a full buffer makes writes wait, so
+    a sustained rate is the drain's. Anything else completes at ``c``."""
+    wb = cl[d, _K_WBUF_S]
+    if is_w and wb > 0.0:
+        return max(t + cl[d, _K_WACK] + nbytes * cl[d, _K_WACKB], c - wb)
+    return c
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -1413,7 +1429,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                 dr[U(rb0 + j)] = max(dr[U(rb0 + j)], min(dr[U(rb0 + j + 1)], c))
             if s >= w_start and s < w_end:
                 dr[U(fb + _R_BUSY)] += svc
-            c_max = max(c_max, c)
+            c_max = max(c_max, _posted_ack(cl, d, is_w, t, c, nbytes))
 
         # ---- stage C: what follows ------------------------------------------------------------
         if skip:
@@ -1706,7 +1722,9 @@ def _validate_model(mo: ServiceModel, path: str) -> list[Violation]:
             x = getattr(mo, name)
             if not _finite(x) or not (0.0 <= x <= 1.0):
                 v.append(Violation(field=f"{path}.{name}", reason=f"must be in [0, 1] s, got {x!r}"))
-        for name, lo, hi in (("step_pages", 1.0, 1e6), ("relocation_scale", 0.0, 1e3), ("precondition_drive_writes", 0.0, 100.0)):
+        for name, lo, hi in (("step_pages", 1.0, 1e6), ("relocation_scale", 0.0, 1e3), ("precondition_drive_writes", 0.0, 100.0),
+                             ("write_buffer_pages", 0.0, 1e9), ("write_buffer_s", 0.0, 60.0),
+                             ("posted_write_fixed_s", 0.0, 1.0), ("posted_write_per_byte_s", 0.0, 1e-3)):
             x = getattr(mo, name)
             if not _finite(x) or not (lo <= x <= hi):
                 v.append(Violation(field=f"{path}.{name}", reason=f"must be in [{lo:g}, {hi:g}], got {x!r}"))
@@ -2129,6 +2147,10 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
             row[_K_QFREE] = mo.slc_cache_pages
             row[_K_QSLC] = mo.slc_page_s
             row[_K_QFOLD] = mo.fold_page_s
+        if mo.write_buffer_pages > 0.0:
+            row[_K_WBUF_S] = mo.write_buffer_s
+            row[_K_WACK] = mo.posted_write_fixed_s
+            row[_K_WACKB] = mo.posted_write_per_byte_s
         full = int(mo.span_pages // seg)
         seg_pages[d, :full] = seg
         rest = mo.span_pages - full * seg
