@@ -274,8 +274,9 @@ def _units_idle_s(dr, fb, ucap, nunits, idle0, t):
     idle = 0.0
     for j in range(ucap):
         a = dr[fb + _R_UNITS + j]
-        if a < t:
-            idle += t - max(a, idle0)
+        if a >= t:
+            break  # the free times are sorted: the rest are busy too
+        idle += t - max(a, idle0)
     return idle / nunits
 
 
@@ -290,16 +291,19 @@ def _clean_takes_units(dr, fb, ucap, idle0, t, share):
     sorted (``a + share (t - a)`` grows with ``a``)."""
     for j in range(ucap):
         a = dr[fb + _R_UNITS + j]
-        if a < t:
-            a = max(a, idle0)
-            dr[fb + _R_UNITS + j] = a + share * (t - a)
+        if a >= t:
+            break  # sorted: the rest are busy until t or later
+        a = max(a, idle0)
+        dr[fb + _R_UNITS + j] = a + share * (t - a)
 
 
 @njit(cache=True, _nrt=False, inline="always")
 def _clean_holds_units(dr, fb, ucap, start, cost):
     """Stage: foreground cleaning (a write waiting for the cleaning of its pages) from ``start``
-    takes ``cost`` from every unit (the units' share of the work, as in ``_clean_takes_units``)."""
-    for j in range(ucap):
+    takes ``cost`` from every unit (the units' share of the work, as in ``_clean_takes_units``):
+    the write's own unit (the first, earliest free) is held by the write until its pages are
+    programmed after the cleaning; every other one is pushed (sorted order is kept)."""
+    for j in range(1, ucap):
         dr[fb + _R_UNITS + j] = max(dr[fb + _R_UNITS + j], start) + cost
 
 
@@ -325,8 +329,10 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
             cl[d, _K_BURST] = 1.0
         target = cl[d, _K_HIGH]
         # the cleaner runs in the units' idle time (it uses the same dies and channels)
-        idle_s = _units_idle_s(dr, fb, ucap, cl[d, _K_NUNITS], idle0, t)
-        if cl[d, _K_BURST] != 0.0 and target > free and idle_s > 0.0:
+        idle_s = 0.0
+        if cl[d, _K_BURST] != 0.0 and target > free:
+            idle_s = _units_idle_s(dr, fb, ucap, cl[d, _K_NUNITS], idle0, t)
+        if idle_s > 0.0:
             # whole small steps from idle0 on: the one running at t delays what
             # arrives now (the interference of background cleaning)
             _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
