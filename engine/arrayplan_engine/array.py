@@ -149,7 +149,10 @@ _K_TRIG = 30
 # the SLC write cache (QLC drives; capacity 0 = none): capacity and free pages, back-end seconds
 # per host page into the cache and per cached page folded into QLC (docs/ssd-model.md)
 _K_QCAP, _K_QFREE, _K_QSLC, _K_QFOLD = 31, 32, 33, 34
-_K_COUNT = 35
+# a power-loss-protected write buffer (0 s = none): the drain seconds it holds and the posted
+# path's fixed and per-byte times (docs/ssd-model.md, "Posted writes")
+_K_WBUF_S, _K_WACK, _K_WACKB = 35, 36, 37
+_K_COUNT = 38
 # An eager drive's cleaner wakes when this many pages are used below its high mark (assumed:
 # 256 KiB, "early and often" on the scale of a pool of ~0.5 % of the flash; it saves waking the
 # cleaner at every write)
@@ -265,6 +268,46 @@ def _clean(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _units_idle_s(dr, fb, ucap, nunits, idle0, t):
+    """Stage: the mean idle time of the drive's units between ``idle0`` and ``t`` (what
+    background cleaning may use: it runs on the dies and channels host IOs are served on)."""
+    idle = 0.0
+    for j in range(ucap):
+        a = dr[fb + _R_UNITS + j]
+        if a >= t:
+            break  # the free times are sorted: the rest are busy too
+        idle += t - max(a, idle0)
+    return idle / nunits
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _clean_takes_units(dr, fb, ucap, idle0, t, share):
+    """Stage: background cleaning occupies the flash units host IOs are served on (a relocation
+    reads a page and programs it again on the drive's dies and channels; one back-end second of
+    it is a second of every unit, as a host page's ``host_page_s`` is its 4 KiB of unit time
+    over the units). It runs in the units' idle time before ``t`` and takes ``share`` of each
+    unit's idle stretch (1: all of it; a step still running at ``t`` delays the arriving write
+    through the back end and a read on its die through ``_clean_read``). The free times stay
+    sorted (``a + share (t - a)`` grows with ``a``)."""
+    for j in range(ucap):
+        a = dr[fb + _R_UNITS + j]
+        if a >= t:
+            break  # sorted: the rest are busy until t or later
+        a = max(a, idle0)
+        dr[fb + _R_UNITS + j] = a + share * (t - a)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _clean_holds_units(dr, fb, ucap, start, cost):
+    """Stage: foreground cleaning (a write waiting for the cleaning of its pages) from ``start``
+    takes ``cost`` from every unit (the units' share of the work, as in ``_clean_takes_units``):
+    the write's own unit (the first, earliest free) is held by the write until its pages are
+    programmed after the cleaning; every other one is pushed (sorted order is kept)."""
+    for j in range(1, ucap):
+        dr[fb + _R_UNITS + j] = max(dr[fb + _R_UNITS + j], start) + cost
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, mul, off_, nbytes,
                  w_start, w_end, n_sec, sec_reloc):
     """Stage: a member write on a cleaning drive (docs/array-model.md, "SSD service time"):
@@ -285,15 +328,20 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
         if free < cl[d, _K_TRIG]:
             cl[d, _K_BURST] = 1.0
         target = cl[d, _K_HIGH]
+        # the cleaner runs in the units' idle time (it uses the same dies and channels)
+        idle_s = 0.0
         if cl[d, _K_BURST] != 0.0 and target > free:
+            idle_s = _units_idle_s(dr, fb, ucap, cl[d, _K_NUNITS], idle0, t)
+        if idle_s > 0.0:
             # whole small steps from idle0 on: the one running at t delays what
             # arrives now (the interference of background cleaning)
             _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
-            n_steps = math.ceil((t - idle0) * cl[d, _K_INVSTEP_S])
+            n_steps = math.ceil(idle_s * cl[d, _K_INVSTEP_S])
             cost = _clean(cl, seg_stamp, seg_pages, seg_idx, d, target - free, max(n_steps, 1) * cl[d, _K_STEP_S])
             be = idle0 + cost
             cl[d, _K_BE] = be
             cl[d, _K_CLEND] = be
+            _clean_takes_units(dr, fb, ucap, idle0, t, min(1.0, cost / idle_s))
             # the next step cleans the next die
             cl[d, _K_STEPS] += 1.0
             if cl[d, _K_STEPS] >= cl[d, _K_NUNITS]:
@@ -320,7 +368,9 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
     if eager:
         if free - pages < cl[d, _K_LOW]:
             # no idle time left: the write waits for the cleaning of its pages
-            bs += _clean(cl, seg_stamp, seg_pages, seg_idx, d, pages + cl[d, _K_LOW] - free, np.inf)
+            fg = _clean(cl, seg_stamp, seg_pages, seg_idx, d, pages + cl[d, _K_LOW] - free, np.inf)
+            _clean_holds_units(dr, fb, ucap, bs, fg)
+            bs += fg
             cl[d, _K_CLEND] = bs
     elif free - pages < 0.0:
         # the pool ran out: a foreground burst stalls the drive. It cleans up to
@@ -369,6 +419,19 @@ def _clean_read(cl, d, s, off_):
     if die == np.uint64(cl[d, _K_STEPS]):
         s = cl[d, _K_CLEND]
     return s
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _posted_ack(cl, d, is_w, t, c, nbytes):
+    """Stage: when the host sees a member IO complete. A write to a drive with a write buffer is
+    acknowledged once it is in the buffer (the posted path after ``t``), or, when the drain
+    ahead of it (units and back end, which still take the write until ``c``) holds more than
+    the buffer, once the drain is within the buffer of it: a full buffer makes writes wait, so
+    a sustained rate is the drain's. Anything else completes at ``c``."""
+    wb = cl[d, _K_WBUF_S]
+    if is_w and wb > 0.0:
+        return max(t + cl[d, _K_WACK] + nbytes * cl[d, _K_WACKB], c - wb)
+    return c
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -1372,7 +1435,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                 dr[U(rb0 + j)] = max(dr[U(rb0 + j)], min(dr[U(rb0 + j + 1)], c))
             if s >= w_start and s < w_end:
                 dr[U(fb + _R_BUSY)] += svc
-            c_max = max(c_max, c)
+            c_max = max(c_max, _posted_ack(cl, d, is_w, t, c, nbytes))
 
         # ---- stage C: what follows ------------------------------------------------------------
         if skip:
@@ -1606,7 +1669,9 @@ def validate_spec(spec: ArraySpec, prefix: str = "spec") -> list[Violation]:
 
 
 _CLEANING_RANGES = {"step_pages": Range(lo=1, hi=1e6), "relocation_scale": Range(lo=0, hi=1e3),
-                    "precondition_drive_writes": Range(lo=0, hi=100)}
+                    "precondition_drive_writes": Range(lo=0, hi=100), "write_buffer_pages": Range(lo=0, hi=1e9),
+                    "write_buffer_s": Range(lo=0, hi=60, unit="s"), "posted_write_fixed_s": Range(lo=0, hi=1, unit="s"),
+                    "posted_write_per_byte_s": Range(lo=0, hi=1e-3, unit="s")}
 
 
 def _validate_model(mo: ServiceModel, path: str) -> list[Violation]:
@@ -2060,6 +2125,10 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
             row[_K_QFREE] = mo.slc_cache_pages
             row[_K_QSLC] = mo.slc_page_s
             row[_K_QFOLD] = mo.fold_page_s
+        if mo.write_buffer_pages > 0.0:
+            row[_K_WBUF_S] = mo.write_buffer_s
+            row[_K_WACK] = mo.posted_write_fixed_s
+            row[_K_WACKB] = mo.posted_write_per_byte_s
         full = int(mo.span_pages // seg)
         seg_pages[d, :full] = seg
         rest = mo.span_pages - full * seg

@@ -187,6 +187,9 @@ class Drive:
     # direct-to-QLC rate (after the cache is full). None: no cache figures (no cache modelled).
     slc_cache_bytes: int | None = None
     slc_write_bytes_per_s: float | None = None
+    # A power-loss-protected write buffer (DRAM or SRAM backed by capacitors): writes are
+    # acknowledged ("posted") once in it and drained by the flash back end. None: no buffer.
+    write_buffer_bytes: int | None = None
     read_latency_s: float | None = None
     write_latency_s: float | None = None
     endurance_bytes_written: int | None = None
@@ -248,6 +251,7 @@ _SSD_ONLY: Final = (
     "pe_cycles",
     "slc_cache_bytes",
     "slc_write_bytes_per_s",
+    "write_buffer_bytes",
 )
 _HDD_ONLY: Final = ("rpm", "average_seek_s", "full_stroke_seek_s", "recording")
 
@@ -335,6 +339,7 @@ _NUMERIC: Final[Mapping[str, Range]] = MappingProxyType(
         "seq_write_bytes_per_s": _Num(False, 0, 1e11),
         "slc_cache_bytes": _Num(True, 0, 1e15, low_open=False),
         "slc_write_bytes_per_s": _Num(False, 0, 1e11),
+        "write_buffer_bytes": _Num(True, 0, 1e12, low_open=False),
         "read_latency_s": _Num(False, 0, 1.0),
         "write_latency_s": _Num(False, 0, 1.0),
         "endurance_bytes_written": _Num(True, 0, 1e20),

@@ -80,6 +80,15 @@ class ServiceModel:
     slc_cache_pages: float = 0.0
     slc_page_s: float = 0.0
     fold_page_s: float = 0.0
+    # A power-loss-protected write buffer (docs/ssd-model.md, "Posted writes"); 0 pages = none. A
+    # write is acknowledged ``posted_write_fixed_s + bytes x posted_write_per_byte_s`` after it
+    # reaches the drive while the drain behind it (units and back end) is within
+    # ``write_buffer_s`` of it (the buffer's pages at the drive's fresh write pace); otherwise
+    # when the drain is that close. The drain itself is the write's ordinary service.
+    write_buffer_pages: float = 0.0
+    write_buffer_s: float = 0.0
+    posted_write_fixed_s: float = 0.0
+    posted_write_per_byte_s: float = 0.0
     # A card of several controllers behind a bridge in RAID 0 (SSD 910, 002 seed): every number
     # above is one controller's; the simulation runs ``controllers`` of them per member and sends
     # each member IO to the controller of its 64 KiB chunk.

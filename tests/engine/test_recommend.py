@@ -3,8 +3,12 @@ HDD equivalence, determinism."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from arrayplan_engine import array
+from arrayplan_engine import evaluate as one_path
 from arrayplan_engine import recommend as rc
 from arrayplan_engine.errors import InvalidInputError, SearchSpaceTooLargeError
 from arrayplan_engine.units import TB, KiB
@@ -78,9 +82,6 @@ def test_pruning_is_sound() -> None:
         assert not rc.evaluate(req, c).meets_constraints, c
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10, open: the planner's saturation run (50k host IOs over 36 drives, ~1.4k "
-                   "writes per drive) ends long before a drive's free pool reaches its cleaning regime, so the year-5 fill "
-                   "(WA 1.44 vs 1.03) does not lower the simulated sustained IOPS (702.6K vs 700.2K)")
 def test_checks_hold_in_the_worst_year() -> None:
     req = _req()
     cand = rc.Candidate(index=0, drive_model="intel-dc-s3500-800gb", layout="raid6", group_width=12, drive_count=36)
@@ -97,7 +98,22 @@ def test_checks_hold_in_the_worst_year() -> None:
     # A fuller array is slower: fill rises each year and predicted IOPS fall.
     fills = [y.fill_fraction for y in e.years]
     assert fills == sorted(fills)
-    assert e.years[-1].predicted_iops < e.years[0].predicted_iops
+    # Issue 10: cleaning runs on the units host IOs use, so the year-5 fill (WA 1.44 against
+    # 1.03) sustains fewer IOPS in the saturation run (model -16 %: 567K against 677K) ...
+    assert e.years[-1].predicted_iops < 0.95 * e.years[0].predicted_iops
+    # ... and below saturation: year 5's workload offered at 90 % of year 5's sustained IOPS (75 %
+    # of year 1's) is carried at either fill, but the fuller drives' tail is longer (model p99.9
+    # 2.0 ms against 0.77 ms; asserted 1.5x)
+    rate = 0.9 * e.years[-1].predicted_iops
+    wl5 = replace(rc.candidate_year_case(req, cand, 5).spec.workload, target_iops=rate)
+    tails = []
+    for year in (1, 5):
+        spec = replace(rc.candidate_year_case(req, cand, year).spec, workload=wl5,
+                       duration_s=one_path.capped_duration_s(req.simulated_seconds, rate))
+        r = array.simulate(spec)
+        assert not r.saturated and r.achieved_iops == pytest.approx(rate, rel=0.02)
+        tails.append(r.latency_percentile_s(0.999))
+    assert tails[1] > 1.5 * tails[0]
     lat = next(k for k in e.checks if k.constraint == "latency")
     assert lat.predicted == pytest.approx(max(y.latency_at_percentile_s for y in e.years))
     assert e.binding_constraint == min(e.checks, key=lambda k: k.headroom_fraction).constraint

@@ -10,6 +10,8 @@ either direction is seen (docs/validation.md says why it misses).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from arrayplan_engine import array as arr
@@ -37,10 +39,13 @@ def _run(drive: str, *, queue_depth: int = 32, io_bytes: int = 4096, duration_s:
 
 @pytest.fixture(scope="module")
 def steady() -> dict[str, float]:
-    """Steady-state (used drive) 4 KiB random write IOPS at QD32."""
+    """Steady-state (used drive) 4 KiB random write IOPS at QD32: 20 s, or 200 s for a lazy drive
+    (the SSD 320: a burst cleans 0.2 % of the flash, ~45 s of host writes at its steady rate, so a
+    20 s window sees a part of one cycle, not the steady state)."""
     names = ("intel-dc-s3500-480gb", "intel-dc-s3700-200gb", "intel-ssd-320-300gb", "intel-ssd-910-800gb",
              "intel-ssd-910-400gb")
-    return {n: _run(n).achieved_iops for n in names}
+    return {n: _run(n, duration_s=200.0 if catalog.get_drive(n).gc_policy == "lazy" else 20.0).achieved_iops
+            for n in names}
 
 
 def test_s3500_steady_4k_random_write(steady: dict[str, float]) -> None:
@@ -93,9 +98,22 @@ def test_p320h_latencies() -> None:
     m = ssd.service_model("micron-p320h-700gb")
     read_4k = m.read_fixed_s + 4096 * m.read_per_byte_s
     assert read_4k < 42e-6  # model 40.8 us at 4 KiB, QD1
-    write_4k = m.write_fixed_s + 4096 * m.write_per_byte_s
-    # a miss: posted (DRAM-buffered) writes are not modelled; model 156 us, bracketed 100-200 us
-    assert 100e-6 <= write_4k <= 200e-6
+    # Writes are posted to the power-loss-protected buffer (catalog write_buffer_bytes) and
+    # drained to flash behind the acknowledgement: simulated 4 KiB writes at a light load
+    # (1,000 IOPS, open loop) complete on the posted path, model 5.9 us (156 us without the
+    # buffer, the flash write); every write under 9 us.
+    wl = Workload(read_fraction=0.0, io_size_mix=((4096, 1.0),), queue_depth=1, target_iops=1000.0)
+    spec = arr.ArraySpec(layout=make_layout("raid0", 1), drive_count=1, service_models=(m,), workload=wl, duration_s=5.0,
+                         seed=1, drive_capacity_bytes=700e9)
+    r = arr.simulate(spec)
+    assert r.latency_percentile_s(1.0, "write") < 9e-6
+    # the sustained rate is the drain's: QD32 closed loop within 1 % of the same drive without
+    # the buffer (model 85,356 against 85,411 IOPS)
+    sat = replace(wl, target_iops=0.0, queue_depth=32)
+    bare = replace(m, write_buffer_pages=0.0, write_buffer_s=0.0, posted_write_fixed_s=0.0, posted_write_per_byte_s=0.0)
+    with_buffer = arr.simulate(replace(spec, workload=sat)).achieved_iops
+    without = arr.simulate(replace(spec, workload=sat, service_models=(bare,))).achieved_iops
+    assert with_buffer == pytest.approx(without, rel=0.01)
 
 
 def test_x25m_new_versus_used_random_writes() -> None:
