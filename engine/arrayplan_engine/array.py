@@ -51,8 +51,8 @@ The model (docs/array-model.md has the full statement and its sources):
   replicas merge exactly by adding counts (``merge_results``).
 
 Public API: ``ArraySpec`` -> ``simulate(spec) -> ArrayResult``; ``split_simulation(spec, parts)``
-and ``merge_results(results)`` for fan-out; ``array_service_models`` to build drive models from
-the catalog.
+and ``merge_results(results)`` for fan-out. Drive models come from the catalog through
+``evaluate`` (``array_service_models``, ``member_service_models``): this module imports no drive model.
 """
 
 from __future__ import annotations
@@ -75,7 +75,6 @@ __all__ = [
     "LATENCY_BUCKET_COUNT",
     "ArrayResult",
     "ArraySpec",
-    "array_service_models",
     "latency_bucket_edges_s",
     "merge_results",
     "simulate",
@@ -2300,40 +2299,3 @@ def merge_results(results: Sequence[ArrayResult]) -> ArrayResult:
         saturated=any(r.saturated for r in rs),
         replicas=sum(r.replicas for r in rs),
     )
-
-
-# ---- drive models from the catalog -----------------------------------------------------------
-
-
-def array_service_models(drive: Any, count: int = 1, *, workload: Workload | None = None,
-                         fill_fraction: float = 1.0, extra_spare_fraction: float = 0.0, seed: int = 0,
-                         distinct: bool = False) -> tuple[ServiceModel, ...]:
-    """Service models for ``count`` members of a catalog drive (a ``catalog.Drive`` or its name).
-
-    SSDs come from ``ssd.service_model`` (cleaning as work, set for the workload's skew and
-    random share, each member preconditioned to its used state); HDDs from ``hdd.service_model``.
-    By default one model is shared (each member still starts from its own cleaning state in the
-    simulation); ``distinct=True`` builds one per member with seeds from
-    ``SeedSequence(seed).spawn(count)``.
-    """
-    if isinstance(drive, str):
-        from . import catalog
-
-        drive = catalog.get_drive(drive)
-    if not isinstance(count, int) or count < 1:
-        raise InvalidInputError.one("count", f"must be an integer >= 1, got {count!r}")
-    if not getattr(drive, "is_ssd", True) or getattr(drive, "rpm", None):
-        from . import hdd
-
-        return (hdd.service_model(drive),)
-    from . import ssd
-
-    kwargs: dict[str, Any] = {"fill_fraction": fill_fraction, "extra_spare_fraction": extra_spare_fraction}
-    if workload is not None:
-        kwargs.update(write_fraction=workload.write_fraction, hot_write_fraction=workload.hot_write_fraction,
-                      hot_space_fraction=workload.hot_space_fraction, random_fraction=workload.random_fraction)
-    if not distinct:
-        return (ssd.service_model(drive, seed=seed, **kwargs),)
-    seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(count)]
-    return tuple(ssd.service_model(drive, seed=s, **kwargs) for s in seeds)
-
