@@ -1038,10 +1038,10 @@ def _rebuild_complete(failed, fail_local, n_fail_local, lay):
 # family, open and closed loop, degraded, rebuild, disks with reordering and SSDs with cleaning.
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_align, simf, simi, rng,
                      head, recent, recent_i, cl, seg_stamp, seg_pages, seg_idx, row_base, row_count,
-                     rec, rec_next, S_mem, surv, fail_local,
+                     rec, rec_next, S_mem, surv, fail_local, scratch,
                      hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out, sec_reloc):
     """Event loop. All inputs and outputs are preallocated by ``simulate``; see there."""
     read_fraction = wl[0]
@@ -1087,29 +1087,19 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     rebuilding = rb_rate > 0.0 and n_failed > 0
     n_rb_slots = rb_window if rebuilding else 0
     n_slots = n_host_slots + n_rb_slots
-    state = np.full(n_slots, _S_IDLE, np.int8)
-    s_arr = np.zeros(n_slots)
-    s_cls = np.zeros(n_slots, np.int64)
-    s_inrb = np.zeros(n_slots, np.bool_)
-    s_n2 = np.zeros(n_slots, np.int64)
-    free_stack = np.empty(n_host_slots, np.int64)
+    # the slots' state, arrival time, histogram class, in-rebuild flag and deferred write count
+    # (and the rest of the scratch: ``_kernel_scratch``)
+    (state, s_arr, s_cls, s_inrb, s_n2, free_stack, ev_t, ev_id, fbits, ibits, dr, di, n_pos_of,
+     rb_chunk_of) = scratch
     n_free = 0
     # event queue: a sorted array for few slots (insertion from the nearer end is short), a
     # binary heap for many. The sorted window [ev_head, ev_head + n_ev) sits inside a larger
     # buffer between sentinels (-inf before, +inf after, so the insertion scans need no bounds
     # checks) and is moved back to the middle when it reaches either end of the buffer
     use_ring = n_slots <= _RING_EVENTS
-    ev_cap = 1
-    while ev_cap < n_slots + 2:
-        ev_cap *= 2
-    if use_ring:
-        ev_cap *= 8
-    ev_t = np.empty(ev_cap)
-    ev_id = np.empty(ev_cap, np.int64)
+    ev_cap = ev_t.shape[0]
     n_ev = 0  # queued events
     ev_head = 0  # first queued event (sorted array)
-    fbits = np.zeros(1)
-    ibits = fbits.view(np.int64)
     inv_sb = 1.0 / sb
     inv_u = 1.0 / u
     inv_g = 1.0 / G
@@ -1119,8 +1109,6 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     n_drv = dpar.shape[0]
     ucap = simi[_SI_UCAP]  # units per drive row: a power of two >= every drive's unit count
     DW = _R_UNITS + ucap + 1  # the units' sorted free times and a +inf sentinel
-    dr = np.empty(n_drv * DW)
-    di = np.zeros(n_drv * _J_COUNT, np.int64)
     any_mech = False
     any_clean = False
     any_cards = dpar.shape[0] != row_base.shape[0]
@@ -1157,7 +1145,6 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
         while (1 << u_shift) < u:
             u_shift += 1
     # random offsets: number of aligned positions per IO size
-    n_pos_of = np.empty(n_sizes, np.int64)
     for i in range(n_sizes):
         n_pos_of[i] = (space - sizes[i]) // size_align[i] + 1
     # host arrivals are drawn ahead in batches of records (``_draw_arrivals``) so the processor
@@ -1185,7 +1172,6 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     rb_done = 0
     rb_last = -np.inf
     rb_active = rebuilding
-    rb_chunk_of = np.zeros(max(n_rb_slots, 1), np.int64)
     # group 0's survivors and failed members (local indices, from the wrapper)
     n_surv = surv.shape[0]
     n_fail_local = fail_local.shape[0]
@@ -1454,8 +1440,13 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             # N[j] = max(A[j], min(A[j + 1], c)) (A[j+1] if it is <= c, else c at the first
             # place where A[j] <= c < A[j+1], else A[j]); read before written, so in place
             rb0 = fb + _R_UNITS
+            # (selects, not max/min: the store is unconditional, so the vectorised loop needs no
+            # masked stores, which are slow and stall the next IO's loads from the row)
             for j in range(ucap):
-                dr[_u(rb0 + j)] = max(dr[_u(rb0 + j)], min(dr[_u(rb0 + j + 1)], c))
+                a_j = dr[_u(rb0 + j)]
+                a_n = dr[_u(rb0 + j + 1)]
+                m_n = a_n if a_n < c else c
+                dr[_u(rb0 + j)] = m_n if m_n > a_j else a_j
             if s >= w_start and s < w_end:
                 dr[_u(fb + _R_BUSY)] += svc
             c_max = max(c_max, c)
@@ -2200,6 +2191,27 @@ def _seed_state(seed: int, spawn_key: tuple[int, ...]) -> np.ndarray:
     return st
 
 
+def _kernel_scratch(n_host_slots: int, n_rb_slots: int, n_rows: int, unit_cap: int, n_sizes: int) -> tuple[np.ndarray, ...]:
+    """The kernel's working arrays (it allocates nothing, so it runs without numba's reference
+    counting): per slot (host slots then rebuild slots) its state, arrival time, histogram class,
+    in-rebuild flag and deferred write count; the free host slots; the event queue (a sorted
+    window in a ring 8x its size for up to ``_RING_EVENTS`` slots, else a binary heap); one float
+    and its int64 view (latency buckets); the packed drive rows; aligned positions per IO size;
+    each rebuild slot's chunk."""
+    n_slots = n_host_slots + n_rb_slots
+    ev_cap = 1
+    while ev_cap < n_slots + 2:
+        ev_cap *= 2
+    if n_slots <= _RING_EVENTS:
+        ev_cap *= 8
+    fbits = np.zeros(1)
+    return (np.full(n_slots, _S_IDLE, np.int8), np.zeros(n_slots), np.zeros(n_slots, np.int64),
+            np.zeros(n_slots, np.bool_), np.zeros(n_slots, np.int64), np.empty(n_host_slots, np.int64),
+            np.empty(ev_cap), np.empty(ev_cap, np.int64), fbits, fbits.view(np.int64),
+            np.empty(n_rows * (_R_UNITS + unit_cap + 1)), np.zeros(n_rows * _J_COUNT, np.int64),
+            np.empty(n_sizes, np.int64), np.zeros(max(n_rb_slots, 1), np.int64))
+
+
 def simulate(spec: ArraySpec) -> ArrayResult:
     """Run one array simulation. Same spec (and seed) -> identical result."""
     check(validate_spec(spec))
@@ -2269,9 +2281,12 @@ def simulate(spec: ArraySpec) -> ArrayResult:
     surv = np.flatnonzero(failed[: lay.group_width] == 0).astype(np.int64)
     fail_local = np.flatnonzero(failed[: lay.group_width] != 0).astype(np.int64)
 
+    rebuild_slots = spec.rebuild_window if rebuild else 0
+    scratch = _kernel_scratch(n_host_slots, rebuild_slots, n_rows, unit_cap, len(sizes))
+
     _simulate_kernel(dpar, ipar, prof, lay_arr, failed, wl_arr, sizes, size_cum, size_align, simf, simi, rng,
                      head, recent, recent_i, cl, seg_stamp, seg_pages, seg_idx, row_base, row_count,
-                     rec, rec_next, s_mem, surv, fail_local,
+                     rec, rec_next, s_mem, surv, fail_local, scratch,
                      hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out, sec_reloc)
 
     def per_member(x: np.ndarray) -> np.ndarray:
