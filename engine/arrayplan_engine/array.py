@@ -1440,13 +1440,11 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             # N[j] = max(A[j], min(A[j + 1], c)) (A[j+1] if it is <= c, else c at the first
             # place where A[j] <= c < A[j+1], else A[j]); read before written, so in place
             rb0 = fb + _R_UNITS
-            # (selects, not max/min: the store is unconditional, so the vectorised loop needs no
-            # masked stores, which are slow and stall the next IO's loads from the row)
+            # (np.maximum/np.minimum lower to selects: the store is unconditional, so the
+            # vectorised loop needs no masked stores, which are slow and stall the next IO's loads
+            # from the row; max/min lower to branches that LLVM turns into masked stores)
             for j in range(ucap):
-                a_j = dr[_u(rb0 + j)]
-                a_n = dr[_u(rb0 + j + 1)]
-                m_n = a_n if a_n < c else c
-                dr[_u(rb0 + j)] = m_n if m_n > a_j else a_j
+                dr[_u(rb0 + j)] = np.maximum(dr[_u(rb0 + j)], np.minimum(dr[_u(rb0 + j + 1)], c))
             if s >= w_start and s < w_end:
                 dr[_u(fb + _R_BUSY)] += svc
             c_max = max(c_max, c)
