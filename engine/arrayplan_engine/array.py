@@ -245,6 +245,12 @@ def _clean(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost):
     """``_reclaim`` with a fast path: when the work fits in the tail segment it is a few
     multiplications (the common case: a page or a step at a time)."""
     u = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
+    return _clean_fresh(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost, u)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _clean_fresh(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost, u):
+    """``_clean`` right after ``_tail_valid`` gave ``u`` (no second look at the cache)."""
     per = cl[d, _K_PER]
     raw = need * cl[d, _K_INVGAIN]
     work = raw * per
@@ -261,6 +267,67 @@ def _clean(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost):
         _log_append(cl, seg_stamp, seg_pages, seg_idx, d, moved)
         return work
     return _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost)
+
+
+@njit(cache=True, _nrt=False)
+def _slc_fold(cl, d, qcap, be, t):
+    """The SLC cache (QLC drives) folds into QLC in the back end's idle time left before t, in
+    whole steps of one flash page: the one running at t delays what arrives now. Returns the
+    back end's new free time. (A call, not inlined: rare paths kept out of the event loop.)"""
+    fstep = cl[d, _K_STEP] * cl[d, _K_QFOLD]
+    x = min(qcap - cl[d, _K_QFREE], math.ceil((t - be) / fstep) * cl[d, _K_STEP])
+    cl[d, _K_QFREE] += x
+    be += x * cl[d, _K_QFOLD]
+    cl[d, _K_BE] = be
+    return be
+
+
+@njit(cache=True, _nrt=False)
+def _lazy_stall(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, free, pages, bs, s):
+    """A lazy drive's pool ran out: a foreground burst stalls the drive. It cleans up to the high
+    mark but at most (high - low) flash pages (the firmware's batch), and at least what this
+    write needs; every unit waits for it. Returns the write's (back-end start, start)."""
+    uu = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
+    batch = (cl[d, _K_HIGH] - cl[d, _K_LOW]) * (uu * cl[d, _K_RELOC] * cl[d, _K_RSCALE] + cl[d, _K_ERASE])
+    bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, cl[d, _K_HIGH] - free + pages, batch)
+    if cl[d, _K_FREE] < pages:
+        bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, pages - cl[d, _K_FREE], np.inf)
+    cl[d, _K_CLEND] = bs
+    cl[d, _K_BURST] = 0.0
+    for j in range(ucap):
+        dr[fb + _R_UNITS + j] = max(dr[fb + _R_UNITS + j], bs)
+    return bs, max(s, bs)
+
+
+@njit(cache=True, _nrt=False)
+def _position(dpar, head, recent, rng, d, off, nbytes, t, reorder_window, ws_frac):
+    """Stage: a disk's positioning time for an IO at ``off`` (seek over the distance from the
+    head, a random rotational delay; with reordering the shortest of the draws of the IOs
+    queued when it arrives). A sequential IO finds its sector under the head: 0. Moves the
+    head past the IO. (A call, not inlined: disks simulate few IOs.)"""
+    pos_t = 0.0
+    h = head[d]
+    if off != h:  # a sequential IO finds its sector under the head: no positioning
+        dist = abs(off - h) / dpar[d, _D_CAP]
+        dist = min(dist, 1.0)
+        sa = dpar[d, _D_SEEK_A]
+        sbb = dpar[d, _D_SEEK_B]
+        rot = dpar[d, _D_ROT]
+        pos_t = sa + sbb * math.sqrt(dist) + rot * _rnd(rng)
+        if reorder_window > 1:
+            # SATF approximation: the shortest of the positioning draws of the IOs
+            # queued when this one arrives, treated as independent (optimistic)
+            n_out = 0
+            for j in range(recent.shape[1]):
+                if recent[d, j] > t:
+                    n_out += 1
+            nq = min(n_out + 1, reorder_window)
+            for _ in range(nq - 1):
+                dd = abs(_rnd(rng) - _rnd(rng)) * ws_frac
+                q = sa + sbb * math.sqrt(dd) + rot * _rnd(rng)
+                pos_t = min(pos_t, q)
+    head[d] = off + nbytes
+    return pos_t
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -287,9 +354,9 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
         if cl[d, _K_BURST] != 0.0 and target > free:
             # whole small steps from idle0 on: the one running at t delays what
             # arrives now (the interference of background cleaning)
-            _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
+            u = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
             n_steps = math.ceil((t - idle0) * cl[d, _K_INVSTEP_S])
-            cost = _clean(cl, seg_stamp, seg_pages, seg_idx, d, target - free, max(n_steps, 1) * cl[d, _K_STEP_S])
+            cost = _clean_fresh(cl, seg_stamp, seg_pages, seg_idx, d, target - free, max(n_steps, 1) * cl[d, _K_STEP_S], u)
             be = idle0 + cost
             cl[d, _K_BE] = be
             cl[d, _K_CLEND] = be
@@ -301,13 +368,7 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
                 cl[d, _K_BURST] = 0.0
     qcap = cl[d, _K_QCAP]
     if qcap > 0.0 and be < t and cl[d, _K_QFREE] < qcap:
-        # the SLC cache folds into QLC in the back end's idle time left before t, in whole
-        # steps of one flash page: the one running at t delays what arrives now
-        fstep = cl[d, _K_STEP] * cl[d, _K_QFOLD]
-        x = min(qcap - cl[d, _K_QFREE], math.ceil((t - be) / fstep) * cl[d, _K_STEP])
-        cl[d, _K_QFREE] += x
-        be += x * cl[d, _K_QFOLD]
-        cl[d, _K_BE] = be
+        be = _slc_fold(cl, d, qcap, be, t)
     off = off_
     pages = float(((off + nbytes + _MAP_MASK) >> _MAP_SHIFT) - (off >> _MAP_SHIFT))
     # whole pages are programmed; a partial page is read first (read-modify-write)
@@ -322,19 +383,7 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
             bs += _clean(cl, seg_stamp, seg_pages, seg_idx, d, pages + cl[d, _K_LOW] - free, np.inf)
             cl[d, _K_CLEND] = bs
     elif free - pages < 0.0:
-        # the pool ran out: a foreground burst stalls the drive. It cleans up to
-        # the high mark but at most (high - low) flash pages (the firmware's
-        # batch), and at least what this write needs
-        uu = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
-        batch = (cl[d, _K_HIGH] - cl[d, _K_LOW]) * (uu * cl[d, _K_RELOC] * cl[d, _K_RSCALE] + cl[d, _K_ERASE])
-        bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, cl[d, _K_HIGH] - free + pages, batch)
-        if cl[d, _K_FREE] < pages:
-            bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, pages - cl[d, _K_FREE], np.inf)
-        cl[d, _K_CLEND] = bs
-        cl[d, _K_BURST] = 0.0
-        for j in range(ucap):
-            dr[fb + _R_UNITS + j] = max(dr[fb + _R_UNITS + j], bs)
-        s = max(s, bs)
+        bs, s = _lazy_stall(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, free, pages, bs, s)
     cl[d, _K_FREE] -= pages
     cl[d, _K_WCNT] += pages
     cl[d, _K_HOSTP] += pages
@@ -363,9 +412,10 @@ def _clean_read(cl, d, s, off_):
     # a read whose die is being cleaned waits for the step (dies from a hash of
     # the page number; the cleaner moves to the next die each step)
     # (a 32-bit hash scaled to [0, units) by a multiply: no division)
+    # (the float counters convert through int64: one instruction, where float -> uint64 branches)
     h32 = (np.uint64(off_ >> _MAP_SHIFT) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)
-    die = (h32 * np.uint64(cl[d, _K_NUNITS])) >> np.uint64(32)
-    if die == np.uint64(cl[d, _K_STEPS]):
+    die = (h32 * np.uint64(np.int64(cl[d, _K_NUNITS]))) >> np.uint64(32)
+    if np.int64(die) == np.int64(cl[d, _K_STEPS]):
         s = cl[d, _K_CLEND]
     return s
 
@@ -837,7 +887,7 @@ def _map_parity(is_write, is_seq, j0, j1, within, chunk, u, sb, base, row_off, s
     return nr, nw
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False)
 def _map_io(is_write, is_seq, o, b, wb, kind, w, k, m, copies, G, u, inv_u, inv_g, inv_w, sb, inv_sb, any_failed,
             failed, dr, DW, S_d, S_b, S_o):
     """Mapping stage: the member IOs of a host IO at array byte offset ``o`` of ``b`` bytes,
@@ -920,7 +970,7 @@ def _unit_geometry(o, b, sb, inv_sb, G, inv_g, u, u_shift, inv_u, w, inv_w, m, r
     return False
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False)
 def _draw_arrivals(rng, rec, rec_next, n_rec, open_loop, prev_arr, target_iops, read_fraction, random_fraction,
                    sizes, size_cum, size_align, n_pos_of, space, seq_r, seq_w, parity, sb, inv_sb, G, inv_g, u,
                    u_shift, inv_u, w, inv_w, m):
@@ -972,7 +1022,7 @@ def _draw_arrivals(rng, rec, rec_next, n_rec, open_loop, prev_arr, target_iops, 
 # -- rebuild ---------------------------------------------------------------------------------
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False)
 def _rebuild_reads(kind, copies, k, failed, fail_local, surv, n_surv, ch, off, nb, S_d, S_b, S_o, hi_i):
     """Rebuild stage: the reads of chunk ``ch`` (``nb`` bytes at drive offset ``off``) into
     S[hi_i:]: one surviving copy of the failed member's mirror set, rotating chunk by chunk, or
@@ -1004,7 +1054,7 @@ def _rebuild_reads(kind, copies, k, failed, fail_local, surv, n_surv, ch, off, n
     return hi_i
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False)
 def _rebuild_writes(fail_local, n_fail_local, off, nb, S_d, S_b, S_o, hi_i):
     """Rebuild stage: the chunk's writes to every failed member of group 0, into S[hi_i:].
     Returns the new end."""
@@ -1016,7 +1066,7 @@ def _rebuild_writes(fail_local, n_fail_local, off, nb, S_d, S_b, S_o, hi_i):
     return hi_i
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False)
 def _rebuild_complete(failed, fail_local, n_fail_local, lay):
     """Rebuild stage: the last chunk is written, the replacements return to service."""
     for i in range(n_fail_local):
@@ -1404,29 +1454,9 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                     s = _clean_read(cl, d, s, S_o[_u(i)])
             mech = any_mech and di[_u(ib + _J_MECH)] != 0
             if mech:
-                off = S_o[i]
-                h = head[d]
-                if off != h:  # a sequential IO finds its sector under the head: no positioning
-                    dist = abs(off - h) / dpar[d, _D_CAP]
-                    dist = min(dist, 1.0)
-                    sa = dpar[d, _D_SEEK_A]
-                    sbb = dpar[d, _D_SEEK_B]
-                    rot = dpar[d, _D_ROT]
-                    pos_t = sa + sbb * math.sqrt(dist) + rot * _rnd(rng)
-                    if reorder_window > 1:
-                        # SATF approximation: the shortest of the positioning draws of the IOs
-                        # queued when this one arrives, treated as independent (optimistic)
-                        n_out = 0
-                        for j in range(rw_len):
-                            if recent[d, j] > t:
-                                n_out += 1
-                        nq = min(n_out + 1, reorder_window)
-                        for _ in range(nq - 1):
-                            dd = abs(_rnd(rng) - _rnd(rng)) * ws_frac
-                            q = sa + sbb * math.sqrt(dd) + rot * _rnd(rng)
-                            pos_t = min(pos_t, q)
+                pos_t = _position(dpar, head, recent, rng, d, S_o[i], nbytes, t, reorder_window, ws_frac)
+                if pos_t != 0.0:
                     svc += pos_t
-                head[d] = off + nbytes
             c = max(s + svc, c_floor)
             if mech and reorder_window > 1:
                 ri = recent_i[d]
@@ -1440,11 +1470,12 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             # N[j] = max(A[j], min(A[j + 1], c)) (A[j+1] if it is <= c, else c at the first
             # place where A[j] <= c < A[j+1], else A[j]); read before written, so in place
             rb0 = fb + _R_UNITS
-            # (np.maximum/np.minimum lower to selects: the store is unconditional, so the
-            # vectorised loop needs no masked stores, which are slow and stall the next IO's loads
-            # from the row; max/min lower to branches that LLVM turns into masked stores)
+            # Written as min(max(A[j], c), A[j + 1]) (the same value for sorted A): the stored value
+            # is never the loaded A[j] as such, so the vectorised loop stores unconditionally with
+            # plain vmaxpd/vminpd (max(A[j], ...) stored back to A[j] became masked stores, which
+            # are slow and stall the next IO's loads from the row)
             for j in range(ucap):
-                dr[_u(rb0 + j)] = np.maximum(dr[_u(rb0 + j)], np.minimum(dr[_u(rb0 + j + 1)], c))
+                dr[_u(rb0 + j)] = min(max(dr[_u(rb0 + j)], c), dr[_u(rb0 + j + 1)])
             if s >= w_start and s < w_end:
                 dr[_u(fb + _R_BUSY)] += svc
             c_max = max(c_max, c)
