@@ -887,7 +887,7 @@ def _map_parity(is_write, is_seq, j0, j1, within, chunk, u, sb, base, row_off, s
     return nr, nw
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _map_io(is_write, is_seq, o, b, wb, kind, w, k, m, copies, G, u, inv_u, inv_g, inv_w, sb, inv_sb, any_failed,
             failed, dr, DW, S_d, S_b, S_o):
     """Mapping stage: the member IOs of a host IO at array byte offset ``o`` of ``b`` bytes,
