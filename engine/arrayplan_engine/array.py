@@ -51,8 +51,8 @@ The model (docs/array-model.md has the full statement and its sources):
   replicas merge exactly by adding counts (``merge_results``).
 
 Public API: ``ArraySpec`` -> ``simulate(spec) -> ArrayResult``; ``split_simulation(spec, parts)``
-and ``merge_results(results)`` for fan-out; ``array_service_models`` to build drive models from
-the catalog.
+and ``merge_results(results)`` for fan-out. Drive models come from the catalog through
+``evaluate`` (``array_service_models``, ``member_service_models``): this module imports no drive model.
 """
 
 from __future__ import annotations
@@ -75,7 +75,6 @@ __all__ = [
     "LATENCY_BUCKET_COUNT",
     "ArrayResult",
     "ArraySpec",
-    "array_service_models",
     "latency_bucket_edges_s",
     "merge_results",
     "simulate",
@@ -249,6 +248,12 @@ def _clean(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost):
     """``_reclaim`` with a fast path: when the work fits in the tail segment it is a few
     multiplications (the common case: a page or a step at a time)."""
     u = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
+    return _clean_fresh(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost, u)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _clean_fresh(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost, u):
+    """``_clean`` right after ``_tail_valid`` gave ``u`` (no second look at the cache)."""
     per = cl[d, _K_PER]
     raw = need * cl[d, _K_INVGAIN]
     work = raw * per
@@ -265,6 +270,67 @@ def _clean(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost):
         _log_append(cl, seg_stamp, seg_pages, seg_idx, d, moved)
         return work
     return _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost)
+
+
+@njit(cache=True, _nrt=False)
+def _slc_fold(cl, d, qcap, be, t):
+    """The SLC cache (QLC drives) folds into QLC in the back end's idle time left before t, in
+    whole steps of one flash page: the one running at t delays what arrives now. Returns the
+    back end's new free time. (A call, not inlined: rare paths kept out of the event loop.)"""
+    fstep = cl[d, _K_STEP] * cl[d, _K_QFOLD]
+    x = min(qcap - cl[d, _K_QFREE], math.ceil((t - be) / fstep) * cl[d, _K_STEP])
+    cl[d, _K_QFREE] += x
+    be += x * cl[d, _K_QFOLD]
+    cl[d, _K_BE] = be
+    return be
+
+
+@njit(cache=True, _nrt=False)
+def _lazy_stall(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, free, pages, bs, s):
+    """A lazy drive's pool ran out: a foreground burst stalls the drive. It cleans up to the high
+    mark but at most (high - low) flash pages (the firmware's batch), and at least what this
+    write needs; every unit waits for it. Returns the write's (back-end start, start)."""
+    uu = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
+    batch = (cl[d, _K_HIGH] - cl[d, _K_LOW]) * (uu * cl[d, _K_RELOC] * cl[d, _K_RSCALE] + cl[d, _K_ERASE])
+    bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, cl[d, _K_HIGH] - free + pages, batch)
+    if cl[d, _K_FREE] < pages:
+        bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, pages - cl[d, _K_FREE], np.inf)
+    cl[d, _K_CLEND] = bs
+    cl[d, _K_BURST] = 0.0
+    for j in range(ucap):
+        dr[fb + _R_UNITS + j] = max(dr[fb + _R_UNITS + j], bs)
+    return bs, max(s, bs)
+
+
+@njit(cache=True, _nrt=False)
+def _position(dpar, head, recent, rng, d, off, nbytes, t, reorder_window, ws_frac):
+    """Stage: a disk's positioning time for an IO at ``off`` (seek over the distance from the
+    head, a random rotational delay; with reordering the shortest of the draws of the IOs
+    queued when it arrives). A sequential IO finds its sector under the head: 0. Moves the
+    head past the IO. (A call, not inlined: disks simulate few IOs.)"""
+    pos_t = 0.0
+    h = head[d]
+    if off != h:  # a sequential IO finds its sector under the head: no positioning
+        dist = abs(off - h) / dpar[d, _D_CAP]
+        dist = min(dist, 1.0)
+        sa = dpar[d, _D_SEEK_A]
+        sbb = dpar[d, _D_SEEK_B]
+        rot = dpar[d, _D_ROT]
+        pos_t = sa + sbb * math.sqrt(dist) + rot * _rnd(rng)
+        if reorder_window > 1:
+            # SATF approximation: the shortest of the positioning draws of the IOs
+            # queued when this one arrives, treated as independent (optimistic)
+            n_out = 0
+            for j in range(recent.shape[1]):
+                if recent[d, j] > t:
+                    n_out += 1
+            nq = min(n_out + 1, reorder_window)
+            for _ in range(nq - 1):
+                dd = abs(_rnd(rng) - _rnd(rng)) * ws_frac
+                q = sa + sbb * math.sqrt(dd) + rot * _rnd(rng)
+                pos_t = min(pos_t, q)
+    head[d] = off + nbytes
+    return pos_t
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -335,9 +401,9 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
         if idle_s > 0.0:
             # whole small steps from idle0 on: the one running at t delays what
             # arrives now (the interference of background cleaning)
-            _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
+            u = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
             n_steps = math.ceil(idle_s * cl[d, _K_INVSTEP_S])
-            cost = _clean(cl, seg_stamp, seg_pages, seg_idx, d, target - free, max(n_steps, 1) * cl[d, _K_STEP_S])
+            cost = _clean_fresh(cl, seg_stamp, seg_pages, seg_idx, d, target - free, max(n_steps, 1) * cl[d, _K_STEP_S], u)
             be = idle0 + cost
             cl[d, _K_BE] = be
             cl[d, _K_CLEND] = be
@@ -350,13 +416,7 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
                 cl[d, _K_BURST] = 0.0
     qcap = cl[d, _K_QCAP]
     if qcap > 0.0 and be < t and cl[d, _K_QFREE] < qcap:
-        # the SLC cache folds into QLC in the back end's idle time left before t, in whole
-        # steps of one flash page: the one running at t delays what arrives now
-        fstep = cl[d, _K_STEP] * cl[d, _K_QFOLD]
-        x = min(qcap - cl[d, _K_QFREE], math.ceil((t - be) / fstep) * cl[d, _K_STEP])
-        cl[d, _K_QFREE] += x
-        be += x * cl[d, _K_QFOLD]
-        cl[d, _K_BE] = be
+        be = _slc_fold(cl, d, qcap, be, t)
     off = off_
     pages = float(((off + nbytes + _MAP_MASK) >> _MAP_SHIFT) - (off >> _MAP_SHIFT))
     # whole pages are programmed; a partial page is read first (read-modify-write)
@@ -373,19 +433,7 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
             bs += fg
             cl[d, _K_CLEND] = bs
     elif free - pages < 0.0:
-        # the pool ran out: a foreground burst stalls the drive. It cleans up to
-        # the high mark but at most (high - low) flash pages (the firmware's
-        # batch), and at least what this write needs
-        uu = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
-        batch = (cl[d, _K_HIGH] - cl[d, _K_LOW]) * (uu * cl[d, _K_RELOC] * cl[d, _K_RSCALE] + cl[d, _K_ERASE])
-        bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, cl[d, _K_HIGH] - free + pages, batch)
-        if cl[d, _K_FREE] < pages:
-            bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, pages - cl[d, _K_FREE], np.inf)
-        cl[d, _K_CLEND] = bs
-        cl[d, _K_BURST] = 0.0
-        for j in range(ucap):
-            dr[fb + _R_UNITS + j] = max(dr[fb + _R_UNITS + j], bs)
-        s = max(s, bs)
+        bs, s = _lazy_stall(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, free, pages, bs, s)
     cl[d, _K_FREE] -= pages
     cl[d, _K_WCNT] += pages
     cl[d, _K_HOSTP] += pages
@@ -414,9 +462,10 @@ def _clean_read(cl, d, s, off_):
     # a read whose die is being cleaned waits for the step (dies from a hash of
     # the page number; the cleaner moves to the next die each step)
     # (a 32-bit hash scaled to [0, units) by a multiply: no division)
+    # (the float counters convert through int64: one instruction, where float -> uint64 branches)
     h32 = (np.uint64(off_ >> _MAP_SHIFT) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)
-    die = (h32 * np.uint64(cl[d, _K_NUNITS])) >> np.uint64(32)
-    if die == np.uint64(cl[d, _K_STEPS]):
+    die = (h32 * np.uint64(np.int64(cl[d, _K_NUNITS]))) >> np.uint64(32)
+    if np.int64(die) == np.int64(cl[d, _K_STEPS]):
         s = cl[d, _K_CLEND]
     return s
 
@@ -572,23 +621,540 @@ def _precondition(cl, seg_stamp, seg_pages, seg_idx, d, host_pages):
         done += x
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _rnd(rng):
+    """xoshiro256+ (Blackman & Vigna 2018) on the four-word state ``rng``: a uniform double in [0, 1)."""
+    s0 = rng[0]
+    s1 = rng[1]
+    s2 = rng[2]
+    s3 = rng[3]
+    result = s0 + s3
+    tt = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= tt
+    s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
+    rng[0] = s0
+    rng[1] = s1
+    rng[2] = s2
+    rng[3] = s3
+    return float(result >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _idiv(x, dv, inv):
+    """x // dv for 0 <= x via a float reciprocal ``inv`` = 1 / dv, corrected to the exact quotient."""
+    q = np.int64(x * inv)
+    while q * dv > x:
+        q -= 1
+    while (q + 1) * dv <= x:
+        q += 1
+    return q
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _modw(x, w):
+    """x % w for 0 <= x < 3 w without a division."""
+    if x >= w:
+        x -= w
+        if x >= w:
+            x -= w
+    return x
+
+
+# -- host-IO mapping (docs/array-model.md, "Layouts") --------------------------------------------
+# A host IO at array byte offset o of b bytes becomes member IOs (drive, bytes, drive byte
+# offset) in the scratch arrays S_d, S_b, S_o: reads at [0, nr), writes at [wb, wb + nw). The
+# array's data space is laid out stripe by stripe (k stripe units of u bytes across a group of w
+# drives), groups interleaved stripe by stripe. Failed members (``failed[d] != 0``) get no IO:
+# writes skip them, reads reconstruct from the stripe's survivors.
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _map_parity_unit(is_write, b, k, m, w, base, ro, p0, d0, j0, S_d, S_b, S_o, wb):
+    """Mapping stage, parity fast path: a random IO of ``b`` bytes inside one stripe unit of a
+    parity array with every member present (its geometry worked out when the arrival was
+    drawn: ``_unit_geometry``). The same member IOs as ``_map_parity``. Returns (nr, nw,
+    member read bytes, member write bytes)."""
+    if not is_write:
+        S_d[0] = d0
+        S_b[0] = b
+        S_o[0] = ro
+        return 1, 0, b, 0
+    nr = 0
+    if m + 1 < k - 1:
+        # read-modify-write: old data + parity
+        S_d[0] = d0
+        S_b[0] = b
+        S_o[0] = ro
+        nr = 1
+        for i in range(m):
+            S_d[nr] = base + _modw(p0 + i, w)
+            S_b[nr] = b
+            S_o[nr] = ro
+            nr += 1
+    else:
+        # reconstruct-write: the other data units
+        for j in range(k):
+            if j != j0:
+                S_d[nr] = base + _modw(p0 + m + j, w)
+                S_b[nr] = b
+                S_o[nr] = ro
+                nr += 1
+    S_d[wb] = d0
+    S_b[wb] = b
+    S_o[wb] = ro
+    for i in range(m):
+        S_d[wb + 1 + i] = base + _modw(p0 + i, w)
+        S_b[wb + 1 + i] = b
+        S_o[wb + 1 + i] = ro
+    return nr, 1 + m, nr * b, (1 + m) * b
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _map_raid0(is_write, j0, j1, within, chunk, u, base, row_off, S_d, S_b, S_o, nr, nw):
+    """Mapping stage, RAID 0: the piece of a host IO in one stripe (units j0..j1 of the group at
+    ``base``) -> one member IO per unit. Returns the new (nr, nw) ends."""
+    for j in range(j0, j1 + 1):
+        lo = max(within - j * u, 0)
+        hi = min(within + chunk - j * u, u)
+        if is_write:
+            S_d[nw] = base + j
+            S_b[nw] = hi - lo
+            S_o[nw] = row_off + lo
+            nw += 1
+        else:
+            S_d[nr] = base + j
+            S_b[nr] = hi - lo
+            S_o[nr] = row_off + lo
+            nr += 1
+    return nr, nw
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _map_mirror(is_write, j0, j1, within, chunk, u, base, row_off, s, copies, any_failed, failed, dr, DW,
+                S_d, S_b, S_o, nr, nw):
+    """Mapping stage, mirrors (RAID 1/10): a write goes to every present copy, a read to the
+    present copy whose first unit frees earliest (ties rotate with the stripe row ``s``).
+    Returns the new (nr, nw) ends."""
+    for j in range(j0, j1 + 1):
+        lo = max(within - j * u, 0)
+        hi = min(within + chunk - j * u, u)
+        if is_write:
+            for c in range(copies):
+                d = base + j * copies + c
+                if any_failed and failed[d] != 0:
+                    continue
+                S_d[nw] = d
+                S_b[nw] = hi - lo
+                S_o[nw] = row_off + lo
+                nw += 1
+        else:
+            # the copy that can start earliest; ties rotate with the row
+            best = -1
+            best_t = np.inf
+            start = s % copies
+            for cc in range(copies):
+                c = start + cc
+                if c >= copies:
+                    c -= copies
+                d = base + j * copies + c
+                if any_failed and failed[d] != 0:
+                    continue
+                fd = dr[d * DW + _R_UNITS]
+                if fd < best_t:
+                    best_t = fd
+                    best = d
+            S_d[nr] = best
+            S_b[nr] = hi - lo
+            S_o[nr] = row_off + lo
+            nr += 1
+    return nr, nw
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _map_parity(is_write, is_seq, j0, j1, within, chunk, u, sb, base, row_off, s, w, k, m, inv_w, col_lo, col_b,
+                any_failed, failed, S_d, S_b, S_o, nr, nw):
+    """Mapping stage, parity (RAID 5, RAID 6, k+m erasure coding; left-symmetric rotation): the
+    piece of a host IO in one stripe. Reads of a failed unit read k survivors; small writes take
+    the cheaper of read-modify-write and reconstruct-write that has its inputs; full-stripe and
+    sequential writes write parity with no reads. Returns the new (nr, nw) ends."""
+    p0 = w - 1 - (s - _idiv(s, w, inv_w) * w)
+    if not is_write:
+        n_failed_touched = 0
+        if any_failed:
+            for j in range(j0, j1 + 1):
+                if failed[base + _modw(p0 + m + j, w)] != 0:
+                    n_failed_touched += 1
+        if n_failed_touched == 0:
+            for j in range(j0, j1 + 1):
+                lo = max(within - j * u, 0)
+                hi = min(within + chunk - j * u, u)
+                S_d[nr] = base + _modw(p0 + m + j, w)
+                S_b[nr] = hi - lo
+                S_o[nr] = row_off + lo
+                nr += 1
+        else:
+            # reconstruct from k surviving units of the stripe (the column spanned):
+            # touched data first, then other data, then parity
+            got = 0
+            for j in range(j0, j1 + 1):
+                d = base + _modw(p0 + m + j, w)
+                if failed[d] == 0:
+                    S_d[nr] = d
+                    S_b[nr] = col_b
+                    S_o[nr] = row_off + col_lo
+                    nr += 1
+                    got += 1
+            for j in range(k):
+                if got >= k:
+                    break
+                if j >= j0 and j <= j1:
+                    continue
+                d = base + _modw(p0 + m + j, w)
+                if failed[d] == 0:
+                    S_d[nr] = d
+                    S_b[nr] = col_b
+                    S_o[nr] = row_off + col_lo
+                    nr += 1
+                    got += 1
+            for i in range(m):
+                if got >= k:
+                    break
+                d = base + _modw(p0 + i, w)
+                if failed[d] == 0:
+                    S_d[nr] = d
+                    S_b[nr] = col_b
+                    S_o[nr] = row_off + col_lo
+                    nr += 1
+                    got += 1
+        return nr, nw
+    touched = j1 - j0 + 1
+    if chunk == sb or is_seq:
+        # full-stripe write, or a sequential stream filling the stripe unit by
+        # unit: parity goes out (no reads) with the IO that completes the stripe
+        for j in range(j0, j1 + 1):
+            d = base + _modw(p0 + m + j, w)
+            if any_failed and failed[d] != 0:
+                continue
+            lo = max(within - j * u, 0)
+            hi = min(within + chunk - j * u, u)
+            S_d[nw] = d
+            S_b[nw] = hi - lo
+            S_o[nw] = row_off + lo
+            nw += 1
+        if within + chunk == sb:
+            for i in range(m):
+                d = base + _modw(p0 + i, w)
+                if any_failed and failed[d] != 0:
+                    continue
+                S_d[nw] = d
+                S_b[nw] = u
+                S_o[nw] = row_off
+                nw += 1
+        return nr, nw
+    parity_surv = m
+    touched_failed = False
+    need_failed = False
+    # data units whose column is not fully overwritten (md works column
+    # by column: a write inside one unit overwrites its own column)
+    n_need = k - touched
+    if j0 != j1:
+        for j in range(j0, j1 + 1):
+            lo = max(within - j * u, 0)
+            hi = min(within + chunk - j * u, u)
+            if hi - lo != u:
+                n_need += 1
+    if any_failed:
+        for j in range(k):
+            d = base + _modw(p0 + m + j, w)
+            if failed[d] == 0:
+                continue
+            is_touched = j >= j0 and j <= j1
+            full = False
+            if is_touched:
+                touched_failed = True
+                lo = max(within - j * u, 0)
+                hi = min(within + chunk - j * u, u)
+                full = j0 == j1 or (hi - lo) == u
+            if not full:
+                need_failed = True
+        for i in range(m):
+            if failed[base + _modw(p0 + i, w)] != 0:
+                parity_surv -= 1
+    rmw_reads = touched + parity_surv
+    rmw_ok = not touched_failed
+    rcw_ok = not need_failed
+    if rmw_ok and ((not rcw_ok) or rmw_reads < n_need):
+        # read-modify-write: old data of the touched units + surviving parity
+        for j in range(j0, j1 + 1):
+            lo = max(within - j * u, 0)
+            hi = min(within + chunk - j * u, u)
+            S_d[nr] = base + _modw(p0 + m + j, w)
+            S_b[nr] = hi - lo
+            S_o[nr] = row_off + lo
+            nr += 1
+        for i in range(m):
+            d = base + _modw(p0 + i, w)
+            if any_failed and failed[d] != 0:
+                continue
+            S_d[nr] = d
+            S_b[nr] = col_b
+            S_o[nr] = row_off + col_lo
+            nr += 1
+    elif rcw_ok:
+        # reconstruct-write: read the data units not fully overwritten
+        for j in range(k):
+            if j >= j0 and j <= j1:
+                lo = max(within - j * u, 0)
+                hi = min(within + chunk - j * u, u)
+                if j0 == j1 or hi - lo == u:
+                    continue
+            S_d[nr] = base + _modw(p0 + m + j, w)
+            S_b[nr] = col_b
+            S_o[nr] = row_off + col_lo
+            nr += 1
+    else:
+        # neither path has its inputs: rebuild the stripe from k survivors
+        got = 0
+        for i in range(w):
+            if got >= k:
+                break
+            d = base + _modw(p0 + m + i, w)
+            if failed[d] == 0:
+                S_d[nr] = d
+                S_b[nr] = col_b
+                S_o[nr] = row_off + col_lo
+                nr += 1
+                got += 1
+    for j in range(j0, j1 + 1):
+        d = base + _modw(p0 + m + j, w)
+        if any_failed and failed[d] != 0:
+            continue
+        lo = max(within - j * u, 0)
+        hi = min(within + chunk - j * u, u)
+        S_d[nw] = d
+        S_b[nw] = hi - lo
+        S_o[nw] = row_off + lo
+        nw += 1
+    for i in range(m):
+        d = base + _modw(p0 + i, w)
+        if any_failed and failed[d] != 0:
+            continue
+        S_d[nw] = d
+        S_b[nw] = col_b
+        S_o[nw] = row_off + col_lo
+        nw += 1
+    return nr, nw
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _map_io(is_write, is_seq, o, b, wb, kind, w, k, m, copies, G, u, inv_u, inv_g, inv_w, sb, inv_sb, any_failed,
+            failed, dr, DW, S_d, S_b, S_o):
+    """Mapping stage: the member IOs of a host IO at array byte offset ``o`` of ``b`` bytes,
+    stripe by stripe through the layout family's stage. Reads go to S[0:nr], writes to
+    S[wb:wb+nw] as (drive, bytes, drive byte offset). Returns (nr, nw, member read bytes,
+    member write bytes)."""
+    nr = 0
+    nw = wb
+    pos = o
+    rem = b
+    while rem > 0:
+        t_idx = _idiv(pos, sb, inv_sb)
+        if G == 1:
+            g = 0
+            s = t_idx
+        else:
+            s = _idiv(t_idx, G, inv_g)
+            g = t_idx - s * G
+        within = pos - t_idx * sb
+        chunk = sb - within
+        chunk = min(chunk, rem)
+        j0 = _idiv(within, u, inv_u)
+        j1 = _idiv(within + chunk - 1, u, inv_u)
+        base = g * w
+        row_off = s * u
+        if j0 == j1:
+            col_lo = within - j0 * u
+            col_b = chunk
+        else:
+            col_lo = 0
+            col_b = u
+        if kind == _KIND_RAID0:
+            nr, nw = _map_raid0(is_write, j0, j1, within, chunk, u, base, row_off, S_d, S_b, S_o, nr, nw)
+        elif kind == _KIND_MIRROR:
+            nr, nw = _map_mirror(is_write, j0, j1, within, chunk, u, base, row_off, s, copies, any_failed, failed, dr, DW,
+                                 S_d, S_b, S_o, nr, nw)
+        else:
+            nr, nw = _map_parity(is_write, is_seq, j0, j1, within, chunk, u, sb, base, row_off, s, w, k, m, inv_w, col_lo,
+                                 col_b, any_failed, failed, S_d, S_b, S_o, nr, nw)
+        pos += chunk
+        rem -= chunk
+    rbytes = 0
+    for i in range(nr):
+        rbytes += S_b[i]
+    wbytes = 0
+    for i in range(wb, nw):
+        wbytes += S_b[i]
+    return nr, nw - wb, rbytes, wbytes
+
+
+# -- host arrivals ---------------------------------------------------------------------------
+# Arrival records, one row per host IO drawn ahead (``rec``, int64): offset, bytes, read, sequential,
+# whether the parity fast path's stripe geometry is valid, then that geometry (``_unit_geometry``)
+_RC_O, _RC_B, _RC_READ, _RC_SEQ, _RC_GEO, _RC_BASE, _RC_RO, _RC_P0, _RC_D0, _RC_J0, _RC_COUNT = range(11)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _unit_geometry(o, b, sb, inv_sb, G, inv_g, u, u_shift, inv_u, w, inv_w, m, rec, q):
+    """The stripe geometry of a random IO at ``o`` of ``b`` bytes in a parity array, into record
+    ``q`` of ``rec`` (base drive, drive offset, parity rotation, data drive, data column) when the
+    IO lies inside one stripe unit; returns whether it does (``_map_parity_unit`` applies)."""
+    t_idx = _idiv(o, sb, inv_sb)
+    if G == 1:
+        g = 0
+        s_row = t_idx
+    else:
+        s_row = _idiv(t_idx, G, inv_g)
+        g = t_idx - s_row * G
+    within = o - t_idx * sb
+    j0 = (within >> u_shift) if u_shift >= 0 else _idiv(within, u, inv_u)
+    col_lo = within - j0 * u
+    if col_lo + b <= u and b < sb:
+        p0 = w - 1 - (s_row - _idiv(s_row, w, inv_w) * w)
+        rec[q, _RC_BASE] = g * w
+        rec[q, _RC_RO] = s_row * u + col_lo
+        rec[q, _RC_P0] = p0
+        rec[q, _RC_J0] = j0
+        rec[q, _RC_D0] = g * w + _modw(p0 + m + j0, w)
+        return True
+    return False
+
+
+@njit(cache=True, _nrt=False)
+def _draw_arrivals(rng, rec, rec_next, n_rec, open_loop, prev_arr, target_iops, read_fraction, random_fraction,
+                   sizes, size_cum, size_align, n_pos_of, space, seq_r, seq_w, parity, sb, inv_sb, G, inv_g, u,
+                   u_shift, inv_u, w, inv_w, m):
+    """Arrivals stage: draw the next ``n_rec`` host IOs into ``rec`` (what the IO is, where it
+    goes) and, in open loop, when each next one arrives (Poisson at ``target_iops``, into
+    ``rec_next``). The same draws in the same order as drawing each arrival when it happens, but
+    off the event chain. Sequential IOs follow per-direction stream pointers ``seq_r``/``seq_w``
+    that wrap at the data space. Returns (last arrival time, seq_r, seq_w)."""
+    n_sizes = sizes.shape[0]
+    for q in range(n_rec):
+        if open_loop:
+            # when the arrival after this one comes (drawn first, as it always was)
+            prev_arr = prev_arr - math.log(1.0 - _rnd(rng)) / target_iops
+            rec_next[q] = prev_arr
+        is_read = _rnd(rng) < read_fraction
+        is_seq = False
+        if random_fraction < 1.0:
+            is_seq = _rnd(rng) >= random_fraction
+        si = 0
+        if n_sizes > 1:
+            x = _rnd(rng)
+            while si < n_sizes - 1 and x >= size_cum[si]:
+                si += 1
+        b = sizes[si]
+        if is_seq:
+            if is_read:
+                if seq_r + b > space:
+                    seq_r = 0
+                o = seq_r
+                seq_r += b
+            else:
+                if seq_w + b > space:
+                    seq_w = 0
+                o = seq_w
+                seq_w += b
+        else:
+            o = np.int64(_rnd(rng) * n_pos_of[si]) * size_align[si]
+        rec[q, _RC_O] = o
+        rec[q, _RC_B] = b
+        rec[q, _RC_READ] = 1 if is_read else 0
+        rec[q, _RC_SEQ] = 1 if is_seq else 0
+        geo_ok = False
+        if parity and not is_seq:
+            geo_ok = _unit_geometry(o, b, sb, inv_sb, G, inv_g, u, u_shift, inv_u, w, inv_w, m, rec, q)
+        rec[q, _RC_GEO] = 1 if geo_ok else 0
+    return prev_arr, seq_r, seq_w
+
+
+# -- rebuild ---------------------------------------------------------------------------------
+
+
+@njit(cache=True, _nrt=False)
+def _rebuild_reads(kind, copies, k, failed, fail_local, surv, n_surv, ch, off, nb, S_d, S_b, S_o, hi_i):
+    """Rebuild stage: the reads of chunk ``ch`` (``nb`` bytes at drive offset ``off``) into
+    S[hi_i:]: one surviving copy of the failed member's mirror set, rotating chunk by chunk, or
+    k survivors of a parity group, rotating which. Returns the new end."""
+    if kind == _KIND_MIRROR:
+        pair = fail_local[0] // copies
+        cnt = 0
+        for c in range(copies):
+            if failed[pair * copies + c] == 0:
+                cnt += 1
+        pick = ch % cnt
+        for c in range(copies):
+            dl = pair * copies + c
+            if failed[dl] == 0:
+                if pick == 0:
+                    S_d[hi_i] = dl
+                    S_b[hi_i] = nb
+                    S_o[hi_i] = off
+                    hi_i += 1
+                    break
+                pick -= 1
+    else:
+        st0 = ch % n_surv
+        for i in range(k):
+            S_d[hi_i] = surv[(st0 + i) % n_surv]
+            S_b[hi_i] = nb
+            S_o[hi_i] = off
+            hi_i += 1
+    return hi_i
+
+
+@njit(cache=True, _nrt=False)
+def _rebuild_writes(fail_local, n_fail_local, off, nb, S_d, S_b, S_o, hi_i):
+    """Rebuild stage: the chunk's writes to every failed member of group 0, into S[hi_i:].
+    Returns the new end."""
+    for i in range(n_fail_local):
+        S_d[hi_i] = fail_local[i]
+        S_b[hi_i] = nb
+        S_o[hi_i] = off
+        hi_i += 1
+    return hi_i
+
+
+@njit(cache=True, _nrt=False)
+def _rebuild_complete(failed, fail_local, n_fail_local, lay):
+    """Rebuild stage: the last chunk is written, the replacements return to service."""
+    for i in range(n_fail_local):
+        failed[fail_local[i]] = 0
+    lay[_L_FAILED] = 0
+
+
 # ==============================================================================================
 # numba kernel
 # ==============================================================================================
-# One kernel with inner closures for what uses many of its locals (arrivals, host-IO mapping,
-# rebuild). numba inlines closures at the IR level and they use the enclosing function's arrays
-# directly. Self-contained stages are module-level ``@njit(inline="always", _nrt=False)``
-# functions above (issue 10): cleaning of a member write and a read's wait for a cleaning step
-# (``_clean_write``, ``_clean_read``), the latency bucket, and the queue operations
-# (``_ring_insert``, ``_heap_push``, ``_heap_sift_down``). Without the NRT they pay no
-# reference counting on their array arguments (a refcounted helper cost 2.6x); every split was
-# checked bit-identical on specs of every layout family, open and closed loop, degraded,
-# rebuild, disks with reordering and SSDs with cleaning.
+# One event loop over module-level stages, each ``@njit(inline="always", _nrt=False)`` (issue 10
+# part 5): arrivals (``_draw_arrivals``), host-IO mapping per layout family (``_map_io`` through
+# ``_map_raid0``/``_map_mirror``/``_map_parity``, and the parity fast path ``_map_parity_unit``),
+# member service with cleaning (``_clean_write``, ``_clean_read``), the latency bucket, rebuild
+# (``_rebuild_reads``, ``_rebuild_writes``, ``_rebuild_complete``) and the queue operations
+# (``_ring_insert``, ``_heap_push``, ``_heap_sift_down``). Their scratch arrays are allocated in
+# ``simulate``. Without the NRT they pay no reference counting on their array arguments (a
+# refcounted helper cost 2.6x); every split was checked bit-identical on specs of every layout
+# family, open and closed loop, degraded, rebuild, disks with reordering and SSDs with cleaning.
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_align, simf, simi, rng,
                      head, recent, recent_i, cl, seg_stamp, seg_pages, seg_idx, row_base, row_count,
+                     rec, rec_next, S_mem, surv, fail_local, scratch,
                      hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out, sec_reloc):
     """Event loop. All inputs and outputs are preallocated by ``simulate``; see there."""
     read_fraction = wl[0]
@@ -627,35 +1193,26 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     # member IOs (drive, bytes, drive byte offset): reads at [0, mmh), scratch writes at
     # [mmh, 2 mmh), then host slot j's deferred writes at [(2 + j) mmh, (3 + j) mmh): a small
     # write's phase-2 writes are mapped straight into its slot's region (no copies)
-    S_d = np.empty((2 + n_host_slots) * mmh, np.int64)
-    S_b = np.empty((2 + n_host_slots) * mmh, np.int64)
-    S_o = np.empty((2 + n_host_slots) * mmh, np.int64)
+    # (scratch from the wrapper, (2 + n_host_slots) * mmh places)
+    S_d = S_mem[0]
+    S_b = S_mem[1]
+    S_o = S_mem[2]
     rebuilding = rb_rate > 0.0 and n_failed > 0
     n_rb_slots = rb_window if rebuilding else 0
     n_slots = n_host_slots + n_rb_slots
-    state = np.full(n_slots, _S_IDLE, np.int8)
-    s_arr = np.zeros(n_slots)
-    s_cls = np.zeros(n_slots, np.int64)
-    s_inrb = np.zeros(n_slots, np.bool_)
-    s_n2 = np.zeros(n_slots, np.int64)
-    free_stack = np.empty(n_host_slots, np.int64)
+    # the slots' state, arrival time, histogram class, in-rebuild flag and deferred write count
+    # (and the rest of the scratch: ``_kernel_scratch``)
+    (state, s_arr, s_cls, s_inrb, s_n2, free_stack, ev_t, ev_id, fbits, ibits, dr, di, n_pos_of,
+     rb_chunk_of) = scratch
     n_free = 0
     # event queue: a sorted array for few slots (insertion from the nearer end is short), a
     # binary heap for many. The sorted window [ev_head, ev_head + n_ev) sits inside a larger
     # buffer between sentinels (-inf before, +inf after, so the insertion scans need no bounds
     # checks) and is moved back to the middle when it reaches either end of the buffer
     use_ring = n_slots <= _RING_EVENTS
-    ev_cap = 1
-    while ev_cap < n_slots + 2:
-        ev_cap *= 2
-    if use_ring:
-        ev_cap *= 8
-    ev_t = np.empty(ev_cap)
-    ev_id = np.empty(ev_cap, np.int64)
+    ev_cap = ev_t.shape[0]
     n_ev = 0  # queued events
     ev_head = 0  # first queued event (sorted array)
-    fbits = np.zeros(1)
-    ibits = fbits.view(np.int64)
     inv_sb = 1.0 / sb
     inv_u = 1.0 / u
     inv_g = 1.0 / G
@@ -665,8 +1222,6 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     n_drv = dpar.shape[0]
     ucap = simi[_SI_UCAP]  # units per drive row: a power of two >= every drive's unit count
     DW = _R_UNITS + ucap + 1  # the units' sorted free times and a +inf sentinel
-    dr = np.empty(n_drv * DW)
-    di = np.zeros(n_drv * _J_COUNT, np.int64)
     any_mech = False
     any_clean = False
     any_cards = dpar.shape[0] != row_base.shape[0]
@@ -703,365 +1258,14 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
         while (1 << u_shift) < u:
             u_shift += 1
     # random offsets: number of aligned positions per IO size
-    n_pos_of = np.empty(n_sizes, np.int64)
     for i in range(n_sizes):
         n_pos_of[i] = (space - sizes[i]) // size_align[i] + 1
-    # host arrivals are drawn ahead in batches of records (what the IO is, where it goes, and in
-    # open loop when the next one arrives): the same draws in the same order as drawing each
-    # arrival when it happens, but off the event chain, so the processor can overlap them with
-    # the drives' bookkeeping. Mechanical drives draw positioning times while IOs are queued,
-    # so with them a batch is one arrival (the draws stay interleaved as before).
-    n_rec = 1 if any_mech else _ARRIVAL_BATCH
-    rec_o = np.empty(n_rec, np.int64)
-    rec_b = np.empty(n_rec, np.int64)
-    rec_read = np.empty(n_rec, np.bool_)
-    rec_seq = np.empty(n_rec, np.bool_)
-    rec_next = np.empty(n_rec)
-    rec_geo = np.empty(n_rec, np.bool_)  # the fast-path geometry below is valid
-    rec_base = np.empty(n_rec, np.int64)
-    rec_ro = np.empty(n_rec, np.int64)
-    rec_p0 = np.empty(n_rec, np.int64)
-    rec_d0 = np.empty(n_rec, np.int64)
-    rec_j0 = np.empty(n_rec, np.int64)
+    # host arrivals are drawn ahead in batches of records (``_draw_arrivals``) so the processor
+    # can overlap the draws with the drives' bookkeeping. Mechanical drives draw positioning
+    # times while IOs are queued, so with them a batch is one arrival (the wrapper sizes ``rec``)
+    n_rec = rec.shape[0]
     rec_k = n_rec  # next record to consume; n_rec: the batch is used up
-
-    def rnd():
-        # xoshiro256+ (Blackman & Vigna 2018): a uniform double in [0, 1)
-        s0 = rng[0]
-        s1 = rng[1]
-        s2 = rng[2]
-        s3 = rng[3]
-        result = s0 + s3
-        tt = s1 << np.uint64(17)
-        s2 ^= s0
-        s3 ^= s1
-        s1 ^= s2
-        s0 ^= s3
-        s2 ^= tt
-        s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
-        rng[0] = s0
-        rng[1] = s1
-        rng[2] = s2
-        rng[3] = s3
-        return float(result >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-    def U(x):
-        # an index known to be >= 0: unsigned, so numba emits no negative-index wraparound
-        return np.uint64(x)
-
-    def idiv(x, dv, inv):
-        # x // dv for 0 <= x via a float reciprocal, corrected to the exact integer quotient
-        q = np.int64(x * inv)
-        while q * dv > x:
-            q -= 1
-        while (q + 1) * dv <= x:
-            q += 1
-        return q
-
-    def modw(x):
-        # x % w for 0 <= x < 3 w without a division
-        if x >= w:
-            x -= w
-            if x >= w:
-                x -= w
-        return x
-
-    def map_io(is_write, is_seq, o, b, wb, geo):
-        """Member IOs of a host IO at array byte offset o of b bytes: reads into S[0:nr],
-        writes into S[wb:wb+nw] as (drive, bytes, drive byte offset). Returns (nr, nw, member
-        read bytes, member write bytes).
-        ``geo`` is the IO's arrival record when it holds the stripe geometry of a random IO
-        inside one stripe unit of a parity array (worked out when the record was drawn), else -1."""
-        any_failed = lay[_L_FAILED] > 0
-        if geo >= 0 and not any_failed:
-            # fast path (the same member IOs as the general loop below): a parity array with
-            # every member present and a random IO inside one stripe unit
-            base = rec_base[geo]
-            ro = rec_ro[geo]
-            p0 = rec_p0[geo]
-            d0 = rec_d0[geo]
-            j0 = rec_j0[geo]
-            if not is_write:
-                S_d[0] = d0
-                S_b[0] = b
-                S_o[0] = ro
-                return 1, 0, b, 0
-            nr = 0
-            if m + 1 < k - 1:
-                # read-modify-write: old data + parity
-                S_d[0] = d0
-                S_b[0] = b
-                S_o[0] = ro
-                nr = 1
-                for i in range(m):
-                    S_d[nr] = base + modw(p0 + i)
-                    S_b[nr] = b
-                    S_o[nr] = ro
-                    nr += 1
-            else:
-                # reconstruct-write: the other data units
-                for j in range(k):
-                    if j != j0:
-                        S_d[nr] = base + modw(p0 + m + j)
-                        S_b[nr] = b
-                        S_o[nr] = ro
-                        nr += 1
-            S_d[wb] = d0
-            S_b[wb] = b
-            S_o[wb] = ro
-            for i in range(m):
-                S_d[wb + 1 + i] = base + modw(p0 + i)
-                S_b[wb + 1 + i] = b
-                S_o[wb + 1 + i] = ro
-            return nr, 1 + m, nr * b, (1 + m) * b
-        nr = 0
-        nw = wb
-        pos = o
-        rem = b
-        while rem > 0:
-            t_idx = idiv(pos, sb, inv_sb)
-            if G == 1:
-                g = 0
-                s = t_idx
-            else:
-                s = idiv(t_idx, G, inv_g)
-                g = t_idx - s * G
-            within = pos - t_idx * sb
-            chunk = sb - within
-            chunk = min(chunk, rem)
-            j0 = idiv(within, u, inv_u)
-            j1 = idiv(within + chunk - 1, u, inv_u)
-            base = g * w
-            row_off = s * u
-            if j0 == j1:
-                col_lo = within - j0 * u
-                col_b = chunk
-            else:
-                col_lo = 0
-                col_b = u
-            if kind == _KIND_RAID0:
-                for j in range(j0, j1 + 1):
-                    lo = max(within - j * u, 0)
-                    hi = min(within + chunk - j * u, u)
-                    if is_write:
-                        S_d[nw] = base + j
-                        S_b[nw] = hi - lo
-                        S_o[nw] = row_off + lo
-                        nw += 1
-                    else:
-                        S_d[nr] = base + j
-                        S_b[nr] = hi - lo
-                        S_o[nr] = row_off + lo
-                        nr += 1
-            elif kind == _KIND_MIRROR:
-                for j in range(j0, j1 + 1):
-                    lo = max(within - j * u, 0)
-                    hi = min(within + chunk - j * u, u)
-                    if is_write:
-                        for c in range(copies):
-                            d = base + j * copies + c
-                            if any_failed and failed[d] != 0:
-                                continue
-                            S_d[nw] = d
-                            S_b[nw] = hi - lo
-                            S_o[nw] = row_off + lo
-                            nw += 1
-                    else:
-                        # the copy that can start earliest; ties rotate with the row
-                        best = -1
-                        best_t = np.inf
-                        start = s % copies
-                        for cc in range(copies):
-                            c = start + cc
-                            if c >= copies:
-                                c -= copies
-                            d = base + j * copies + c
-                            if any_failed and failed[d] != 0:
-                                continue
-                            fd = dr[d * DW + _R_UNITS]
-                            if fd < best_t:
-                                best_t = fd
-                                best = d
-                        S_d[nr] = best
-                        S_b[nr] = hi - lo
-                        S_o[nr] = row_off + lo
-                        nr += 1
-            else:  # parity: RAID 5, RAID 6, k+m erasure coding (left-symmetric rotation)
-                p0 = w - 1 - (s - idiv(s, w, inv_w) * w)
-                if not is_write:
-                    n_failed_touched = 0
-                    if any_failed:
-                        for j in range(j0, j1 + 1):
-                            if failed[base + modw(p0 + m + j)] != 0:
-                                n_failed_touched += 1
-                    if n_failed_touched == 0:
-                        for j in range(j0, j1 + 1):
-                            lo = max(within - j * u, 0)
-                            hi = min(within + chunk - j * u, u)
-                            S_d[nr] = base + modw(p0 + m + j)
-                            S_b[nr] = hi - lo
-                            S_o[nr] = row_off + lo
-                            nr += 1
-                    else:
-                        # reconstruct from k surviving units of the stripe (the column spanned):
-                        # touched data first, then other data, then parity
-                        got = 0
-                        for j in range(j0, j1 + 1):
-                            d = base + modw(p0 + m + j)
-                            if failed[d] == 0:
-                                S_d[nr] = d
-                                S_b[nr] = col_b
-                                S_o[nr] = row_off + col_lo
-                                nr += 1
-                                got += 1
-                        for j in range(k):
-                            if got >= k:
-                                break
-                            if j >= j0 and j <= j1:
-                                continue
-                            d = base + modw(p0 + m + j)
-                            if failed[d] == 0:
-                                S_d[nr] = d
-                                S_b[nr] = col_b
-                                S_o[nr] = row_off + col_lo
-                                nr += 1
-                                got += 1
-                        for i in range(m):
-                            if got >= k:
-                                break
-                            d = base + modw(p0 + i)
-                            if failed[d] == 0:
-                                S_d[nr] = d
-                                S_b[nr] = col_b
-                                S_o[nr] = row_off + col_lo
-                                nr += 1
-                                got += 1
-                else:
-                    touched = j1 - j0 + 1
-                    if chunk == sb or is_seq:
-                        # full-stripe write, or a sequential stream filling the stripe unit by
-                        # unit: parity goes out (no reads) with the IO that completes the stripe
-                        for j in range(j0, j1 + 1):
-                            d = base + modw(p0 + m + j)
-                            if any_failed and failed[d] != 0:
-                                continue
-                            lo = max(within - j * u, 0)
-                            hi = min(within + chunk - j * u, u)
-                            S_d[nw] = d
-                            S_b[nw] = hi - lo
-                            S_o[nw] = row_off + lo
-                            nw += 1
-                        if within + chunk == sb:
-                            for i in range(m):
-                                d = base + modw(p0 + i)
-                                if any_failed and failed[d] != 0:
-                                    continue
-                                S_d[nw] = d
-                                S_b[nw] = u
-                                S_o[nw] = row_off
-                                nw += 1
-                    else:
-                        parity_surv = m
-                        touched_failed = False
-                        need_failed = False
-                        # data units whose column is not fully overwritten (md works column
-                        # by column: a write inside one unit overwrites its own column)
-                        n_need = k - touched
-                        if j0 != j1:
-                            for j in range(j0, j1 + 1):
-                                lo = max(within - j * u, 0)
-                                hi = min(within + chunk - j * u, u)
-                                if hi - lo != u:
-                                    n_need += 1
-                        if any_failed:
-                            for j in range(k):
-                                d = base + modw(p0 + m + j)
-                                if failed[d] == 0:
-                                    continue
-                                is_touched = j >= j0 and j <= j1
-                                full = False
-                                if is_touched:
-                                    touched_failed = True
-                                    lo = max(within - j * u, 0)
-                                    hi = min(within + chunk - j * u, u)
-                                    full = j0 == j1 or (hi - lo) == u
-                                if not full:
-                                    need_failed = True
-                            for i in range(m):
-                                if failed[base + modw(p0 + i)] != 0:
-                                    parity_surv -= 1
-                        rmw_reads = touched + parity_surv
-                        rmw_ok = not touched_failed
-                        rcw_ok = not need_failed
-                        if rmw_ok and ((not rcw_ok) or rmw_reads < n_need):
-                            # read-modify-write: old data of the touched units + surviving parity
-                            for j in range(j0, j1 + 1):
-                                lo = max(within - j * u, 0)
-                                hi = min(within + chunk - j * u, u)
-                                S_d[nr] = base + modw(p0 + m + j)
-                                S_b[nr] = hi - lo
-                                S_o[nr] = row_off + lo
-                                nr += 1
-                            for i in range(m):
-                                d = base + modw(p0 + i)
-                                if any_failed and failed[d] != 0:
-                                    continue
-                                S_d[nr] = d
-                                S_b[nr] = col_b
-                                S_o[nr] = row_off + col_lo
-                                nr += 1
-                        elif rcw_ok:
-                            # reconstruct-write: read the data units not fully overwritten
-                            for j in range(k):
-                                if j >= j0 and j <= j1:
-                                    lo = max(within - j * u, 0)
-                                    hi = min(within + chunk - j * u, u)
-                                    if j0 == j1 or hi - lo == u:
-                                        continue
-                                S_d[nr] = base + modw(p0 + m + j)
-                                S_b[nr] = col_b
-                                S_o[nr] = row_off + col_lo
-                                nr += 1
-                        else:
-                            # neither path has its inputs: rebuild the stripe from k survivors
-                            got = 0
-                            for i in range(w):
-                                if got >= k:
-                                    break
-                                d = base + modw(p0 + m + i)
-                                if failed[d] == 0:
-                                    S_d[nr] = d
-                                    S_b[nr] = col_b
-                                    S_o[nr] = row_off + col_lo
-                                    nr += 1
-                                    got += 1
-                        for j in range(j0, j1 + 1):
-                            d = base + modw(p0 + m + j)
-                            if any_failed and failed[d] != 0:
-                                continue
-                            lo = max(within - j * u, 0)
-                            hi = min(within + chunk - j * u, u)
-                            S_d[nw] = d
-                            S_b[nw] = hi - lo
-                            S_o[nw] = row_off + lo
-                            nw += 1
-                        for i in range(m):
-                            d = base + modw(p0 + i)
-                            if any_failed and failed[d] != 0:
-                                continue
-                            S_d[nw] = d
-                            S_b[nw] = col_b
-                            S_o[nw] = row_off + col_lo
-                            nw += 1
-            pos += chunk
-            rem -= chunk
-        rbytes = 0
-        for i in range(nr):
-            rbytes += S_b[i]
-        wbytes = 0
-        for i in range(wb, nw):
-            wbytes += S_b[i]
-        return nr, nw - wb, rbytes, wbytes
+    parity = kind == _KIND_PARITY
 
     if open_loop:
         for i in range(n_host_slots):
@@ -1081,18 +1285,9 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     rb_done = 0
     rb_last = -np.inf
     rb_active = rebuilding
-    rb_chunk_of = np.zeros(max(n_rb_slots, 1), np.int64)
-    surv = np.empty(w, np.int64)
-    n_surv = 0
-    fail_local = np.empty(w, np.int64)
-    n_fail_local = 0
-    for dl in range(w):
-        if failed[dl] != 0:
-            fail_local[n_fail_local] = dl
-            n_fail_local += 1
-        else:
-            surv[n_surv] = dl
-            n_surv += 1
+    # group 0's survivors and failed members (local indices, from the wrapper)
+    n_surv = surv.shape[0]
+    n_fail_local = fail_local.shape[0]
     rb_dt = rb_io / rb_rate if rebuilding else 0.0
     if rebuilding:
         # rb_start >= t_begin: appending keeps the queue sorted
@@ -1132,12 +1327,12 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     next_arr = t_begin
     prev_arr = t_begin
     if open_loop:
-        next_arr = t_begin - math.log(1.0 - rnd()) / target_iops
+        next_arr = t_begin - math.log(1.0 - _rnd(rng)) / target_iops
         prev_arr = next_arr
     while True:
         # ---- the next event: an open-loop arrival or the heap top -----------------------------
         from_arrival = False
-        top_t = ev_t[U(ev_head)] if use_ring else ev_t[0]
+        top_t = ev_t[_u(ev_head)] if use_ring else ev_t[0]
         if open_loop and next_arr < w_end and (n_ev == 0 or next_arr <= top_t):
             from_arrival = True
             t = next_arr
@@ -1149,64 +1344,14 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             # the event stays queued until the queue action at the end of this iteration
             # re-queues it (replace) or drops it
             t = top_t
-            ident = ev_id[U(ev_head)] if use_ring else ev_id[0]
-            st = state[U(ident)]
+            ident = ev_id[_u(ev_head)] if use_ring else ev_id[0]
+            st = state[_u(ident)]
         if st == _S_ARRIVE and t < w_end and rec_k == n_rec:
             # draw the next batch of arrival records
-            for q in range(n_rec):
-                if open_loop:
-                    # when the arrival after this one comes (drawn first, as it always was)
-                    prev_arr = prev_arr - math.log(1.0 - rnd()) / target_iops
-                    rec_next[q] = prev_arr
-                is_read = rnd() < read_fraction
-                is_seq = False
-                if random_fraction < 1.0:
-                    is_seq = rnd() >= random_fraction
-                si = 0
-                if n_sizes > 1:
-                    x = rnd()
-                    while si < n_sizes - 1 and x >= size_cum[si]:
-                        si += 1
-                b = sizes[si]
-                if is_seq:
-                    if is_read:
-                        if seq_r + b > space:
-                            seq_r = 0
-                        o = seq_r
-                        seq_r += b
-                    else:
-                        if seq_w + b > space:
-                            seq_w = 0
-                        o = seq_w
-                        seq_w += b
-                else:
-                    o = np.int64(rnd() * n_pos_of[si]) * size_align[si]
-                rec_o[q] = o
-                rec_b[q] = b
-                rec_read[q] = is_read
-                rec_seq[q] = is_seq
-                geo_ok = False
-                if kind == _KIND_PARITY and not is_seq:
-                    # the stripe geometry of a random IO inside one stripe unit
-                    t_idx = idiv(o, sb, inv_sb)
-                    if G == 1:
-                        g = 0
-                        s_row = t_idx
-                    else:
-                        s_row = idiv(t_idx, G, inv_g)
-                        g = t_idx - s_row * G
-                    within = o - t_idx * sb
-                    j0 = (within >> u_shift) if u_shift >= 0 else idiv(within, u, inv_u)
-                    col_lo = within - j0 * u
-                    if col_lo + b <= u and b < sb:
-                        geo_ok = True
-                        p0 = w - 1 - (s_row - idiv(s_row, w, inv_w) * w)
-                        rec_base[q] = g * w
-                        rec_ro[q] = s_row * u + col_lo
-                        rec_p0[q] = p0
-                        rec_j0[q] = j0
-                        rec_d0[q] = g * w + modw(p0 + m + j0)
-                rec_geo[q] = geo_ok
+            prev_arr, seq_r, seq_w = _draw_arrivals(rng, rec, rec_next, n_rec, open_loop, prev_arr, target_iops,
+                                                    read_fraction, random_fraction, sizes, size_cum, size_align,
+                                                    n_pos_of, space, seq_r, seq_w, parity, sb, inv_sb, G, inv_g, u,
+                                                    u_shift, inv_u, w, inv_w, m)
             rec_k = 0
         if from_arrival:
             next_arr = rec_next[rec_k]
@@ -1232,15 +1377,21 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
         if st == _S_ARRIVE and not skip:
             q = rec_k
             rec_k += 1
-            is_read = rec_read[q]
-            is_seq = rec_seq[q]
-            b = rec_b[q]
+            is_read = rec[q, _RC_READ] != 0
+            is_seq = rec[q, _RC_SEQ] != 0
+            b = rec[q, _RC_B]
             # the writes go straight to the region of the slot that will hold them in phase 2
             if open_loop:
                 wb = (2 + free_stack[n_free - 1]) * mmh if n_free > 0 else mmh
             else:
                 wb = (2 + ident) * mmh
-            nr, nw, mem_rb, mem_wb = map_io(not is_read, is_seq, rec_o[q], b, wb, q if rec_geo[q] else -1)
+            any_failed = lay[_L_FAILED] > 0
+            if rec[q, _RC_GEO] != 0 and not any_failed:
+                nr, nw, mem_rb, mem_wb = _map_parity_unit(not is_read, b, k, m, w, rec[q, _RC_BASE], rec[q, _RC_RO],
+                                                          rec[q, _RC_P0], rec[q, _RC_D0], rec[q, _RC_J0], S_d, S_b, S_o, wb)
+            else:
+                nr, nw, mem_rb, mem_wb = _map_io(not is_read, is_seq, rec[q, _RC_O], b, wb, kind, w, k, m, copies, G, u,
+                                                 inv_u, inv_g, inv_w, sb, inv_sb, any_failed, failed, dr, DW, S_d, S_b, S_o)
             if t >= w_start:
                 if is_read:
                     n_host_r += 1
@@ -1271,12 +1422,12 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                 post = 2
         if st == _S_PHASE2:
             lo_i = (2 + ident) * mmh
-            hi_i = lo_i + s_n2[U(ident)]
+            hi_i = lo_i + s_n2[_u(ident)]
             is_w = True
             post = 2
-            cur_arr = s_arr[U(ident)]
-            cur_cls = s_cls[U(ident)]
-            cur_inrb = s_inrb[U(ident)]
+            cur_arr = s_arr[_u(ident)]
+            cur_cls = s_cls[_u(ident)]
+            cur_inrb = s_inrb[_u(ident)]
         elif st == _S_RB_ISSUE:
             due = rb_start + rb_issued * rb_dt
             if t >= w_end or rb_issued >= rb_chunks:
@@ -1293,32 +1444,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             rb_chunk_of[ident - n_host_slots] = ch
             off = ch * rb_io
             nb = min(rb_cap - off, rb_io)
-            if kind == _KIND_MIRROR:
-                # one surviving copy of the failed member's mirror set, rotating chunk by chunk
-                pair = fail_local[0] // copies
-                cnt = 0
-                for c in range(copies):
-                    if failed[pair * copies + c] == 0:
-                        cnt += 1
-                pick = ch % cnt
-                for c in range(copies):
-                    dl = pair * copies + c
-                    if failed[dl] == 0:
-                        if pick == 0:
-                            S_d[hi_i] = dl
-                            S_b[hi_i] = nb
-                            S_o[hi_i] = off
-                            hi_i += 1
-                            break
-                        pick -= 1
-            else:
-                # k survivors, rotating which survivors are read chunk by chunk
-                st0 = ch % n_surv
-                for i in range(k):
-                    S_d[hi_i] = surv[(st0 + i) % n_surv]
-                    S_b[hi_i] = nb
-                    S_o[hi_i] = off
-                    hi_i += 1
+            hi_i = _rebuild_reads(kind, copies, k, failed, fail_local, surv, n_surv, ch, off, nb, S_d, S_b, S_o, hi_i)
             counters[_C_REBUILD_READS] += hi_i
             post = 3
         elif st == _S_RB_WRITE:
@@ -1327,11 +1453,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             nb = min(rb_cap - off, rb_io)
             lo_i = mmh
             hi_i = mmh
-            for i in range(n_fail_local):
-                S_d[hi_i] = fail_local[i]
-                S_b[hi_i] = nb
-                S_o[hi_i] = off
-                hi_i += 1
+            hi_i = _rebuild_writes(fail_local, n_fail_local, off, nb, S_d, S_b, S_o, hi_i)
             counters[_C_REBUILD_WRITES] += n_fail_local
             is_w = True
             post = 4
@@ -1353,71 +1475,51 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             c_fix = _R_RFIX
             c_poff = _J_ROFF
         for i in range(lo_i, hi_i):
-            d = S_d[U(i)]
+            d = S_d[_u(i)]
             if any_cards:
                 # a multi-controller card: the controller of the IO's 64 KiB chunk (RAID 0)
-                d = row_base[d] + ((S_o[U(i)] >> 16) % row_count[d])
-            nbytes = S_b[U(i)]
+                d = row_base[d] + ((S_o[_u(i)] >> 16) % row_count[d])
+            nbytes = S_b[_u(i)]
             fb = d * DW
             ib = d * _J_COUNT
             # the units' free times are kept sorted: the earliest-free unit comes first
-            free0 = dr[U(fb + _R_UNITS)]
+            free0 = dr[_u(fb + _R_UNITS)]
             s = max(free0, t)
             # garbage-collection multiplier at the start time, cached with the end of its profile
             # slot: a drive's start times never decrease (t does not, and neither does its
             # earliest unit's free time), so the cache holds until a start reaches that end
-            if s < dr[U(fb + cb)]:
-                mul = dr[U(fb + cb + 1)]
+            if s < dr[_u(fb + cb)]:
+                mul = dr[_u(fb + cb + 1)]
             else:
-                poff = di[U(ib + c_poff)]
-                plen = di[U(ib + c_poff + 1)]
+                poff = di[_u(ib + c_poff)]
+                plen = di[_u(ib + c_poff + 1)]
                 if plen == 1:
                     mul = prof[poff]
-                    dr[U(fb + cb)] = np.inf
+                    dr[_u(fb + cb)] = np.inf
                 else:
-                    slot = dr[U(fb + _R_SLOT)]
-                    ph = dr[U(fb + _R_PHASE)]
+                    slot = dr[_u(fb + _R_SLOT)]
+                    ph = dr[_u(fb + _R_PHASE)]
                     kf = math.floor((s + ph) / slot)
                     pidx = np.int64(kf) % plen
                     if pidx < 0:
                         pidx += plen
                     mul = prof[poff + pidx]
-                    dr[U(fb + cb)] = (kf * slot - ph) + slot
-                dr[U(fb + cb + 1)] = mul
-            svc = (dr[U(fb + c_fix)] + nbytes * dr[U(fb + c_fix + 1)]) * mul
+                    dr[_u(fb + cb)] = (kf * slot - ph) + slot
+                dr[_u(fb + cb + 1)] = mul
+            svc = (dr[_u(fb + c_fix)] + nbytes * dr[_u(fb + c_fix + 1)]) * mul
             c_floor = t  # never binds unless a cleaning drive sets it (times can be < 0 in the warm-up)
             if any_clean:
                 if is_w:
                     if cl[d, _K_ON] != 0.0:
                         s, svc, c_floor = _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, mul,
-                                                       S_o[U(i)], nbytes, w_start, w_end, n_sec, sec_reloc)
+                                                       S_o[_u(i)], nbytes, w_start, w_end, n_sec, sec_reloc)
                 elif s < cl[d, _K_CLEND]:
-                    s = _clean_read(cl, d, s, S_o[U(i)])
-            mech = any_mech and di[U(ib + _J_MECH)] != 0
+                    s = _clean_read(cl, d, s, S_o[_u(i)])
+            mech = any_mech and di[_u(ib + _J_MECH)] != 0
             if mech:
-                off = S_o[i]
-                h = head[d]
-                if off != h:  # a sequential IO finds its sector under the head: no positioning
-                    dist = abs(off - h) / dpar[d, _D_CAP]
-                    dist = min(dist, 1.0)
-                    sa = dpar[d, _D_SEEK_A]
-                    sbb = dpar[d, _D_SEEK_B]
-                    rot = dpar[d, _D_ROT]
-                    pos_t = sa + sbb * math.sqrt(dist) + rot * rnd()
-                    if reorder_window > 1:
-                        # SATF approximation: the shortest of the positioning draws of the IOs
-                        # queued when this one arrives, treated as independent (optimistic)
-                        n_out = 0
-                        for j in range(rw_len):
-                            if recent[d, j] > t:
-                                n_out += 1
-                        nq = min(n_out + 1, reorder_window)
-                        for _ in range(nq - 1):
-                            dd = abs(rnd() - rnd()) * ws_frac
-                            q = sa + sbb * math.sqrt(dd) + rot * rnd()
-                            pos_t = min(pos_t, q)
+                pos_t = _position(dpar, head, recent, rng, d, S_o[i], nbytes, t, reorder_window, ws_frac)
+                if pos_t != 0.0:
                     svc += pos_t
-                head[d] = off + nbytes
             c = max(s + svc, c_floor)
             if mech and reorder_window > 1:
                 ri = recent_i[d]
@@ -1431,10 +1533,14 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             # N[j] = max(A[j], min(A[j + 1], c)) (A[j+1] if it is <= c, else c at the first
             # place where A[j] <= c < A[j+1], else A[j]); read before written, so in place
             rb0 = fb + _R_UNITS
+            # Written as min(max(A[j], c), A[j + 1]) (the same value for sorted A): the stored value
+            # is never the loaded A[j] as such, so the vectorised loop stores unconditionally with
+            # plain vmaxpd/vminpd (max(A[j], ...) stored back to A[j] became masked stores, which
+            # are slow and stall the next IO's loads from the row)
             for j in range(ucap):
-                dr[U(rb0 + j)] = max(dr[U(rb0 + j)], min(dr[U(rb0 + j + 1)], c))
+                dr[_u(rb0 + j)] = min(max(dr[_u(rb0 + j)], c), dr[_u(rb0 + j + 1)])
             if s >= w_start and s < w_end:
-                dr[U(fb + _R_BUSY)] += svc
+                dr[_u(fb + _R_BUSY)] += svc
             c_max = max(c_max, _posted_ack(cl, d, is_w, t, c, nbytes))
 
         # ---- stage C: what follows ------------------------------------------------------------
@@ -1448,11 +1554,11 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                     break
                 n_free -= 1
                 ident = free_stack[n_free]  # the slot whose region holds the writes
-            s_n2[U(ident)] = cur_nw
-            s_arr[U(ident)] = t
-            s_cls[U(ident)] = cur_cls
-            s_inrb[U(ident)] = cur_inrb
-            state[U(ident)] = _S_PHASE2
+            s_n2[_u(ident)] = cur_nw
+            s_arr[_u(ident)] = t
+            s_cls[_u(ident)] = cur_cls
+            s_inrb[_u(ident)] = cur_inrb
+            state[_u(ident)] = _S_PHASE2
             qact = 3 if from_arrival else 2
             rq_t = c_max
         elif post == 2:
@@ -1462,7 +1568,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             lat = c_max - cur_arr
             idx = _latency_bucket(lat, fbits, ibits)
             if cur_arr >= w_start:
-                hist[U(cur_cls), U(idx)] += 1
+                hist[_u(cur_cls),_u(idx)] += 1
                 ls_all += lat
                 # without a branch: reads and writes come in random order (adding 0.0 to a
                 # sum or taking the max with it changes nothing, latencies being >= 0)
@@ -1480,12 +1586,12 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
                 sec = int(c_max - w_start)
                 if sec >= n_sec:
                     sec = n_sec - 1
-                sec_max[U(sec)] = max(sec_max[U(sec)], lat)
-                sec_hist[U(sec), U(idx >> _COARSE_SHIFT)] += 1
+                sec_max[_u(sec)] = max(sec_max[_u(sec)], lat)
+                sec_hist[_u(sec),_u(idx >> _COARSE_SHIFT)] += 1
             if not open_loop:
                 # the slot's next IO arrives as this one completes (after a read the state is
                 # already "arrive": no branch on which phase finished)
-                state[U(ident)] = _S_ARRIVE
+                state[_u(ident)] = _S_ARRIVE
                 qact = 2
                 rq_t = c_max
             elif st == _S_PHASE2:
@@ -1504,9 +1610,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
             if rb_done == rb_chunks:
                 rebuild_out[0] = rb_last
                 rb_active = False
-                for i in range(n_fail_local):
-                    failed[fail_local[i]] = 0
-                lay[_L_FAILED] = 0
+                _rebuild_complete(failed, fail_local, n_fail_local, lay)
             if rb_issued < rb_chunks and t < w_end:
                 due = rb_start + rb_issued * rb_dt
                 state[ident] = _S_RB_ISSUE
@@ -1519,7 +1623,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
         # ---- the queue action (one site, so the queue code is inlined once) -------------------
         if (qact == 1 or qact == 2) and use_ring:
             # remove the top
-            ev_t[U(ev_head)] = -np.inf  # the new sentinel before the window
+            ev_t[_u(ev_head)] = -np.inf  # the new sentinel before the window
             ev_head += 1
             n_ev -= 1
         if (qact == 1 or qact == 2) and not use_ring:
@@ -2157,6 +2261,27 @@ def _seed_state(seed: int, spawn_key: tuple[int, ...]) -> np.ndarray:
     return st
 
 
+def _kernel_scratch(n_host_slots: int, n_rb_slots: int, n_rows: int, unit_cap: int, n_sizes: int) -> tuple[np.ndarray, ...]:
+    """The kernel's working arrays (it allocates nothing, so it runs without numba's reference
+    counting): per slot (host slots then rebuild slots) its state, arrival time, histogram class,
+    in-rebuild flag and deferred write count; the free host slots; the event queue (a sorted
+    window in a ring 8x its size for up to ``_RING_EVENTS`` slots, else a binary heap); one float
+    and its int64 view (latency buckets); the packed drive rows; aligned positions per IO size;
+    each rebuild slot's chunk."""
+    n_slots = n_host_slots + n_rb_slots
+    ev_cap = 1
+    while ev_cap < n_slots + 2:
+        ev_cap *= 2
+    if n_slots <= _RING_EVENTS:
+        ev_cap *= 8
+    fbits = np.zeros(1)
+    return (np.full(n_slots, _S_IDLE, np.int8), np.zeros(n_slots), np.zeros(n_slots, np.int64),
+            np.zeros(n_slots, np.bool_), np.zeros(n_slots, np.int64), np.empty(n_host_slots, np.int64),
+            np.empty(ev_cap), np.empty(ev_cap, np.int64), fbits, fbits.view(np.int64),
+            np.empty(n_rows * (_R_UNITS + unit_cap + 1)), np.zeros(n_rows * _J_COUNT, np.int64),
+            np.empty(n_sizes, np.int64), np.zeros(max(n_rb_slots, 1), np.int64))
+
+
 def simulate(spec: ArraySpec) -> ArrayResult:
     """Run one array simulation. Same spec (and seed) -> identical result."""
     check(validate_spec(spec))
@@ -2214,9 +2339,24 @@ def simulate(spec: ArraySpec) -> ArrayResult:
     rebuild_out = np.full(2, -1.0)
     cl, seg_stamp, seg_pages, seg_idx = _cleaning_arrays(spec, t_begin, rng_phase)
     sec_reloc = np.zeros(n_sec)
+    # the kernel stages' scratch: arrival records (one at a time when a disk draws positioning
+    # times while IOs are queued, so the draws stay interleaved), member IOs (drive, bytes, drive
+    # offset: reads at [0, mmh), scratch writes at [mmh, 2 mmh), host slot j's deferred writes at
+    # [(2 + j) mmh, (3 + j) mmh)), group 0's survivors and failed members
+    n_rec = 1 if ipar[:, _I_MECH].any() else _ARRIVAL_BATCH
+    rec = np.empty((n_rec, _RC_COUNT), np.int64)
+    rec_next = np.empty(n_rec)
+    n_host_slots = pool if wl.target_iops > 0 else wl.queue_depth
+    s_mem = np.empty((3, (2 + n_host_slots) * mmh), np.int64)
+    surv = np.flatnonzero(failed[: lay.group_width] == 0).astype(np.int64)
+    fail_local = np.flatnonzero(failed[: lay.group_width] != 0).astype(np.int64)
+
+    rebuild_slots = spec.rebuild_window if rebuild else 0
+    scratch = _kernel_scratch(n_host_slots, rebuild_slots, n_rows, unit_cap, len(sizes))
 
     _simulate_kernel(dpar, ipar, prof, lay_arr, failed, wl_arr, sizes, size_cum, size_align, simf, simi, rng,
                      head, recent, recent_i, cl, seg_stamp, seg_pages, seg_idx, row_base, row_count,
+                     rec, rec_next, s_mem, surv, fail_local, scratch,
                      hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out, sec_reloc)
 
     def per_member(x: np.ndarray) -> np.ndarray:
@@ -2340,40 +2480,3 @@ def merge_results(results: Sequence[ArrayResult]) -> ArrayResult:
         saturated=any(r.saturated for r in rs),
         replicas=sum(r.replicas for r in rs),
     )
-
-
-# ---- drive models from the catalog -----------------------------------------------------------
-
-
-def array_service_models(drive: Any, count: int = 1, *, workload: Workload | None = None,
-                         fill_fraction: float = 1.0, extra_spare_fraction: float = 0.0, seed: int = 0,
-                         distinct: bool = False) -> tuple[ServiceModel, ...]:
-    """Service models for ``count`` members of a catalog drive (a ``catalog.Drive`` or its name).
-
-    SSDs come from ``ssd.service_model`` (cleaning as work, set for the workload's skew and
-    random share, each member preconditioned to its used state); HDDs from ``hdd.service_model``.
-    By default one model is shared (each member still starts from its own cleaning state in the
-    simulation); ``distinct=True`` builds one per member with seeds from
-    ``SeedSequence(seed).spawn(count)``.
-    """
-    if isinstance(drive, str):
-        from . import catalog
-
-        drive = catalog.get_drive(drive)
-    if not isinstance(count, int) or count < 1:
-        raise InvalidInputError.one("count", f"must be an integer >= 1, got {count!r}")
-    if not getattr(drive, "is_ssd", True) or getattr(drive, "rpm", None):
-        from . import hdd
-
-        return (hdd.service_model(drive),)
-    from . import ssd
-
-    kwargs: dict[str, Any] = {"fill_fraction": fill_fraction, "extra_spare_fraction": extra_spare_fraction}
-    if workload is not None:
-        kwargs.update(write_fraction=workload.write_fraction, hot_write_fraction=workload.hot_write_fraction,
-                      hot_space_fraction=workload.hot_space_fraction, random_fraction=workload.random_fraction)
-    if not distinct:
-        return (ssd.service_model(drive, seed=seed, **kwargs),)
-    seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(count)]
-    return tuple(ssd.service_model(drive, seed=s, **kwargs) for s in seeds)
-

@@ -25,10 +25,11 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
-from . import array, hdd, ssd
+from . import array, catalog, hdd, ssd
 from .catalog import Drive
 from .errors import InvalidInputError, Violation, check, check_range, require_range
 from .layout import Layout, usable_capacity_bytes
@@ -81,6 +82,35 @@ def member_service_models(drive: Drive, workload: Workload, *, fill_fraction: fl
     require_range("fill_fraction", fill_fraction, 0, 1, lo_open=True)
     return _cached_models(drive, fill_bucket_fraction(fill_fraction), float(extra_spare_fraction),
                           round(workload.write_fraction, 2), workload.hot_write_fraction, workload.hot_space_fraction)
+
+
+def array_service_models(drive: Any, count: int = 1, *, workload: Workload | None = None,
+                         fill_fraction: float = 1.0, extra_spare_fraction: float = 0.0, seed: int = 0,
+                         distinct: bool = False) -> tuple[ServiceModel, ...]:
+    """Service models for ``count`` members of a catalog drive (a ``catalog.Drive`` or its name),
+    built fresh (uncached, any fill, seed and random share; ``member_service_models`` is the cached
+    form the planner uses).
+
+    SSDs come from ``ssd.service_model`` (cleaning as work, set for the workload's skew and
+    random share, each member preconditioned to its used state); HDDs from ``hdd.service_model``.
+    By default one model is shared (each member still starts from its own cleaning state in the
+    simulation); ``distinct=True`` builds one per member with seeds from
+    ``SeedSequence(seed).spawn(count)``.
+    """
+    if isinstance(drive, str):
+        drive = catalog.get_drive(drive)
+    if not isinstance(count, int) or count < 1:
+        raise InvalidInputError.one("count", f"must be an integer >= 1, got {count!r}")
+    if not getattr(drive, "is_ssd", True) or getattr(drive, "rpm", None):
+        return (hdd.service_model(drive),)
+    kwargs: dict[str, Any] = {"fill_fraction": fill_fraction, "extra_spare_fraction": extra_spare_fraction}
+    if workload is not None:
+        kwargs.update(write_fraction=workload.write_fraction, hot_write_fraction=workload.hot_write_fraction,
+                      hot_space_fraction=workload.hot_space_fraction, random_fraction=workload.random_fraction)
+    if not distinct:
+        return (ssd.service_model(drive, seed=seed, **kwargs),)
+    seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(count)]
+    return tuple(ssd.service_model(drive, seed=s, **kwargs) for s in seeds)
 
 
 def array_spec(drive: Drive, layout: Layout, drive_count: int, workload: Workload, *, fill_fraction: float = 1.0,

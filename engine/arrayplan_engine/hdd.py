@@ -24,24 +24,21 @@ introduction to disk drive modeling", IEEE Computer 1994):
 QD1 4 KB random reads then land at 1 / (overhead + seek + rotation/2 + transfer): ~180 IOPS for a
 15K disk (3.4 ms seek), ~137 for 10K (4.2 ms), ~78 for 7.2K (8.5 ms).
 
-``equivalent_drive_count`` answers "how many disks of this model, in the same layout, carry the same
-workload at the same latency percentile target", by simulating arrays of growing size: it is
-``evaluate.equivalent_drive_count``, the one search the planner's HDD equivalence uses too.
+"How many disks of this model, in the same layout, carry the same workload at the same latency
+percentile target" is ``evaluate.equivalent_drive_count`` (given this module's service model),
+the one search every HDD equivalence uses; this module imports no simulation.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .errors import InvalidInputError, Range, Violation, check, check_fields, check_range
-from .layout import Layout, make_layout
+from .errors import InvalidInputError, Range, Violation, check, check_fields
 from .service import ServiceModel
 from .units import MB, KiB
-from .workload import Workload
 
 __all__ = [
     "COMMAND_OVERHEAD_S",
-    "equivalent_drive_count",
     "random_iops",
     "service_model",
 ]
@@ -112,24 +109,3 @@ def random_iops(model: ServiceModel, io_bytes: int = 4 * KiB, *, write: bool = F
     fixed = model.write_fixed_s if write else model.read_fixed_s
     per_byte = model.write_per_byte_s if write else model.read_per_byte_s
     return 1.0 / (fixed + model.average_seek_s + 0.5 * model.full_rotation_s + io_bytes * per_byte)
-
-
-def equivalent_drive_count(model: ServiceModel, layout: Layout | str, workload: Workload, *, target_iops: float,
-                           latency_quantile: float, latency_target_s: float, group_width: int | None = None,
-                           drive_capacity_bytes: float = 0.0, duration_s: float = 5.0, warmup_s: float = 1.0,
-                           seed: int = 0, reorder_window: int = 1, max_drive_count: int = 4096,
-                           iops_tolerance: float = 0.02) -> Any:
-    """Smallest number of ``model`` disks, in whole groups of ``layout``, that carry ``workload``
-    offered open loop at ``target_iops`` with the ``latency_quantile`` latency at or under
-    ``latency_target_s``: ``evaluate.equivalent_drive_count`` (the one search every HDD
-    equivalence uses) for a disk given by its service model."""
-    from .evaluate import equivalent_drive_count as search
-
-    v: list[Violation] = []
-    check_range(v, "latency_target_s", latency_target_s, 0, 3600, lo_open=True, unit="s")
-    check(v)
-    lay = make_layout(layout, group_width) if isinstance(layout, str) else layout
-    return search(model, lay, workload, target_iops=target_iops, latency_quantile=latency_quantile,
-                  latency_target_s=latency_target_s, drive_capacity_bytes=drive_capacity_bytes, duration_s=duration_s,
-                  warmup_s=warmup_s, seed=seed, reorder_window=reorder_window, max_drive_count=max_drive_count,
-                  iops_tolerance=iops_tolerance, max_host_ios=10**9)

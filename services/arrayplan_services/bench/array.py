@@ -24,6 +24,7 @@ from __future__ import annotations
 import time
 
 from arrayplan_engine import array as arr
+from arrayplan_engine import evaluate
 from arrayplan_engine.catalog import get_drive
 from arrayplan_engine.layout import make_layout
 from arrayplan_engine.units import KiB
@@ -36,7 +37,7 @@ def _spec(duration_s: float) -> arr.ArraySpec:
     drive = get_drive(DRIVE)
     workload = Workload(name="oltp-4k-70-30-qd32", read_fraction=0.7, random_fraction=1.0,
                         io_size_mix=((4 * KiB, 1.0),), queue_depth=32)
-    models = arr.array_service_models(drive, 1, workload=workload, seed=0)
+    models = evaluate.array_service_models(drive, 1, workload=workload, seed=0)
     return arr.ArraySpec(layout=make_layout("raid6", 24), drive_count=24, service_models=models, workload=workload,
                          duration_s=duration_s, warmup_s=0.5, seed=1, drive_capacity_bytes=float(drive.capacity_bytes))
 
@@ -45,7 +46,7 @@ def _light_load() -> arr.ArrayResult:
     drive = get_drive("intel-ssd-320-300gb")
     workload = Workload(name="light-4k-random-write", read_fraction=0.0, random_fraction=1.0,
                         io_size_mix=((4 * KiB, 1.0),), queue_depth=32, target_iops=100.0)
-    models = arr.array_service_models(drive, 1, workload=workload, seed=0)
+    models = evaluate.array_service_models(drive, 1, workload=workload, seed=0)
     return arr.simulate(arr.ArraySpec(layout=make_layout("raid0", 1), drive_count=1, service_models=models,
                                       workload=workload, duration_s=60.0, seed=1,
                                       drive_capacity_bytes=float(drive.capacity_bytes)))
