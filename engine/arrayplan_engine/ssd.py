@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -620,11 +620,18 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
         relocation_scale=(wa_target - 1.0) / (wa_fluid - 1.0) if wa_fluid > 1.0 else 1.0,
         write_amplification=wa_target, controllers=1 if per_controller else t.controllers,
         slc_cache_pages=slc_pages, slc_page_s=slc_page_s / n, fold_page_s=fold_page_s / n,
-        **_posted_writes(d, t, share, units, wf + MAP_BYTES * wpb),
+        **_posted_writes(d, t, share, units, wf + MAP_BYTES * wpb)._asdict(),
     )
 
 
-def _posted_writes(d: Drive, t: DriveTiming, share: float, units: int, unit_write_4k_s: float) -> dict[str, float]:
+class _PostedWrites(NamedTuple):
+    write_buffer_pages: float = 0.0
+    write_buffer_s: float = 0.0
+    posted_write_fixed_s: float = 0.0
+    posted_write_per_byte_s: float = 0.0
+
+
+def _posted_writes(d: Drive, t: DriveTiming, share: float, units: int, unit_write_4k_s: float) -> _PostedWrites:
     """A power-loss-protected write buffer (``write_buffer_bytes``; docs/ssd-model.md, "Posted
     writes"): one controller's share of it in pages, the time its pages take to drain at the
     drive's fresh 4 KiB write pace (the busier of the units and the back end), and the posted
@@ -632,11 +639,11 @@ def _posted_writes(d: Drive, t: DriveTiming, share: float, units: int, unit_writ
     the write already pays) plus the transfer over its share of the interface."""
     pages = float(d.write_buffer_bytes or 0) / MAP_BYTES * share
     if pages <= 0.0:
-        return {}
+        return _PostedWrites()
     drain_page_s = max(unit_write_4k_s / units, t.host_backend_s)
-    return {"write_buffer_pages": pages, "write_buffer_s": pages * drain_page_s,
-            "posted_write_fixed_s": 1.0 / (t.fob_random_write_iops * share),
-            "posted_write_per_byte_s": 1.0 / (t.interface_bytes_per_s * share)}
+    return _PostedWrites(write_buffer_pages=pages, write_buffer_s=pages * drain_page_s,
+                         posted_write_fixed_s=1.0 / (t.fob_random_write_iops * share),
+                         posted_write_per_byte_s=1.0 / (t.interface_bytes_per_s * share))
 
 
 def _workload_wa(t: DriveTiming, span: float, hot_write_fraction: float, hot_space_fraction: float,
