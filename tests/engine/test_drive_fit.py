@@ -48,24 +48,23 @@ def test_what_is_not_a_fio_log_is_refused_with_its_line(text: str, where: str, w
 
 
 def test_a_known_drives_simulated_log_fits_back_within_ten_percent() -> None:
-    """The S3700 100GB (the 001 seed's comparison family; its small capacity reaches the SNIA PTS
-    steady state at ~300 s, where the 400GB needs ~1,500 s and the S3500 is still climbing at
-    2,000 s, docs/validation.md): simulate 800 s with one seed, write fio's log, fit the drive from
-    a copy with a wrong spare area and the wrong cleaning trait. Every fit step simulates as long
-    as the log, so the log's length is this test's cost."""
-    known = get_drive("intel-dc-s3700-100gb")
-    run = ssd.consistency_experiment(known, duration_s=800, seed=5)
-    measured = df.parse_fio_log(df.fio_log_text(run.iops), "s3700.log")
+    """The S3700 400GB (the 001 seed's comparison drive; the S3500 is still climbing at 2000 s in
+    the cleaning model, docs/validation.md, so it has no time to steady state to fit): simulate
+    2000 s with one seed, write fio's log, fit the drive from a copy with a wrong spare area and
+    the wrong cleaning trait."""
+    known = get_drive("intel-dc-s3700-400gb")
+    run = ssd.consistency_experiment(known, duration_s=2000, seed=5)
+    measured = df.parse_fio_log(df.fio_log_text(run.iops), "s3500.log")
     base = drive_from_toml(drive_to_toml(known).replace('value = "eager"', 'value = "lazy"', 1))
     # 7 bisection steps per trait narrow the spare's log range (ln 400 = 6.0) to 0.047, +-2.4 %:
-    # inside the 5 % asserted, at 15 simulations of the log instead of the CLI's 25.
-    result = df.fit_drive(base, measured, source="s3700.log", iterations=7)
+    # inside the 5 % asserted, at 15 simulations of 2,000 s instead of the CLI's 25.
+    result = df.fit_drive(base, measured, source="s3500.log", iterations=7)
     assert result.runs == 14
     assert abs(result.steady_error) < 0.10 and abs(result.steady_start_error) < 0.10
     assert result.drive.gc_policy == "eager"  # the cleaning trait comes back
     # the effective spare comes back too (the catalog's spare bytes per user byte)
     assert result.drive.spare_bytes_per_user_byte == pytest.approx(known.spare_bytes_per_user_byte, rel=0.05)
-    assert result.drive.provenance["raw_nand_bytes"].assumed and result.drive.provenance["raw_nand_bytes"].source == "s3700.log"
+    assert result.drive.provenance["raw_nand_bytes"].assumed and result.drive.provenance["raw_nand_bytes"].source == "s3500.log"
     # The fitted drive is a catalog file that loads back unchanged.
     again = drive_from_toml(drive_to_toml(result.drive))
     assert again == result.drive and math.isfinite(result.measured.steady_start_s)
