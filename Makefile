@@ -7,7 +7,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 50051
 DATA   ?= data
-PYTEST_ARGS ?=
+# Two xdist workers: the server-starting tests (services, cluster) run in order on one, the engine's
+# CPU-bound tests beside them (tests/conftest.py). PYTEST_ARGS= runs everything in one process.
+PYTEST_ARGS ?= -n 2 --dist loadgroup
 
 ##@ Getting started
 .PHONY: help
@@ -34,7 +36,7 @@ proto: setup ## Regenerate the protobuf/gRPC stubs from proto/ (setup does it wh
 	@rm -f $(VENV)/.proto-stamp && bash scripts/setup.sh
 
 .PHONY: test
-test: test-setup ## Run the whole test suite against real components (Ray, gRPC, SQLite, OpenTelemetry)
+test: test-setup ## Run the whole test suite against real components (Ray, gRPC, SQLite, OpenTelemetry) on 2 xdist workers (PYTEST_ARGS=...)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 .PHONY: lint

@@ -13,6 +13,18 @@ from arrayplan_services.api.planfile import PlanFileError, parse_duration_s, par
 from conftest import ROOT, ServerProcess
 
 EXAMPLES = ROOT / "examples"
+# A small plan (8 candidates) for the in-process CLI tests: the examples' larger spaces are planned
+# against the server (test_cli_against_running_server) and by the engine tests.
+SMALL_PLAN = ("workload:\n  read_fraction: 0.7\n  io_size_mix: [{io_bytes: 8 KiB, weight: 1}]\n  target_iops: 5000\n"
+              "  daily_write_bytes: 500 GB\nconstraints:\n  usable_capacity_bytes: 2 TB\n  latency_percentile: 99\n"
+              "  latency_target: 5ms\ncandidate_space:\n  drive_models: [intel-dc-s3500-480gb, intel-dc-s3700-400gb]\n"
+              "  layouts: [raid10, raid6]\n  max_drive_count: 16\nservice_life_years: 3\nseed: 2\n")
+
+
+def small_plan(tmp_path: Path) -> str:
+    path = tmp_path / "small.yaml"
+    path.write_text(SMALL_PLAN)
+    return str(path)
 
 
 def run_cli(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess[str]:
@@ -84,7 +96,8 @@ def test_bad_plan_file_exits_2(tmp_path: Path) -> None:
 
 def test_plan_exit_codes_and_formats_in_process(tmp_path: Path) -> None:
     data = str(tmp_path / "d")
-    ok = run_cli("plan", str(EXAMPLES / "oltp.yaml"), "--local", "--executor", "local", "--data-dir", data, "--format", "json")
+    plan_file = small_plan(tmp_path)
+    ok = run_cli("plan", plan_file, "--local", "--executor", "local", "--data-dir", data, "--format", "json")
     assert ok.returncode == 0, ok.stderr
     plan = json.loads(ok.stdout)
     assert plan["state"] == "STATE_SUCCEEDED" and plan["result"]["constraints_met"] is True
@@ -92,10 +105,10 @@ def test_plan_exit_codes_and_formats_in_process(tmp_path: Path) -> None:
     none = run_cli("plan", str(EXAMPLES / "impossible.yaml"), "--local", "--executor", "local", "--data-dir", data, "--format", "markdown")
     assert none.returncode == 3, none.stderr
     assert none.stdout.startswith("### arrayplan: plans/") and "No candidate meets every constraint" in none.stdout
-    md = run_cli("plan", str(EXAMPLES / "oltp.yaml"), "--local", "--executor", "local", "--data-dir", data, "--format", "markdown")
+    md = run_cli("plan", plan_file, "--local", "--executor", "local", "--data-dir", data, "--format", "markdown")
     assert md.returncode == 0
     assert "| # | drive | n | layout |" in md.stdout and "trace id `" in md.stdout
-    gate = run_cli("plan", str(EXAMPLES / "oltp.yaml"), "--local", "--executor", "local", "--data-dir", data, "--format", "json",
+    gate = run_cli("plan", plan_file, "--local", "--executor", "local", "--data-dir", data, "--format", "json",
                    "--fail-if-headroom-below", "500")
     assert gate.returncode == 3 and "below --fail-if-headroom-below" in gate.stderr
 
@@ -154,7 +167,7 @@ def test_simulate_cli_calls_the_service(server: ServerProcess, tmp_path: Path) -
 
 
 def test_plan_report_flag_writes_html_and_markdown(tmp_path: Path) -> None:
-    out = run_cli("plan", str(EXAMPLES / "oltp.yaml"), "--local", "--executor", "local", "--data-dir", str(tmp_path / "d"),
+    out = run_cli("plan", small_plan(tmp_path), "--local", "--executor", "local", "--data-dir", str(tmp_path / "d"),
                   "--format", "json", "--report", str(tmp_path / "report"))
     assert out.returncode == 0, out.stderr
     html = (tmp_path / "report" / "index.html").read_text()

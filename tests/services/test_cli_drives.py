@@ -76,8 +76,9 @@ def test_consistency_fio_log_round_trips_through_drives_fit(tmp_path: Path, caps
     code, out, _ = _run(["drives", "export", "intel-dc-s3500-480gb"], capsys, monkeypatch)
     base.write_text(out)
     code, out, err = _run(["drives", "fit", "--base", str(base), "--fio-log", str(log), "--figure", str(figure), "--out", str(fitted),
-                           "--name", "my-s3500", "--quiet"], capsys, monkeypatch)
+                           "--name", "my-s3500", "--quiet", "--iterations", "7"], capsys, monkeypatch)
     assert code == 0, err
+    assert "14 model runs" in err
     drive = drive_from_toml(out)
     assert drive.name == "my-s3500" and fitted.read_text() == out and figure.stat().st_size > 10_000
     assert "steady" in err and "time to steady" in err
@@ -93,5 +94,8 @@ def test_consistency_fio_log_round_trips_through_drives_fit(tmp_path: Path, caps
 
 def test_drives_fit_refuses_a_log_that_is_not_fio(tmp_path: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "x.log").write_text("time,iops\n0,5000\n")
+    code, _, err = _run(["drives", "fit", "--base", "intel-dc-s3500-480gb", "--fio-log", str(tmp_path / "x.log"), "--iterations", "2"],
+                        capsys, monkeypatch)
+    assert code == 2 and "--iterations: must be an integer in [3, 30], got 2" in err
     code, _, err = _run(["drives", "fit", "--base", "intel-dc-s3500-480gb", "--fio-log", str(tmp_path / "x.log")], capsys, monkeypatch)
     assert code == 2 and f"{tmp_path / 'x.log'}:1: not a fio write_iops_log line" in err

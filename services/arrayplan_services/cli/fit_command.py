@@ -81,6 +81,9 @@ def cmd_drives_fit(args: argparse.Namespace) -> int:
     except ArrayplanError as exc:
         _err(f"--base: {exc}")
         return EXIT_BAD_INPUT
+    if not 3 <= args.iterations <= 30:
+        _err(f"--iterations: must be an integer in [3, 30], got {args.iterations}")
+        return EXIT_BAD_INPUT
     figure = Path(args.figure) if args.figure else Path(Path(args.fio_log).stem + "-fit.png")
     if figure.suffix.lower() not in (".png", ".svg"):
         _err(f"--figure: must end in .png or .svg, got {str(figure)!r}")
@@ -91,7 +94,7 @@ def cmd_drives_fit(args: argparse.Namespace) -> int:
             from dataclasses import replace
 
             base = replace(base, name=args.name, display_name=args.name)
-        result = drive_fit.fit_drive(base, iops, source=str(args.fio_log), seed=args.seed,
+        result = drive_fit.fit_drive(base, iops, source=str(args.fio_log), seed=args.seed, iterations=args.iterations,
                                      progress=None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr)))
     except ArrayplanError as exc:
         _err(str(exc))
@@ -125,5 +128,8 @@ def register(sub: Any) -> None:
     p.add_argument("--name", help="name of the fitted drive (default: the base's)")
     p.add_argument("--catalog", type=Path, metavar="DIR", help="catalog files to find a --base name in")
     p.add_argument("--seed", type=int, default=0, help="seed of the simulated runs the fit compares with (default %(default)s)")
+    p.add_argument("--iterations", type=int, default=12, metavar="N",
+                   help="bisection steps on the spare per cleaning trait, each a model run as long as the log, in [3, 30]: "
+                        "12 (default) resolve the spare to 0.1 %%, 7 to 2.4 %% in about half the time")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=cmd_drives_fit)
