@@ -6,8 +6,10 @@ the lost tasks on the head; our tasks are pure and seeded)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,8 +27,11 @@ SPEC = bench_spec()
 
 
 @pytest.fixture(scope="module")
-def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackRayCluster]:
-    cluster = LoopbackRayCluster(tmp_path_factory.mktemp("ray"))
+def ray_cluster() -> Iterator[LoopbackRayCluster]:
+    # Ray's sockets live under this directory and a socket path may not exceed 107 bytes: a short
+    # directory of its own (an xdist worker's tmp_path alone is ~60 bytes deep).
+    short = Path(tempfile.mkdtemp(prefix="apray-"))
+    cluster = LoopbackRayCluster(short)
     try:
         try:
             cluster.start_head()
@@ -38,6 +43,7 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackRa
         yield cluster
     finally:
         cluster.stop()
+        shutil.rmtree(short, ignore_errors=True)
 
 
 def _node_of(pid: int, cluster: LoopbackRayCluster) -> str | None:

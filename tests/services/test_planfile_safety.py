@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from arrayplan_services.api.planfile import MAX_PLAN_FILE_BYTES, PlanFileError, load_plan_file
-from conftest import SHARED
+from conftest import DATA
 
-FIO = SHARED / "data" / "fio" / "jesd219.fio"
+FIO = DATA / "fio" / "jesd219.fio"
 SECRET = "root:$6$SECRET-HASH-CONTENT:19000:0:99999:7:::"
 
 
