@@ -39,6 +39,9 @@ def main(examples: Path) -> int:
                     plan = stub.CreatePlan(pb.CreatePlanRequest(plan=pb.Plan(spec=spec)), timeout=60)
                     final = list(stub.WatchPlan(pb.WatchPlanRequest(name=plan.name), timeout=1800))[-1].plan
                     print(f"warm: {path.name}: {pb.Plan.State.Name(final.state)}")
+                    if final.state != pb.Plan.STATE_SUCCEEDED:
+                        print(f"warm: {path.name} did not succeed: {final.error_reason} {final.error_message}", file=sys.stderr)
+                        return 1
                 workload = pb.Workload(read_fraction=0.7, io_size_mix=[pb.IoSizeShare(io_bytes=8192, weight=1)], queue_depth=32)
                 drive = stub.ListDrives(pb.ListDrivesRequest(kind=pb.DRIVE_KIND_SSD), timeout=30).drives[0].name
                 for layout, count, failed in (("raid10", 8, 0), ("raid6", 8, 0), ("raid6", 8, 1), ("ec:4+2", 12, 0)):
