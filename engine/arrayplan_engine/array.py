@@ -151,7 +151,9 @@ _K_QCAP, _K_QFREE, _K_QSLC, _K_QFOLD = 31, 32, 33, 34
 # a power-loss-protected write buffer (0 s = none): the drain seconds it holds and the posted
 # path's fixed and per-byte times (docs/ssd-model.md, "Posted writes")
 _K_WBUF_S, _K_WACK, _K_WACKB = 35, 36, 37
-_K_COUNT = 38
+# 1 / parallel units when that is a power of two (x / n is then exactly x * (1 / n)), else 0
+_K_INVNUNITS = 38
+_K_COUNT = 39
 # An eager drive's cleaner wakes when this many pages are used below its high mark (assumed:
 # 256 KiB, "early and often" on the scale of a pool of ~0.5 % of the flash; it saves waking the
 # cleaner at every write)
@@ -334,15 +336,19 @@ def _position(dpar, head, recent, rng, d, off, nbytes, t, reorder_window, ws_fra
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _units_idle_s(dr, fb, ucap, nunits, idle0, t):
+def _units_idle_s(dr, fb, ucap, nunits, inv_nunits, idle0, t):
     """Stage: the mean idle time of the drive's units between ``idle0`` and ``t`` (what
-    background cleaning may use: it runs on the dies and channels host IOs are served on)."""
+    background cleaning may use: it runs on the dies and channels host IOs are served on).
+    ``inv_nunits`` is ``1 / nunits`` when that multiplication is exact (a power of two), else 0:
+    a multiplication instead of a division on the cleaning write's chain of latencies."""
     idle = 0.0
     for j in range(ucap):
         a = dr[fb + _R_UNITS + j]
         if a >= t:
             break  # the free times are sorted: the rest are busy too
         idle += t - max(a, idle0)
+    if inv_nunits != 0.0:
+        return idle * inv_nunits
     return idle / nunits
 
 
@@ -397,7 +403,7 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
         # the cleaner runs in the units' idle time (it uses the same dies and channels)
         idle_s = 0.0
         if cl[d, _K_BURST] != 0.0 and target > free:
-            idle_s = _units_idle_s(dr, fb, ucap, cl[d, _K_NUNITS], idle0, t)
+            idle_s = _units_idle_s(dr, fb, ucap, cl[d, _K_NUNITS], cl[d, _K_INVNUNITS], idle0, t)
         if idle_s > 0.0:
             # whole small steps from idle0 on: the one running at t delays what
             # arrives now (the interference of background cleaning)
@@ -407,7 +413,9 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
             be = idle0 + cost
             cl[d, _K_BE] = be
             cl[d, _K_CLEND] = be
-            _clean_takes_units(dr, fb, ucap, idle0, t, min(1.0, cost / idle_s))
+            # (cost >= idle_s is exactly cost / idle_s >= 1: no division when the step takes it all)
+            share = 1.0 if cost >= idle_s else min(1.0, cost / idle_s)
+            _clean_takes_units(dr, fb, ucap, idle0, t, share)
             # the next step cleans the next die
             cl[d, _K_STEPS] += 1.0
             if cl[d, _K_STEPS] >= cl[d, _K_NUNITS]:
@@ -2222,6 +2230,8 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
         row[_K_SEG] = seg
         row[_K_RMW] = mo.read_fixed_s + 4096 * mo.read_per_byte_s
         row[_K_NUNITS] = float(mo.parallel_units)
+        if mo.parallel_units & (mo.parallel_units - 1) == 0:
+            row[_K_INVNUNITS] = 1.0 / mo.parallel_units
         row[_K_UT] = -1.0  # no cached valid fraction yet
         if mo.slc_cache_pages > 0.0:
             # the run begins with the SLC cache folded (empty)
