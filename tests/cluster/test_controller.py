@@ -274,7 +274,8 @@ def test_deleted_while_down_is_seen_by_resuming_the_watch(cluster: Cluster, plan
     wait_for(lambda: stub.GetPlan(pb.GetPlanRequest(name=run_name), timeout=30).state == pb.Plan.STATE_CANCELLED, 60,
              "the deleted plan's run to be cancelled")
     assert f"resuming the CapacityPlan watch from resourceVersion {saved}" in b.log()
-    assert f"cancelled run {run_name}: CapacityPlan doomed was deleted" in b.log()
+    # the controller logs after CancelPlan returns, so the run can be CANCELLED a moment before the line
+    wait_for(lambda: f"cancelled run {run_name}: CapacityPlan doomed was deleted" in b.log(), 30, "the controller's cancel log line")
 
 
 def test_watch_410_gone_falls_back_to_a_list(cluster: Cluster, planner: Planner, ns: str, api: client.CustomObjectsApi,

@@ -44,17 +44,16 @@ def small_fs(tmp_path: Path) -> Iterator[Path]:
 
 
 def _fill(path: Path) -> None:
-    with open(path, "wb") as f:
-        try:
-            while True:
-                f.write(b"\0" * (1 << 16))
-                f.flush()
-        except OSError:
-            pass
-        try:
-            os.fsync(f.fileno())
-        except OSError:
-            pass
+    """Write zeros until the filesystem refuses (unbuffered: nothing is left to flush at close,
+    which would raise ENOSPC again outside the loop)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        while True:
+            os.write(fd, b"\0" * (1 << 16))
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _health(channel: grpc.Channel) -> int:
