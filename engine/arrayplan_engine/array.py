@@ -681,6 +681,16 @@ def _modw(x, w):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _member_io(S_d, S_b, S_o, n, d, nbytes, off):
+    """Stage: append one member IO (drive, bytes, offset) at slot ``n`` of the mapping's scratch;
+    returns the next slot."""
+    S_d[n] = d
+    S_b[n] = nbytes
+    S_o[n] = off
+    return n + 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _map_parity_unit(is_write, b, k, m, w, base, ro, p0, d0, j0, S_d, S_b, S_o, wb):
     """Mapping stage, parity fast path: a random IO of ``b`` bytes inside one stripe unit of a
     parity array with every member present (its geometry worked out when the arrival was
@@ -699,18 +709,12 @@ def _map_parity_unit(is_write, b, k, m, w, base, ro, p0, d0, j0, S_d, S_b, S_o, 
         S_o[0] = ro
         nr = 1
         for i in range(m):
-            S_d[nr] = base + _modw(p0 + i, w)
-            S_b[nr] = b
-            S_o[nr] = ro
-            nr += 1
+            nr = _member_io(S_d, S_b, S_o, nr, base + _modw(p0 + i, w), b, ro)
     else:
         # reconstruct-write: the other data units
         for j in range(k):
             if j != j0:
-                S_d[nr] = base + _modw(p0 + m + j, w)
-                S_b[nr] = b
-                S_o[nr] = ro
-                nr += 1
+                nr = _member_io(S_d, S_b, S_o, nr, base + _modw(p0 + m + j, w), b, ro)
     S_d[wb] = d0
     S_b[wb] = b
     S_o[wb] = ro
@@ -729,15 +733,9 @@ def _map_raid0(is_write, j0, j1, within, chunk, u, base, row_off, S_d, S_b, S_o,
         lo = max(within - j * u, 0)
         hi = min(within + chunk - j * u, u)
         if is_write:
-            S_d[nw] = base + j
-            S_b[nw] = hi - lo
-            S_o[nw] = row_off + lo
-            nw += 1
+            nw = _member_io(S_d, S_b, S_o, nw, base + j, hi - lo, row_off + lo)
         else:
-            S_d[nr] = base + j
-            S_b[nr] = hi - lo
-            S_o[nr] = row_off + lo
-            nr += 1
+            nr = _member_io(S_d, S_b, S_o, nr, base + j, hi - lo, row_off + lo)
     return nr, nw
 
 
@@ -755,10 +753,7 @@ def _map_mirror(is_write, j0, j1, within, chunk, u, base, row_off, s, copies, an
                 d = base + j * copies + c
                 if any_failed and failed[d] != 0:
                     continue
-                S_d[nw] = d
-                S_b[nw] = hi - lo
-                S_o[nw] = row_off + lo
-                nw += 1
+                nw = _member_io(S_d, S_b, S_o, nw, d, hi - lo, row_off + lo)
         else:
             # the copy that can start earliest; ties rotate with the row
             best = -1
@@ -775,10 +770,7 @@ def _map_mirror(is_write, j0, j1, within, chunk, u, base, row_off, s, copies, an
                 if fd < best_t:
                     best_t = fd
                     best = d
-            S_d[nr] = best
-            S_b[nr] = hi - lo
-            S_o[nr] = row_off + lo
-            nr += 1
+            nr = _member_io(S_d, S_b, S_o, nr, best, hi - lo, row_off + lo)
     return nr, nw
 
 
@@ -800,10 +792,7 @@ def _map_parity(is_write, is_seq, j0, j1, within, chunk, u, sb, base, row_off, s
             for j in range(j0, j1 + 1):
                 lo = max(within - j * u, 0)
                 hi = min(within + chunk - j * u, u)
-                S_d[nr] = base + _modw(p0 + m + j, w)
-                S_b[nr] = hi - lo
-                S_o[nr] = row_off + lo
-                nr += 1
+                nr = _member_io(S_d, S_b, S_o, nr, base + _modw(p0 + m + j, w), hi - lo, row_off + lo)
         else:
             # reconstruct from k surviving units of the stripe (the column spanned):
             # touched data first, then other data, then parity
@@ -811,10 +800,7 @@ def _map_parity(is_write, is_seq, j0, j1, within, chunk, u, sb, base, row_off, s
             for j in range(j0, j1 + 1):
                 d = base + _modw(p0 + m + j, w)
                 if failed[d] == 0:
-                    S_d[nr] = d
-                    S_b[nr] = col_b
-                    S_o[nr] = row_off + col_lo
-                    nr += 1
+                    nr = _member_io(S_d, S_b, S_o, nr, d, col_b, row_off + col_lo)
                     got += 1
             for j in range(k):
                 if got >= k:
@@ -823,20 +809,14 @@ def _map_parity(is_write, is_seq, j0, j1, within, chunk, u, sb, base, row_off, s
                     continue
                 d = base + _modw(p0 + m + j, w)
                 if failed[d] == 0:
-                    S_d[nr] = d
-                    S_b[nr] = col_b
-                    S_o[nr] = row_off + col_lo
-                    nr += 1
+                    nr = _member_io(S_d, S_b, S_o, nr, d, col_b, row_off + col_lo)
                     got += 1
             for i in range(m):
                 if got >= k:
                     break
                 d = base + _modw(p0 + i, w)
                 if failed[d] == 0:
-                    S_d[nr] = d
-                    S_b[nr] = col_b
-                    S_o[nr] = row_off + col_lo
-                    nr += 1
+                    nr = _member_io(S_d, S_b, S_o, nr, d, col_b, row_off + col_lo)
                     got += 1
         return nr, nw
     touched = j1 - j0 + 1
@@ -849,19 +829,13 @@ def _map_parity(is_write, is_seq, j0, j1, within, chunk, u, sb, base, row_off, s
                 continue
             lo = max(within - j * u, 0)
             hi = min(within + chunk - j * u, u)
-            S_d[nw] = d
-            S_b[nw] = hi - lo
-            S_o[nw] = row_off + lo
-            nw += 1
+            nw = _member_io(S_d, S_b, S_o, nw, d, hi - lo, row_off + lo)
         if within + chunk == sb:
             for i in range(m):
                 d = base + _modw(p0 + i, w)
                 if any_failed and failed[d] != 0:
                     continue
-                S_d[nw] = d
-                S_b[nw] = u
-                S_o[nw] = row_off
-                nw += 1
+                nw = _member_io(S_d, S_b, S_o, nw, d, u, row_off)
         return nr, nw
     parity_surv = m
     touched_failed = False
@@ -900,18 +874,12 @@ def _map_parity(is_write, is_seq, j0, j1, within, chunk, u, sb, base, row_off, s
         for j in range(j0, j1 + 1):
             lo = max(within - j * u, 0)
             hi = min(within + chunk - j * u, u)
-            S_d[nr] = base + _modw(p0 + m + j, w)
-            S_b[nr] = hi - lo
-            S_o[nr] = row_off + lo
-            nr += 1
+            nr = _member_io(S_d, S_b, S_o, nr, base + _modw(p0 + m + j, w), hi - lo, row_off + lo)
         for i in range(m):
             d = base + _modw(p0 + i, w)
             if any_failed and failed[d] != 0:
                 continue
-            S_d[nr] = d
-            S_b[nr] = col_b
-            S_o[nr] = row_off + col_lo
-            nr += 1
+            nr = _member_io(S_d, S_b, S_o, nr, d, col_b, row_off + col_lo)
     elif rcw_ok:
         # reconstruct-write: read the data units not fully overwritten
         for j in range(k):
@@ -920,10 +888,7 @@ def _map_parity(is_write, is_seq, j0, j1, within, chunk, u, sb, base, row_off, s
                 hi = min(within + chunk - j * u, u)
                 if j0 == j1 or hi - lo == u:
                     continue
-            S_d[nr] = base + _modw(p0 + m + j, w)
-            S_b[nr] = col_b
-            S_o[nr] = row_off + col_lo
-            nr += 1
+            nr = _member_io(S_d, S_b, S_o, nr, base + _modw(p0 + m + j, w), col_b, row_off + col_lo)
     else:
         # neither path has its inputs: rebuild the stripe from k survivors
         got = 0
@@ -932,10 +897,7 @@ def _map_parity(is_write, is_seq, j0, j1, within, chunk, u, sb, base, row_off, s
                 break
             d = base + _modw(p0 + m + i, w)
             if failed[d] == 0:
-                S_d[nr] = d
-                S_b[nr] = col_b
-                S_o[nr] = row_off + col_lo
-                nr += 1
+                nr = _member_io(S_d, S_b, S_o, nr, d, col_b, row_off + col_lo)
                 got += 1
     for j in range(j0, j1 + 1):
         d = base + _modw(p0 + m + j, w)
@@ -943,18 +905,12 @@ def _map_parity(is_write, is_seq, j0, j1, within, chunk, u, sb, base, row_off, s
             continue
         lo = max(within - j * u, 0)
         hi = min(within + chunk - j * u, u)
-        S_d[nw] = d
-        S_b[nw] = hi - lo
-        S_o[nw] = row_off + lo
-        nw += 1
+        nw = _member_io(S_d, S_b, S_o, nw, d, hi - lo, row_off + lo)
     for i in range(m):
         d = base + _modw(p0 + i, w)
         if any_failed and failed[d] != 0:
             continue
-        S_d[nw] = d
-        S_b[nw] = col_b
-        S_o[nw] = row_off + col_lo
-        nw += 1
+        nw = _member_io(S_d, S_b, S_o, nw, d, col_b, row_off + col_lo)
     return nr, nw
 
 
@@ -1109,19 +1065,13 @@ def _rebuild_reads(kind, copies, k, failed, fail_local, surv, n_surv, ch, off, n
             dl = pair * copies + c
             if failed[dl] == 0:
                 if pick == 0:
-                    S_d[hi_i] = dl
-                    S_b[hi_i] = nb
-                    S_o[hi_i] = off
-                    hi_i += 1
+                    hi_i = _member_io(S_d, S_b, S_o, hi_i, dl, nb, off)
                     break
                 pick -= 1
     else:
         st0 = ch % n_surv
         for i in range(k):
-            S_d[hi_i] = surv[(st0 + i) % n_surv]
-            S_b[hi_i] = nb
-            S_o[hi_i] = off
-            hi_i += 1
+            hi_i = _member_io(S_d, S_b, S_o, hi_i, surv[(st0 + i) % n_surv], nb, off)
     return hi_i
 
 
@@ -1130,10 +1080,7 @@ def _rebuild_writes(fail_local, n_fail_local, off, nb, S_d, S_b, S_o, hi_i):
     """Rebuild stage: the chunk's writes to every failed member of group 0, into S[hi_i:].
     Returns the new end."""
     for i in range(n_fail_local):
-        S_d[hi_i] = fail_local[i]
-        S_b[hi_i] = nb
-        S_o[hi_i] = off
-        hi_i += 1
+        hi_i = _member_io(S_d, S_b, S_o, hi_i, fail_local[i], nb, off)
     return hi_i
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from opentelemetry import trace
@@ -89,26 +89,9 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
         except InvalidInputError as exc:
             raise InvalidInputError([Violation(field=_SPEC_TO_REQUEST.get(x.field.removeprefix("spec.").split(".")[0].split("[")[0], "workload"),
                                                reason=x.reason) for x in exc.violations]) from None
-    results: list[array.ArrayResult] = []
-    cancel = threading.Event()
-
-    def on_result(call: TaskCall, value: tuple[array.ArrayResult, list[dict[str, object]]]) -> None:
-        del call
-        results.append(value[0])
-
     with tracer.start_as_current_span("arrayplan.simulate_fanout", kind=trace.SpanKind.PRODUCER,
-                                      attributes={"arrayplan.task_count": len(parts), "arrayplan.array.drive_count": request.drive_count}) as span:
-        carrier = telemetry.inject_carrier()
-        watcher = threading.Thread(target=_watch_client, args=(is_active, cancel), daemon=True)
-        watcher.start()
-        try:
-            executor.run(simulate_window, None, [TaskCall(batch=p, weight=1) for p in parts], carrier, on_result=on_result,
-                         cancel=cancel)
-        except Cancelled:
-            span.set_attribute("arrayplan.cancelled", True)
-            raise
-        finally:
-            cancel.set()
+                                      attributes={"arrayplan.task_count": len(parts), "arrayplan.array.drive_count": request.drive_count}):
+        results: list[array.ArrayResult] = _run_cancellable(executor, simulate_window, parts, is_active)
     r = array.merge_results(sorted(results, key=lambda x: x.window_start_s))
     per_day = endurance.drive_write_bytes_per_day(layout, request.drive_count, workload)
     years = endurance.endurance_years(float(drive.endurance_bytes_written or 0.0), per_day) if drive.endurance_bytes_written else 0.0
@@ -127,6 +110,30 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
         if d is not None:
             response.rebuild_duration.CopyFrom(d)
     return response
+
+
+def _run_cancellable(executor: Executor, fn: Callable[..., Any], batches: Sequence[Any], is_active: Callable[[], bool]) -> list[Any]:
+    """Run ``fn`` over ``batches`` on the executor under the current span (its results in
+    completion order, the spans' records dropped); a client that goes away (``is_active`` false)
+    cancels the tasks, and the current span then says ``arrayplan.cancelled``."""
+    results: list[Any] = []
+    cancel = threading.Event()
+
+    def on_result(call: TaskCall, value: tuple[Any, list[dict[str, Any]]]) -> None:
+        del call
+        results.append(value[0])
+
+    watcher = threading.Thread(target=_watch_client, args=(is_active, cancel), daemon=True)
+    watcher.start()
+    try:
+        executor.run(fn, None, [TaskCall(batch=b, weight=1) for b in batches], telemetry.inject_carrier(), on_result=on_result,
+                     cancel=cancel)
+    except Cancelled:
+        trace.get_current_span().set_attribute("arrayplan.cancelled", True)
+        raise
+    finally:
+        cancel.set()
+    return results
 
 
 def _watch_client(is_active: Callable[[], bool], cancel: threading.Event) -> None:
@@ -174,27 +181,12 @@ def consistency_test(request: pb.RunConsistencyTestRequest, catalog: Catalog, ex
     if v:
         raise InvalidInputError(v)
     assert drive is not None  # a missing or unknown drive is in v
-    results: list[ssd.ConsistencyResult] = []
-    cancel = threading.Event()
-
-    def on_result(call: TaskCall, value: tuple[ssd.ConsistencyResult, list[dict[str, Any]]]) -> None:
-        del call
-        results.append(value[0])
-
-    watcher = threading.Thread(target=_watch_client, args=(is_active, cancel), daemon=True)
-    watcher.start()
     try:
-        executor.run(consistency_run, None, [TaskCall(batch=(drive, duration_s, request.over_provisioning_fraction, request.seed), weight=1)],
-                     telemetry.inject_carrier(), on_result=on_result, cancel=cancel)
-    except Cancelled:
-        trace.get_current_span().set_attribute("arrayplan.cancelled", True)
-        raise
+        r: ssd.ConsistencyResult = _run_cancellable(executor, consistency_run,
+                                                    [(drive, duration_s, request.over_provisioning_fraction, request.seed)], is_active)[0]
     except InvalidInputError as exc:
         renamed = {"duration_s": "duration", "op": "over_provisioning_fraction"}
         raise InvalidInputError([Violation(field=renamed.get(x.field, x.field), reason=x.reason) for x in exc.violations]) from None
-    finally:
-        cancel.set()
-    r = results[0]
     resp = pb.RunConsistencyTestResponse(
         iops_per_second=[float(x) for x in r.iops], fresh_iops=r.fob_iops, steady_state_reached=r.steady is not None,
         steady_state_start_second=int(r.steady_start_s) if math.isfinite(r.steady_start_s) else max(0, len(r.iops) - 5 * 60),

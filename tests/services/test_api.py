@@ -366,6 +366,18 @@ def test_run_consistency_test(stub) -> None:  # type: ignore[no-untyped-def]
         assert [v.field for v in bad.field_violations] == [field]
 
 
+def _cancelled_span(server: ServerProcess, name: str, timeout_s: float = 30) -> list[tuple[str]]:
+    """The stored ``name`` spans that say the work was cancelled, polled until one is there."""
+    deadline = time.monotonic() + timeout_s
+    cancelled: list[tuple[str]] = []
+    while not cancelled and time.monotonic() < deadline:
+        time.sleep(0.5)
+        with sqlite3.connect(server.data_dir / "runs.sqlite3") as db:
+            cancelled = db.execute("SELECT attributes_json FROM spans WHERE name=? AND attributes_json LIKE '%arrayplan.cancelled%'",
+                                   (name,)).fetchall()
+    return cancelled
+
+
 def test_consistency_test_deadline_cancels_its_task(stub, server: ServerProcess) -> None:  # type: ignore[no-untyped-def]
     """A client that leaves a RunConsistencyTest stops its task (a day of simulated seconds would
     hold a worker for minutes); the server answers the next run."""
@@ -373,14 +385,7 @@ def test_consistency_test_deadline_cancels_its_task(stub, server: ServerProcess)
         stub.RunConsistencyTest(pb.RunConsistencyTestRequest(drive_model="intel-dc-s3700-400gb",
                                                              duration=duration_pb2.Duration(seconds=86_400)), timeout=4)
     assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    deadline = time.monotonic() + 30
-    cancelled = []
-    while not cancelled and time.monotonic() < deadline:
-        time.sleep(0.5)
-        with sqlite3.connect(server.data_dir / "runs.sqlite3") as db:
-            cancelled = db.execute("SELECT attributes_json FROM spans WHERE name='arrayplan.consistency_test' "
-                                   "AND attributes_json LIKE '%arrayplan.cancelled%'").fetchall()
-    assert cancelled, "the consistency test saw the client go away and cancelled its task"
+    assert _cancelled_span(server, "arrayplan.consistency_test"), "the consistency test saw the client go away and cancelled its task"
     ok = stub.RunConsistencyTest(pb.RunConsistencyTestRequest(drive_model="intel-dc-s3700-400gb",
                                                               duration=duration_pb2.Duration(seconds=60)), timeout=120)
     assert len(ok.iops_per_second) == 60
@@ -394,14 +399,7 @@ def test_simulate_array_deadline_cancels_its_tasks(stub, server: ServerProcess) 
     with pytest.raises(grpc.RpcError) as err:
         stub.SimulateArray(long, timeout=4)
     assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    deadline = time.monotonic() + 30
-    cancelled = []
-    while not cancelled and time.monotonic() < deadline:
-        time.sleep(0.5)
-        with sqlite3.connect(server.data_dir / "runs.sqlite3") as db:
-            cancelled = db.execute("SELECT attributes_json FROM spans WHERE name='arrayplan.simulate_fanout' "
-                                   "AND attributes_json LIKE '%arrayplan.cancelled%'").fetchall()
-    assert cancelled, "the fan-out saw the client go away and cancelled its tasks"
+    assert _cancelled_span(server, "arrayplan.simulate_fanout"), "the fan-out saw the client go away and cancelled its tasks"
     # The server is still healthy and answers the next simulation.
     ok = stub.SimulateArray(pb.SimulateArrayRequest(drive_model="intel-dc-s3500-480gb", drive_count=12, layout="raid6",
                                                     workload=pb.Workload(read_fraction=0.7, target_iops=10_000),

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arrayplan_engine.errors import ArrayplanError
+from arrayplan_engine.errors import ArrayplanError, Violation, check_range
 
 if TYPE_CHECKING:
     from arrayplan_engine.catalog import Drive
@@ -81,8 +81,9 @@ def cmd_drives_fit(args: argparse.Namespace) -> int:
     except ArrayplanError as exc:
         _err(f"--base: {exc}")
         return EXIT_BAD_INPUT
-    if not 3 <= args.iterations <= 30:
-        _err(f"--iterations: must be an integer in [3, 30], got {args.iterations}")
+    bad: list[Violation] = []
+    if not check_range(bad, "--iterations", args.iterations, 3, 30, integer=True):
+        _err(f"{bad[0].field}: {bad[0].reason}")
         return EXIT_BAD_INPUT
     figure = Path(args.figure) if args.figure else Path(Path(args.fio_log).stem + "-fit.png")
     if figure.suffix.lower() not in (".png", ".svg"):
