@@ -1104,14 +1104,35 @@ def _rebuild_complete(failed, fail_local, n_fail_local, lay):
 # ``simulate``. Without the NRT they pay no reference counting on their array arguments (a
 # refcounted helper cost 2.6x); every split was checked bit-identical on specs of every layout
 # family, open and closed loop, degraded, rebuild, disks with reordering and SSDs with cleaning.
+# The loop is compiled twice (``_simulate_kernel``, ``_simulate_kernel_closed``): the second with
+# ``closed`` a compile-time True, for a closed loop of at most ``_RING_EVENTS`` slots on drives
+# without disks and no rebuild (the benchmark's case), so LLVM drops the open-loop, heap, rebuild
+# and disk paths from its event loop and keeps more of the hot values in registers (+8 % on the
+# benchmark, side by side; the same arithmetic, so the same results).
 
 
 @njit(cache=True, _nrt=False)
-def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_align, simf, simi, rng,
-                     head, recent, recent_i, cl, seg_stamp, seg_pages, seg_idx, row_base, row_count,
-                     rec, rec_next, S_mem, surv, fail_local, scratch,
-                     hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out, sec_reloc):
-    """Event loop. All inputs and outputs are preallocated by ``simulate``; see there."""
+def _simulate_kernel(ins, outs):
+    """The event loop for any spec (``_event_loop``)."""
+    _event_loop(False, ins, outs)
+
+
+@njit(cache=True, _nrt=False)
+def _simulate_kernel_closed(ins, outs):
+    """The event loop for a closed loop of at most ``_RING_EVENTS`` slots, no rebuild, no disks
+    (``_event_loop`` with ``closed`` True; ``simulate`` picks it)."""
+    _event_loop(True, ins, outs)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _event_loop(closed, ins, outs):
+    """Event loop. All inputs and outputs are preallocated by ``simulate``; see there. ``closed``
+    (a constant in each kernel): the spec is a closed loop of at most ``_RING_EVENTS`` slots with
+    no rebuild and no mechanical drives. ``ins`` and ``outs``: the arrays, in two tuples (a call
+    of more than 30 arguments is a ``*args`` call in Python's bytecode, which numba cannot inline)."""
+    (dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_align, simf, simi, rng, head, recent, recent_i, cl,
+     seg_stamp, seg_pages, seg_idx, row_base, row_count, rec, rec_next, S_mem, surv, fail_local, scratch) = ins
+    hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out, sec_reloc = outs
     read_fraction = wl[0]
     random_fraction = wl[1]
     target_iops = wl[2]
@@ -1140,7 +1161,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     sb = k * u
     space = G * rows * sb  # host-visible bytes of the working set
     n_sizes = sizes.shape[0]
-    open_loop = target_iops > 0.0
+    open_loop = not closed and target_iops > 0.0
     rw_len = recent.shape[1]
     n_sec = sec_max.shape[0]
 
@@ -1152,7 +1173,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     S_d = S_mem[0]
     S_b = S_mem[1]
     S_o = S_mem[2]
-    rebuilding = rb_rate > 0.0 and n_failed > 0
+    rebuilding = not closed and rb_rate > 0.0 and n_failed > 0
     n_rb_slots = rb_window if rebuilding else 0
     n_slots = n_host_slots + n_rb_slots
     # the slots' state, arrival time, histogram class, in-rebuild flag and deferred write count
@@ -1164,7 +1185,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
     # binary heap for many. The sorted window [ev_head, ev_head + n_ev) sits inside a larger
     # buffer between sentinels (-inf before, +inf after, so the insertion scans need no bounds
     # checks) and is moved back to the middle when it reaches either end of the buffer
-    use_ring = n_slots <= _RING_EVENTS
+    use_ring = closed or n_slots <= _RING_EVENTS
     ev_cap = ev_t.shape[0]
     n_ev = 0  # queued events
     ev_head = 0  # first queued event (sorted array)
@@ -1203,7 +1224,7 @@ def _simulate_kernel(dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_al
         di[ib + _J_WOFF + 1] = ipar[d, _I_WLEN]
         di[ib + _J_ROFF] = ipar[d, _I_ROFF]
         di[ib + _J_ROFF + 1] = ipar[d, _I_RLEN]
-        if ipar[d, _I_MECH] != 0:
+        if not closed and ipar[d, _I_MECH] != 0:
             any_mech = True
         if cl[d, _K_ON] != 0.0:
             any_clean = True
@@ -2311,10 +2332,14 @@ def simulate(spec: ArraySpec) -> ArrayResult:
     rebuild_slots = spec.rebuild_window if rebuild else 0
     scratch = _kernel_scratch(n_host_slots, rebuild_slots, n_rows, unit_cap, len(sizes))
 
-    _simulate_kernel(dpar, ipar, prof, lay_arr, failed, wl_arr, sizes, size_cum, size_align, simf, simi, rng,
-                     head, recent, recent_i, cl, seg_stamp, seg_pages, seg_idx, row_base, row_count,
-                     rec, rec_next, s_mem, surv, fail_local, scratch,
-                     hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out, sec_reloc)
+    # the specialised kernel when the spec is its case (``_event_loop``), else the general one
+    closed = (wl.target_iops == 0 and wl.queue_depth <= _RING_EVENTS and not rebuild
+              and not ipar[:, _I_MECH].any())
+    kernel = _simulate_kernel_closed if closed else _simulate_kernel
+    kernel((dpar, ipar, prof, lay_arr, failed, wl_arr, sizes, size_cum, size_align, simf, simi, rng,
+            head, recent, recent_i, cl, seg_stamp, seg_pages, seg_idx, row_base, row_count,
+            rec, rec_next, s_mem, surv, fail_local, scratch),
+           (hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out, sec_reloc))
 
     def per_member(x: np.ndarray) -> np.ndarray:
         return np.add.reduceat(x, row_base) if n_rows != n_sim else x

@@ -18,8 +18,8 @@ from pathlib import Path
 
 #: The kernels a plan runs (module, dispatcher): the array simulation and the FTL write paths.
 #: Not here: ftl._trim_kernel and reliability._simulate_kernel (the ftl and reliability commands).
-PLAN_KERNELS = (("arrayplan_engine.array", "_simulate_kernel"), ("arrayplan_engine.ftl", "_write_kernel"),
-                ("arrayplan_engine.ftl", "_timed_kernel"))
+PLAN_KERNELS = (("arrayplan_engine.array", "_simulate_kernel"), ("arrayplan_engine.array", "_simulate_kernel_closed"),
+                ("arrayplan_engine.ftl", "_write_kernel"), ("arrayplan_engine.ftl", "_timed_kernel"))
 
 
 def default_cache_dir() -> Path:
