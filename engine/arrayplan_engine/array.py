@@ -340,13 +340,13 @@ def _units_idle_s(dr, fb, ucap, nunits, inv_nunits, idle0, t):
     """Stage: the mean idle time of the drive's units between ``idle0`` and ``t`` (what
     background cleaning may use: it runs on the dies and channels host IOs are served on).
     ``inv_nunits`` is ``1 / nunits`` when that multiplication is exact (a power of two), else 0:
-    a multiplication instead of a division on the cleaning write's chain of latencies."""
+    a multiplication instead of a division on the cleaning write's chain of latencies. Every
+    place is visited (no exit at the first busy unit, whose place varies from write to write and
+    mispredicted): a busy unit (``a >= t``, +inf past the drive's units) adds
+    ``t - max(t, idle0)`` = +0.0 (``idle0 < t`` here), which leaves the sum as it was."""
     idle = 0.0
     for j in range(ucap):
-        a = dr[fb + _R_UNITS + j]
-        if a >= t:
-            break  # the free times are sorted: the rest are busy too
-        idle += t - max(a, idle0)
+        idle += t - max(min(dr[_u(fb + _R_UNITS + j)], t), idle0)
     if inv_nunits != 0.0:
         return idle * inv_nunits
     return idle / nunits
@@ -360,13 +360,12 @@ def _clean_takes_units(dr, fb, ucap, idle0, t, share):
     over the units). It runs in the units' idle time before ``t`` and takes ``share`` of each
     unit's idle stretch (1: all of it; a step still running at ``t`` delays the arriving write
     through the back end and a read on its die through ``_clean_read``). The free times stay
-    sorted (``a + share (t - a)`` grows with ``a``)."""
+    sorted (``a + share (t - a)`` grows with ``a``). Branch-free over every place (the busy
+    units, ``a >= t``, keep their time), so LLVM vectorises it."""
     for j in range(ucap):
-        a = dr[fb + _R_UNITS + j]
-        if a >= t:
-            break  # sorted: the rest are busy until t or later
-        a = max(a, idle0)
-        dr[fb + _R_UNITS + j] = a + share * (t - a)
+        a = dr[_u(fb + _R_UNITS + j)]
+        b = max(a, idle0)
+        dr[_u(fb + _R_UNITS + j)] = b + share * (t - b) if a < t else a
 
 
 @njit(cache=True, _nrt=False, inline="always")
