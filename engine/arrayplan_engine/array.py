@@ -63,7 +63,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 
 from .errors import InvalidInputError, Range, Violation, check, check_range, is_finite
 from .layout import Layout, LayoutKind, group_count
@@ -496,19 +497,26 @@ def _u(x):
     return np.uint64(x)
 
 
+@intrinsic
+def _float_bits(typingctx, x):
+    """The bits of a float64 as an int64 (a register move, not a store and a load)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.int64))
+    return types.int64(types.float64), codegen
+
+
 @njit(cache=True, _nrt=False, inline="always")
-def _latency_bucket(lat, fbits, ibits):
+def _latency_bucket(lat):
     """Stage: the histogram bucket of a latency. Integer ns below 128 ns, then 128 per power of
     two, read off the float's exponent and top 7 mantissa bits (``latency_bucket_edges_s()``
-    gives the edges); ``fbits``/``ibits`` are one float64 and its int64 view."""
+    gives the edges)."""
     idx = 0
     vns = lat * 1e9
     if vns < 128.0:
         if vns > 0.0:
             idx = int(vns)
     else:
-        fbits[0] = vns
-        b = ibits[0]
+        b = _float_bits(vns)  # type: ignore[call-arg, var-annotated]  # an intrinsic: called with x only
         idx = ((b >> 52) - 1029) * 128 + ((b >> 45) & 127)
         if idx >= LATENCY_BUCKET_COUNT:
             idx = LATENCY_BUCKET_COUNT - 1
@@ -629,12 +637,9 @@ def _precondition(cl, seg_stamp, seg_pages, seg_idx, d, host_pages):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _rnd(rng):
-    """xoshiro256+ (Blackman & Vigna 2018) on the four-word state ``rng``: a uniform double in [0, 1)."""
-    s0 = rng[0]
-    s1 = rng[1]
-    s2 = rng[2]
-    s3 = rng[3]
+def _xoshiro(s0, s1, s2, s3):
+    """xoshiro256+ (Blackman & Vigna 2018) on the four-word state (s0, s1, s2, s3): a uniform
+    double in [0, 1) and the next state."""
     result = s0 + s3
     tt = s1 << np.uint64(17)
     s2 ^= s0
@@ -643,11 +648,14 @@ def _rnd(rng):
     s0 ^= s3
     s2 ^= tt
     s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
-    rng[0] = s0
-    rng[1] = s1
-    rng[2] = s2
-    rng[3] = s3
-    return float(result >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    return float(result >> np.uint64(11)) * (1.0 / 9007199254740992.0), s0, s1, s2, s3
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _rnd(rng):
+    """``_xoshiro`` on the state in the array ``rng``."""
+    x, rng[0], rng[1], rng[2], rng[3] = _xoshiro(rng[0], rng[1], rng[2], rng[3])
+    return x
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -1004,20 +1012,26 @@ def _draw_arrivals(rng, rec, rec_next, n_rec, open_loop, prev_arr, target_iops, 
     goes) and, in open loop, when each next one arrives (Poisson at ``target_iops``, into
     ``rec_next``). The same draws in the same order as drawing each arrival when it happens, but
     off the event chain. Sequential IOs follow per-direction stream pointers ``seq_r``/``seq_w``
-    that wrap at the data space. Returns (last arrival time, seq_r, seq_w)."""
+    that wrap at the data space. Returns (last arrival time, seq_r, seq_w). (The generator's
+    state stays in registers for the batch: stores to ``rec`` would make LLVM reload it from
+    ``rng`` at every draw.)"""
     n_sizes = sizes.shape[0]
+    r0, r1, r2, r3 = rng[0], rng[1], rng[2], rng[3]
     for q in range(n_rec):
         if open_loop:
             # when the arrival after this one comes (drawn first, as it always was)
-            prev_arr = prev_arr - math.log(1.0 - _rnd(rng)) / target_iops
+            x, r0, r1, r2, r3 = _xoshiro(r0, r1, r2, r3)
+            prev_arr = prev_arr - math.log(1.0 - x) / target_iops
             rec_next[q] = prev_arr
-        is_read = _rnd(rng) < read_fraction
+        x, r0, r1, r2, r3 = _xoshiro(r0, r1, r2, r3)
+        is_read = x < read_fraction
         is_seq = False
         if random_fraction < 1.0:
-            is_seq = _rnd(rng) >= random_fraction
+            x, r0, r1, r2, r3 = _xoshiro(r0, r1, r2, r3)
+            is_seq = x >= random_fraction
         si = 0
         if n_sizes > 1:
-            x = _rnd(rng)
+            x, r0, r1, r2, r3 = _xoshiro(r0, r1, r2, r3)
             while si < n_sizes - 1 and x >= size_cum[si]:
                 si += 1
         b = sizes[si]
@@ -1033,7 +1047,8 @@ def _draw_arrivals(rng, rec, rec_next, n_rec, open_loop, prev_arr, target_iops, 
                 o = seq_w
                 seq_w += b
         else:
-            o = np.int64(_rnd(rng) * n_pos_of[si]) * size_align[si]
+            x, r0, r1, r2, r3 = _xoshiro(r0, r1, r2, r3)
+            o = np.int64(x * n_pos_of[si]) * size_align[si]
         rec[q, _RC_O] = o
         rec[q, _RC_B] = b
         rec[q, _RC_READ] = 1 if is_read else 0
@@ -1042,6 +1057,7 @@ def _draw_arrivals(rng, rec, rec_next, n_rec, open_loop, prev_arr, target_iops, 
         if parity and not is_seq:
             geo_ok = _unit_geometry(o, b, sb, inv_sb, G, inv_g, u, u_shift, inv_u, w, inv_w, m, rec, q)
         rec[q, _RC_GEO] = 1 if geo_ok else 0
+    rng[0], rng[1], rng[2], rng[3] = r0, r1, r2, r3
     return prev_arr, seq_r, seq_w
 
 
@@ -1177,7 +1193,7 @@ def _event_loop(closed, ins, outs):
     n_slots = n_host_slots + n_rb_slots
     # the slots' state, arrival time, histogram class, in-rebuild flag and deferred write count
     # (and the rest of the scratch: ``_kernel_scratch``)
-    (state, s_arr, s_cls, s_inrb, s_n2, free_stack, ev_t, ev_id, fbits, ibits, dr, di, n_pos_of,
+    (state, s_arr, s_cls, s_inrb, s_n2, free_stack, ev_t, ev_id, dr, di, n_pos_of,
      rb_chunk_of) = scratch
     n_free = 0
     # event queue: a sorted array for few slots (insertion from the nearer end is short), a
@@ -1541,7 +1557,7 @@ def _event_loop(closed, ins, outs):
             # of two, read off the float's exponent and top 7 mantissa bits
             # (latency_bucket_edges_s() gives the edges)
             lat = c_max - cur_arr
-            idx = _latency_bucket(lat, fbits, ibits)
+            idx = _latency_bucket(lat)
             if cur_arr >= w_start:
                 hist[_u(cur_cls),_u(idx)] += 1
                 ls_all += lat
@@ -2242,19 +2258,17 @@ def _kernel_scratch(n_host_slots: int, n_rb_slots: int, n_rows: int, unit_cap: i
     """The kernel's working arrays (it allocates nothing, so it runs without numba's reference
     counting): per slot (host slots then rebuild slots) its state, arrival time, histogram class,
     in-rebuild flag and deferred write count; the free host slots; the event queue (a sorted
-    window in a ring 8x its size for up to ``_RING_EVENTS`` slots, else a binary heap); one float
-    and its int64 view (latency buckets); the packed drive rows; aligned positions per IO size;
-    each rebuild slot's chunk."""
+    window in a ring 8x its size for up to ``_RING_EVENTS`` slots, else a binary heap); the
+    packed drive rows; aligned positions per IO size; each rebuild slot's chunk."""
     n_slots = n_host_slots + n_rb_slots
     ev_cap = 1
     while ev_cap < n_slots + 2:
         ev_cap *= 2
     if n_slots <= _RING_EVENTS:
         ev_cap *= 8
-    fbits = np.zeros(1)
     return (np.full(n_slots, _S_IDLE, np.int8), np.zeros(n_slots), np.zeros(n_slots, np.int64),
             np.zeros(n_slots, np.bool_), np.zeros(n_slots, np.int64), np.empty(n_host_slots, np.int64),
-            np.empty(ev_cap), np.empty(ev_cap, np.int64), fbits, fbits.view(np.int64),
+            np.empty(ev_cap), np.empty(ev_cap, np.int64),
             np.empty(n_rows * (_R_UNITS + unit_cap + 1)), np.zeros(n_rows * _J_COUNT, np.int64),
             np.empty(n_sizes, np.int64), np.zeros(max(n_rb_slots, 1), np.int64))
 
