@@ -361,12 +361,14 @@ def _clean_takes_units(dr, fb, ucap, idle0, t, share):
     over the units). It runs in the units' idle time before ``t`` and takes ``share`` of each
     unit's idle stretch (1: all of it; a step still running at ``t`` delays the arriving write
     through the back end and a read on its die through ``_clean_read``). The free times stay
-    sorted (``a + share (t - a)`` grows with ``a``). Branch-free over every place (the busy
-    units, ``a >= t``, keep their time), so LLVM vectorises it."""
+    sorted (``a + share (t - a)`` grows with ``a``). Branch-free over every place, so LLVM
+    vectorises it: a busy unit (``a >= t > idle0``) adds ``share * 0.0`` = +0.0 to its time,
+    which keeps it (no time is -0.0: they only grow from the run's start). Written as a sum,
+    not as a choice between the new time and the loaded one, which LLVM turns into slow masked
+    stores (``vmaskmovpd``) that stall the next loads from the row."""
     for j in range(ucap):
-        a = dr[_u(fb + _R_UNITS + j)]
-        b = max(a, idle0)
-        dr[_u(fb + _R_UNITS + j)] = b + share * (t - b) if a < t else a
+        a = max(dr[_u(fb + _R_UNITS + j)], idle0)
+        dr[_u(fb + _R_UNITS + j)] = a + share * max(t - a, 0.0)
 
 
 @njit(cache=True, _nrt=False, inline="always")
