@@ -415,8 +415,7 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
             be = idle0 + cost
             cl[d, _K_BE] = be
             cl[d, _K_CLEND] = be
-            # (cost >= idle_s is exactly cost / idle_s >= 1: no division when the step takes it all)
-            share = 1.0 if cost >= idle_s else min(1.0, cost / idle_s)
+            share = min(1.0, cost / idle_s)
             _clean_takes_units(dr, fb, ucap, idle0, t, share)
             # the next step cleans the next die
             cl[d, _K_STEPS] += 1.0
