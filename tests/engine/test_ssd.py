@@ -139,7 +139,10 @@ def test_internal_parity_takes_spare_and_adds_writes() -> None:
     s320 = ssd.calibrate(catalog.get_drive("intel-ssd-320-300gb"))
     spare_raw = 1 - 300e9 / (320 * 2**30)
     assert s320.parity_fraction == pytest.approx(spare_raw / 2)  # 000 seed: half the spare
-    assert s320.spare_factor == pytest.approx(1 - 300e9 / (320 * 2**30 * (1 - spare_raw / 2)))
+    # the cleaner's spare is what the parity and the bad-block reserve (MLC NVB 3,936 of 4,096
+    # blocks, ssd.BAD_BLOCK_RESERVE) leave
+    assert s320.reserve_fraction == pytest.approx(160 / 4096)
+    assert s320.spare_factor == pytest.approx(1 - 300e9 / (320 * 2**30 * (1 - spare_raw / 2 - 160 / 4096)))
     p320 = ssd.calibrate(catalog.get_drive("micron-p320h-700gb"))
     assert p320.parity_fraction == pytest.approx(1 / 8)  # 004 seed: RAIN 7+1
     assert ssd.nand_write_factor("micron-p320h-700gb") == pytest.approx(
@@ -220,7 +223,7 @@ def test_bad_inputs_raise_typed_errors() -> None:
 def test_used_state_starts_past_the_transient(drive: str) -> None:
     # Issue 10: the planner's drives must be past the fill-to-steady transient. A used drive
     # (three span writes of preconditioning) starts with its oldest flash pages at the steady
-    # valid fraction of the fluid LRW log, 1 - 1 / A_LRW (10 %: the log's 64 segments); a freshly
+    # valid fraction of the fluid LRW log, 1 - 1 / A_LRW (10 %: the log's 256 segments); a freshly
     # filled one starts with all of them valid (the consistency run's plateau and cliff).
     import math
 

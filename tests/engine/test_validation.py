@@ -50,25 +50,27 @@ def steady() -> dict[str, float]:
 
 def test_s3500_steady_4k_random_write(steady: dict[str, float]) -> None:
     # 001 seed: "At 47MB/s, the S3500 isn't bad" (QD32, steady state); table: 11.5K IOPS.
-    # Model 18.6K (+61 %): a miss, bracketed at +40..+80 % (docs/validation.md, row 1).
-    assert 1.40 * 11_500 <= steady["intel-dc-s3500-480gb"] <= 1.80 * 11_500
+    # Model 13.6K (+18 %; +61 % before the bad-block reserve, ssd.BAD_BLOCK_RESERVE): a miss,
+    # bracketed at +5..+30 % (docs/validation.md, row 1).
+    assert 1.05 * 11_500 <= steady["intel-dc-s3500-480gb"] <= 1.30 * 11_500
 
 
 def test_s3700_steady_4k_random_write(steady: dict[str, float]) -> None:
-    # 001 seed table: S3700 "76K / 36K" random read / write IOPS (sustained). Model 39.6K, 15 %.
+    # 001 seed table: S3700 "76K / 36K" random read / write IOPS (sustained). Model 34.6K, 15 %.
     assert steady["intel-dc-s3700-200gb"] == pytest.approx(36_000, rel=0.15)
 
 
 def test_s3700_over_s3500_sustained_write(steady: dict[str, float]) -> None:
     # 001 seed: "Intel's specs list the S3500 at roughly 1/3 of the sustained 4KB random write
-    # performance of the S3700" (36K / 11.5K = 3.1). Model 2.13 (-31 %), tolerance 35 %.
+    # performance of the S3700" (36K / 11.5K = 3.1). Model 2.55 (-19 %), tolerance 35 %.
     ratio = steady["intel-dc-s3700-200gb"] / steady["intel-dc-s3500-480gb"]
     assert ratio == pytest.approx(36_000 / 11_500, rel=0.35)
 
 
 def test_ssd_320_sustained_4k_random_write(steady: dict[str, float]) -> None:
-    # 001 seed table: SSD 320 "39.5K / 600 IOPS". Model 3.7K: a miss (x6), bracketed at 4-8x.
-    assert 4 * 600 <= steady["intel-ssd-320-300gb"] <= 8 * 600
+    # 001 seed table: SSD 320 "39.5K / 600 IOPS". Model 1.43K: a miss (x2.4; x5.8 before the
+    # bad-block reserve), bracketed at 1.8-3.5x.
+    assert 1.8 * 600 <= steady["intel-ssd-320-300gb"] <= 3.5 * 600
 
 
 def test_ssd_910_is_its_controllers_in_raid0(steady: dict[str, float]) -> None:
@@ -147,11 +149,12 @@ def test_twelve_s3500_against_15k_disks_per_drive_rates(steady: dict[str, float]
 def test_s3500_consistency_curve() -> None:
     # 001 seed: the consistency plot zooms "to the beginning of steady state operation for the
     # drive (t=1400s)"; steady 4 KB random write 47 MB/s (11.5K IOPS). The model's fluid log is
-    # still working through the fill data at 2000 s: mean IOPS over 1400-2000 s 19.2K (+67 %),
-    # bracketed at +30..+80 %; the cliff comes after the spare is used (model ~180 s).
+    # still working through the fill data at 2000 s: mean IOPS over 1400-2000 s 14.7K (+28 %; +67 %
+    # before the bad-block reserve), bracketed at +10..+45 %; the cliff comes after the spare is
+    # used (model ~140 s).
     r = ssd.consistency_experiment("intel-dc-s3500-480gb", duration_s=2000, seed=1)
     late = float(r.iops[1400:2000].mean())
-    assert 1.30 * 11_500 <= late <= 1.80 * 11_500
+    assert 1.10 * 11_500 <= late <= 1.45 * 11_500
     cliff = int((r.iops < 0.5 * r.fob_iops).argmax())
     assert 100 <= cliff <= 300
 
