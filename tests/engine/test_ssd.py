@@ -245,3 +245,15 @@ def test_used_state_starts_past_the_transient(drive: str) -> None:
         else:
             assert 1.0 / (1.0 - u) == pytest.approx(expect, rel=0.10)
             assert m.low_free_pages <= cl[0, arr._K_FREE] <= m.high_free_pages + 1
+
+
+def test_bad_block_reserve_is_the_nand_datasheets_worst_case() -> None:
+    # docs/ssd-model.md "Bad-block reserve": 1 - NVB / blocks of the planar NAND datasheets (SLC
+    # 4,016 of 4,096; MLC and eMLC 3,936 of 4,096), none where no NVB is public (3D TLC/QLC). The
+    # reserve comes out of the cleaner's spare, so the same NAND and capacity clean with less.
+    p320 = ssd.calibrate(catalog.get_drive("micron-p320h-700gb"))
+    s3700 = ssd.calibrate(catalog.get_drive("intel-dc-s3700-200gb"))
+    tlc = next(ssd.calibrate(d) for d in catalog.all_drives() if d.kind == "ssd" and d.nand_type == "tlc")
+    assert (p320.reserve_fraction, s3700.reserve_fraction, tlc.reserve_fraction) == (80 / 4096, 160 / 4096, 0.0)
+    assert s3700.spare_factor == pytest.approx(1 - s3700.user_bytes / (s3700.raw_nand_bytes * (1 - 160 / 4096)), rel=1e-12)
+    assert tlc.spare_factor == pytest.approx(1 - tlc.user_bytes / tlc.raw_nand_bytes, rel=1e-12)
