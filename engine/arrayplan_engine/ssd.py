@@ -643,7 +643,7 @@ class _PostedWrites(NamedTuple):
 
 
 def _posted_writes(d: Drive, t: DriveTiming, share: float, units: int, unit_write_4k_s: float) -> _PostedWrites:
-    """A power-loss-protected write buffer (``write_buffer_bytes``; docs/ssd-model.md, "Posted
+    """A write buffer writes are posted to (``write_buffer_bytes``; docs/ssd-model.md, "Posted
     writes"): one controller's share of it in pages, the time its pages take to drain at the
     drive's fresh 4 KiB write pace (the busier of the units and the back end), and the posted
     path -- the controller's command time (one over its FOB random-write rate, the front end

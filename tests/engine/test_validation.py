@@ -120,16 +120,35 @@ def test_p320h_latencies() -> None:
 
 def test_x25m_new_versus_used_random_writes() -> None:
     # 003 seed: 4 KB random writes over an 8 GB span, 3 concurrent IOs, 3 minutes: G1 40.8 MB/s
-    # new -> 26.3 used; G2 36.1 -> 35.8. The model's QD3 runs only 3 of 10 units (a miss for
-    # the new state, x0.3); the used state is the hot 10 % of a full drive (wa.py's greedy
-    # hot/cold figure). Asserted: new within 0.2-0.5 of measured; used never above new.
-    for name, new_mbps in (("intel-x25-m-g1-80gb", 40.8), ("intel-x25-m-g2-80gb", 36.1)):
+    # new -> 26.3 used; G2 36.1 -> 35.8. The controller posts writes to its 256 KiB SRAM (000 seed;
+    # catalog write_buffer_bytes), so three IOs in flight keep the drive at its FOB rate: G2 35.2
+    # MB/s (-2.5 %; its FOB is Intel's 8.6K spec), G1 40.8 (its FOB *is* this figure: calibration,
+    # not a check). Used: the hot 10 % of a full drive (wa.py's greedy hot/cold figure, 2.25) drains
+    # the buffer at the cleaning-bound rate: G1 14.7, G2 16.2 MB/s, a miss (x0.56 / x0.45),
+    # bracketed 0.35-0.7x (docs/validation.md, rows 11-13).
+    got = {}
+    for name in ("intel-x25-m-g1-80gb", "intel-x25-m-g2-80gb"):
         new = _run(name, queue_depth=3, duration_s=30.0, working_set_fraction=0.1, precondition_drive_writes=0.0)
         used = _run(name, queue_depth=3, duration_s=30.0, working_set_fraction=0.1,
                     hot_write_fraction=1.0, hot_space_fraction=0.1)
-        new_model = new.achieved_iops * 4096 / MB
-        assert 0.2 * new_mbps <= new_model <= 0.5 * new_mbps
-        assert used.achieved_iops <= 1.01 * new.achieved_iops
+        got[name] = (new.achieved_iops * 4096 / MB, used.achieved_iops * 4096 / MB)
+        assert used.achieved_iops <= new.achieved_iops
+    assert got["intel-x25-m-g2-80gb"][0] == pytest.approx(36.1, rel=0.10)
+    assert got["intel-x25-m-g1-80gb"][0] == pytest.approx(40.8, rel=0.05)
+    assert 0.35 * 26.3 <= got["intel-x25-m-g1-80gb"][1] <= 0.7 * 26.3
+    assert 0.35 * 35.8 <= got["intel-x25-m-g2-80gb"][1] <= 0.7 * 35.8
+
+
+def test_ssd_320_and_x25m_low_queue_depth_write_latency() -> None:
+    # Intel's spec sheets (not the seeds): SSD 320 "Latency (average sequential) ... Write: 90 us
+    # (TYP)" (https://pdf.datasheet.directory/ac90b190/intel.com/SSDSA2CW080G3K5.html). A write
+    # at QD1 is posted to the controller's SRAM: its command time (one over the FOB rate) plus the
+    # 3 Gb/s link: 57 us (-37 %), asserted 0.5-1.2x; without the buffer it waited for a unit of the
+    # back end, 435 us (x4.8). The same controller on the X25-M G2 (FOB 8.6K): 130 us.
+    r = _run("intel-ssd-320-300gb", queue_depth=1, duration_s=2.0, precondition_drive_writes=0.0)
+    assert 0.5 * 90e-6 <= r.latency_mean_s() <= 1.2 * 90e-6
+    g2 = _run("intel-x25-m-g2-80gb", queue_depth=1, duration_s=2.0, precondition_drive_writes=0.0)
+    assert g2.latency_mean_s() == pytest.approx(1 / 8600 + 4096 / 300e6, rel=0.05)
 
 
 def test_twelve_s3500_against_15k_disks_per_drive_rates(steady: dict[str, float]) -> None:
