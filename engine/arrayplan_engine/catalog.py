@@ -187,8 +187,9 @@ class Drive:
     # direct-to-QLC rate (after the cache is full). None: no cache figures (no cache modelled).
     slc_cache_bytes: int | None = None
     slc_write_bytes_per_s: float | None = None
-    # A power-loss-protected write buffer (DRAM or SRAM backed by capacitors): writes are
-    # acknowledged ("posted") once in it and drained by the flash back end. None: no buffer.
+    # A write buffer (DRAM or SRAM, backed by capacitors or the volatile cache a drive ships with
+    # on): writes are acknowledged ("posted") once in it and drained by the flash back end. None:
+    # no buffer.
     write_buffer_bytes: int | None = None
     read_latency_s: float | None = None
     write_latency_s: float | None = None

@@ -232,7 +232,12 @@ def fit_drive(base: Drive, iops: np.ndarray, *, source: str, seed: int = 0, mode
             try:
                 sim = run(d)
             except InvalidInputError:
-                hi = mid  # too much spare for the FTL model: search lower
+                # outside the FTL model's spare factors (0.005, 0.95): too little spare once parity
+                # and the bad-block reserve are taken (search higher), or too much (search lower)
+                if math.exp(mid) < 1.0:
+                    lo = mid
+                else:
+                    hi = mid
                 continue
             candidate = (d, sim)
             if curve_figures(sim).steady_iops < measured.steady_iops:

@@ -80,7 +80,7 @@ class ServiceModel:
     slc_cache_pages: float = 0.0
     slc_page_s: float = 0.0
     fold_page_s: float = 0.0
-    # A power-loss-protected write buffer (docs/ssd-model.md, "Posted writes"); 0 pages = none. A
+    # A write buffer writes are posted to (docs/ssd-model.md, "Posted writes"); 0 pages = none. A
     # write is acknowledged ``posted_write_fixed_s + bytes x posted_write_per_byte_s`` after it
     # reaches the drive while the drain behind it (units and back end) is within
     # ``write_buffer_s`` of it (the buffer's pages at the drive's fresh write pace); otherwise

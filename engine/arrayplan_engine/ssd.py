@@ -33,7 +33,7 @@ possible") lets the free-block pool run down and then cleans in a burst that sta
 The scaled model
 ----------------
 The FTL holds ``user_pages`` 4 KiB mapping units (default 2^20) instead of the drive's 10^7-10^8,
-with the drive's spare factor (raw NAND less internal parity, against user capacity) and pages
+with the drive's spare factor (raw NAND less internal parity and the bad-block reserve, against user capacity) and pages
 per block (in 4 KiB units). Each simulated page write stands for ``real_pages / user_pages`` real
 4 KB writes, and every time in the kernel is multiplied by that ratio, so the simulated clock is
 the real drive's. The garbage-collection watermarks are fractions of the blocks, so burst lengths
@@ -66,6 +66,14 @@ DEFAULT_MODEL_PAGES = 1 << 20
 # Assumed NAND facts (not in the seeds): erase time per block and die size, by NAND type.
 ERASE_S = {"slc": 2.0e-3, "mlc": 3.0e-3, "emlc": 3.0e-3}
 DIE_BYTES = {"slc": 4 * 1024**3, "mlc": 8 * 1024**3, "emlc": 8 * 1024**3}
+# Blocks the firmware keeps out of the cleaner's spare: the NAND maker guarantees only NVB (the
+# minimum number of valid blocks) of each die's blocks "during the endurance life of the product",
+# so a drive that holds its rated capacity for its rated endurance reserves 1 - NVB / blocks of its
+# NAND for bad blocks (Intel reports what is left of it as SMART 232 "Available Reserved Space").
+# Planar NAND datasheets (docs/ssd-model.md "Bad-block reserve"): SLC "a minimum of 4,016 valid
+# blocks ... of every 4,096" (Micron 4Gb M40A), MLC "a minimum of 3,936 MLC blocks (NVB) out of
+# 4,096". No NVB is public for 3D TLC/QLC, so none is taken from their spare (docs/ssd-model.md).
+BAD_BLOCK_RESERVE = {"slc": 1.0 - 4016 / 4096, "mlc": 1.0 - 3936 / 4096, "emlc": 1.0 - 3936 / 4096}
 # Garbage-collection watermarks as fractions of the blocks (assumed; see docs/ssd-model.md).
 EAGER_LOW_FRACTION = 0.005     # eager: keep ~0.5% of the blocks free, clean continuously
 LAZY_BURST_FRACTION = 0.002    # lazy: when the pool is empty, clean 0.2% of the blocks at once
@@ -91,8 +99,9 @@ class DriveTiming:
     user_bytes: float                 # per controller
     raw_nand_bytes: float             # per controller
     parity_fraction: float            # share of the raw NAND holding internal parity
+    reserve_fraction: float           # share of the raw NAND held for bad blocks (BAD_BLOCK_RESERVE)
     parity_stripe: float              # data pages per parity page (0 = none)
-    spare_factor: float               # FTL spare factor: 1 - user / (raw - parity)
+    spare_factor: float               # FTL spare factor: 1 - user / (raw - parity - reserve)
     page_bytes: int
     pages_per_block: int              # NAND pages
     map_pages_per_block: int          # 4 KiB mapping units per block (the FTL's Np)
@@ -176,7 +185,8 @@ def calibrate(drive: Drive) -> DriveTiming:
     else:
         pf = 0.0
     stripe = (1.0 - pf) / pf if pf > 0 else 0.0
-    data_raw = raw * (1.0 - pf)
+    reserve = BAD_BLOCK_RESERVE.get(drive.nand_type or "", 0.0)
+    data_raw = raw * (1.0 - pf - reserve)
     sf = 1.0 - user / data_raw
     if not (0.005 < sf < 0.95):
         raise InvalidInputError.one("drive.raw_nand_bytes", f"gives an FTL spare factor of {sf:.4f} for {drive.name}; must be in (0.005, 0.95)")
@@ -220,6 +230,7 @@ def calibrate(drive: Drive) -> DriveTiming:
     units = int(drive.channels or 8)
     return DriveTiming(
         drive_name=drive.name, controllers=n, user_bytes=user, raw_nand_bytes=raw, parity_fraction=pf,
+        reserve_fraction=reserve,
         parity_stripe=stripe, spare_factor=sf, page_bytes=page, pages_per_block=ppb, map_pages_per_block=map_ppb,
         gc_policy=drive.gc_policy or "eager", frontend_write_s=frontend_w, frontend_read_s=frontend_r,
         datapath_s=datapath, program_s=program, page_read_s=page_read, erase_block_s=erase_block,
@@ -632,7 +643,7 @@ class _PostedWrites(NamedTuple):
 
 
 def _posted_writes(d: Drive, t: DriveTiming, share: float, units: int, unit_write_4k_s: float) -> _PostedWrites:
-    """A power-loss-protected write buffer (``write_buffer_bytes``; docs/ssd-model.md, "Posted
+    """A write buffer writes are posted to (``write_buffer_bytes``; docs/ssd-model.md, "Posted
     writes"): one controller's share of it in pages, the time its pages take to drain at the
     drive's fresh 4 KiB write pace (the busier of the units and the back end), and the posted
     path -- the controller's command time (one over its FOB random-write rate, the front end

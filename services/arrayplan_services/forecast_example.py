@@ -7,7 +7,7 @@ realistic time series to read. Synthetic by construction, and said so in every f
 The array: 12 x Intel DC S3500 480GB (model string INTEL SSDSC2BB480G4) in two RAID 5 groups of
 six, started 2024-01-01, carrying an OLTP-like workload (70 % reads, 8 KiB random, 80 % of writes
 on 20 % of the space, 1.2 TB/day growing 20 %/year), 45 % full at the start. Group g2 was built
-from drives reused from an older array: they arrived with 62 % of their rated life used. Monthly
+from drives reused from an older array: they arrived with 66 % of their rated life used. Monthly
 snapshots for 18 months; each month's writes vary (lognormal, 10 % CV, seed 2024).
 """
 
@@ -37,7 +37,7 @@ CAPACITY_BYTES = 480_103_981_056
 WORKLOAD = Workload(name="oltp-8k", read_fraction=0.7, random_fraction=1.0, io_size_mix=((8192, 1.0),), daily_write_bytes=1.2 * TB,
                     hot_write_fraction=0.8, hot_space_fraction=0.2, growth_per_year=0.2)
 FILL_START = 0.45
-REUSED_LIFE_USED = 0.62
+REUSED_LIFE_USED = 0.66
 
 
 def _doc(serial: str, dev: str, t: dt.datetime, hours: float, host_bytes: float, life_used: float) -> dict[str, Any]:

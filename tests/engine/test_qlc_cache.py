@@ -98,7 +98,9 @@ def test_a_light_load_keeps_the_cached_latency() -> None:
 def test_a_drive_without_a_cache_is_unchanged() -> None:
     # figures of this run from the kernel before the SLC cache existed (commit e9552eb), bit for
     # bit, as moved by issue 10's cleaning on the units (a 30 % read mix loses the units' time
-    # the cleaning takes: 10,392.7 -> 9,698.7 IOPS) -- a cache of none changes nothing
+    # the cleaning takes: 10,392.7 -> 9,698.7 IOPS) and by the bad-block reserve with the finer
+    # flash log (the S3700's cleaner spare 29.4 % -> 26.6 %, WA 1.89 -> 2.10: 8,630.0 IOPS;
+    # the cache-free path itself untouched) -- a cache of none changes nothing
     d = catalog.get_drive("intel-dc-s3700-200gb")
     assert d.slc_cache_bytes is None and d.slc_write_bytes_per_s is None
     m = ssd.service_model(d)
@@ -106,10 +108,10 @@ def test_a_drive_without_a_cache_is_unchanged() -> None:
     wl = Workload(read_fraction=0.3, io_size_mix=((4096, 0.7), (65536, 0.3)), queue_depth=16)
     r = arr.simulate(arr.ArraySpec(layout=make_layout("raid0", 1), drive_count=1, service_models=(m,), workload=wl,
                                    duration_s=3.0, seed=7))
-    assert r.host_writes == 20374
-    assert r.achieved_iops == 9698.666666666666
-    assert r.latency_mean_s("write") == 0.0016481992856534175
-    assert r.write_amplification == 1.890547784392775
+    assert r.host_writes == 18166
+    assert r.achieved_iops == 8630.0
+    assert r.latency_mean_s("write") == 0.0018527479563556796
+    assert r.write_amplification == 2.0951565800314422
 
 
 @pytest.mark.parametrize("name", ["intel-d5-p4320-7680gb", "solidigm-d5-p5336-61440gb"])

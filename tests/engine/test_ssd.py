@@ -139,7 +139,10 @@ def test_internal_parity_takes_spare_and_adds_writes() -> None:
     s320 = ssd.calibrate(catalog.get_drive("intel-ssd-320-300gb"))
     spare_raw = 1 - 300e9 / (320 * 2**30)
     assert s320.parity_fraction == pytest.approx(spare_raw / 2)  # 000 seed: half the spare
-    assert s320.spare_factor == pytest.approx(1 - 300e9 / (320 * 2**30 * (1 - spare_raw / 2)))
+    # the cleaner's spare is what the parity and the bad-block reserve (MLC NVB 3,936 of 4,096
+    # blocks, ssd.BAD_BLOCK_RESERVE) leave
+    assert s320.reserve_fraction == pytest.approx(160 / 4096)
+    assert s320.spare_factor == pytest.approx(1 - 300e9 / (320 * 2**30 * (1 - spare_raw / 2 - 160 / 4096)))
     p320 = ssd.calibrate(catalog.get_drive("micron-p320h-700gb"))
     assert p320.parity_fraction == pytest.approx(1 / 8)  # 004 seed: RAIN 7+1
     assert ssd.nand_write_factor("micron-p320h-700gb") == pytest.approx(
@@ -220,7 +223,7 @@ def test_bad_inputs_raise_typed_errors() -> None:
 def test_used_state_starts_past_the_transient(drive: str) -> None:
     # Issue 10: the planner's drives must be past the fill-to-steady transient. A used drive
     # (three span writes of preconditioning) starts with its oldest flash pages at the steady
-    # valid fraction of the fluid LRW log, 1 - 1 / A_LRW (10 %: the log's 64 segments); a freshly
+    # valid fraction of the fluid LRW log, 1 - 1 / A_LRW (10 %: the log's 256 segments); a freshly
     # filled one starts with all of them valid (the consistency run's plateau and cliff).
     import math
 
@@ -242,3 +245,15 @@ def test_used_state_starts_past_the_transient(drive: str) -> None:
         else:
             assert 1.0 / (1.0 - u) == pytest.approx(expect, rel=0.10)
             assert m.low_free_pages <= cl[0, arr._K_FREE] <= m.high_free_pages + 1
+
+
+def test_bad_block_reserve_is_the_nand_datasheets_worst_case() -> None:
+    # docs/ssd-model.md "Bad-block reserve": 1 - NVB / blocks of the planar NAND datasheets (SLC
+    # 4,016 of 4,096; MLC and eMLC 3,936 of 4,096), none where no NVB is public (3D TLC/QLC). The
+    # reserve comes out of the cleaner's spare, so the same NAND and capacity clean with less.
+    p320 = ssd.calibrate(catalog.get_drive("micron-p320h-700gb"))
+    s3700 = ssd.calibrate(catalog.get_drive("intel-dc-s3700-200gb"))
+    tlc = next(ssd.calibrate(d) for d in catalog.all_drives() if d.kind == "ssd" and d.nand_type == "tlc")
+    assert (p320.reserve_fraction, s3700.reserve_fraction, tlc.reserve_fraction) == (80 / 4096, 160 / 4096, 0.0)
+    assert s3700.spare_factor == pytest.approx(1 - s3700.user_bytes / (s3700.raw_nand_bytes * (1 - 160 / 4096)), rel=1e-12)
+    assert tlc.spare_factor == pytest.approx(1 - tlc.user_bytes / tlc.raw_nand_bytes, rel=1e-12)

@@ -50,25 +50,27 @@ def steady() -> dict[str, float]:
 
 def test_s3500_steady_4k_random_write(steady: dict[str, float]) -> None:
     # 001 seed: "At 47MB/s, the S3500 isn't bad" (QD32, steady state); table: 11.5K IOPS.
-    # Model 18.6K (+61 %): a miss, bracketed at +40..+80 % (docs/validation.md, row 1).
-    assert 1.40 * 11_500 <= steady["intel-dc-s3500-480gb"] <= 1.80 * 11_500
+    # Model 13.6K (+18 %; +61 % before the bad-block reserve, ssd.BAD_BLOCK_RESERVE): a miss,
+    # bracketed at +5..+30 % (docs/validation.md, row 1).
+    assert 1.05 * 11_500 <= steady["intel-dc-s3500-480gb"] <= 1.30 * 11_500
 
 
 def test_s3700_steady_4k_random_write(steady: dict[str, float]) -> None:
-    # 001 seed table: S3700 "76K / 36K" random read / write IOPS (sustained). Model 39.6K, 15 %.
+    # 001 seed table: S3700 "76K / 36K" random read / write IOPS (sustained). Model 34.6K, 15 %.
     assert steady["intel-dc-s3700-200gb"] == pytest.approx(36_000, rel=0.15)
 
 
 def test_s3700_over_s3500_sustained_write(steady: dict[str, float]) -> None:
     # 001 seed: "Intel's specs list the S3500 at roughly 1/3 of the sustained 4KB random write
-    # performance of the S3700" (36K / 11.5K = 3.1). Model 2.13 (-31 %), tolerance 35 %.
+    # performance of the S3700" (36K / 11.5K = 3.1). Model 2.55 (-19 %), tolerance 35 %.
     ratio = steady["intel-dc-s3700-200gb"] / steady["intel-dc-s3500-480gb"]
     assert ratio == pytest.approx(36_000 / 11_500, rel=0.35)
 
 
 def test_ssd_320_sustained_4k_random_write(steady: dict[str, float]) -> None:
-    # 001 seed table: SSD 320 "39.5K / 600 IOPS". Model 3.7K: a miss (x6), bracketed at 4-8x.
-    assert 4 * 600 <= steady["intel-ssd-320-300gb"] <= 8 * 600
+    # 001 seed table: SSD 320 "39.5K / 600 IOPS". Model 1.43K: a miss (x2.4; x5.8 before the
+    # bad-block reserve), bracketed at 1.8-3.5x.
+    assert 1.8 * 600 <= steady["intel-ssd-320-300gb"] <= 3.5 * 600
 
 
 def test_ssd_910_is_its_controllers_in_raid0(steady: dict[str, float]) -> None:
@@ -118,16 +120,35 @@ def test_p320h_latencies() -> None:
 
 def test_x25m_new_versus_used_random_writes() -> None:
     # 003 seed: 4 KB random writes over an 8 GB span, 3 concurrent IOs, 3 minutes: G1 40.8 MB/s
-    # new -> 26.3 used; G2 36.1 -> 35.8. The model's QD3 runs only 3 of 10 units (a miss for
-    # the new state, x0.3); the used state is the hot 10 % of a full drive (wa.py's greedy
-    # hot/cold figure). Asserted: new within 0.2-0.5 of measured; used never above new.
-    for name, new_mbps in (("intel-x25-m-g1-80gb", 40.8), ("intel-x25-m-g2-80gb", 36.1)):
+    # new -> 26.3 used; G2 36.1 -> 35.8. The controller posts writes to its 256 KiB SRAM (000 seed;
+    # catalog write_buffer_bytes), so three IOs in flight keep the drive at its FOB rate: G2 35.2
+    # MB/s (-2.5 %; its FOB is Intel's 8.6K spec), G1 40.8 (its FOB *is* this figure: calibration,
+    # not a check). Used: the hot 10 % of a full drive (wa.py's greedy hot/cold figure, 2.25) drains
+    # the buffer at the cleaning-bound rate: G1 14.7, G2 16.2 MB/s, a miss (x0.56 / x0.45),
+    # bracketed 0.35-0.7x (docs/validation.md, rows 11-13).
+    got = {}
+    for name in ("intel-x25-m-g1-80gb", "intel-x25-m-g2-80gb"):
         new = _run(name, queue_depth=3, duration_s=30.0, working_set_fraction=0.1, precondition_drive_writes=0.0)
         used = _run(name, queue_depth=3, duration_s=30.0, working_set_fraction=0.1,
                     hot_write_fraction=1.0, hot_space_fraction=0.1)
-        new_model = new.achieved_iops * 4096 / MB
-        assert 0.2 * new_mbps <= new_model <= 0.5 * new_mbps
-        assert used.achieved_iops <= 1.01 * new.achieved_iops
+        got[name] = (new.achieved_iops * 4096 / MB, used.achieved_iops * 4096 / MB)
+        assert used.achieved_iops <= new.achieved_iops
+    assert got["intel-x25-m-g2-80gb"][0] == pytest.approx(36.1, rel=0.10)
+    assert got["intel-x25-m-g1-80gb"][0] == pytest.approx(40.8, rel=0.05)
+    assert 0.35 * 26.3 <= got["intel-x25-m-g1-80gb"][1] <= 0.7 * 26.3
+    assert 0.35 * 35.8 <= got["intel-x25-m-g2-80gb"][1] <= 0.7 * 35.8
+
+
+def test_ssd_320_and_x25m_low_queue_depth_write_latency() -> None:
+    # Intel's spec sheets (not the seeds): SSD 320 "Latency (average sequential) ... Write: 90 us
+    # (TYP)" (https://pdf.datasheet.directory/ac90b190/intel.com/SSDSA2CW080G3K5.html). A write
+    # at QD1 is posted to the controller's SRAM: its command time (one over the FOB rate) plus the
+    # 3 Gb/s link: 57 us (-37 %), asserted 0.5-1.2x; without the buffer it waited for a unit of the
+    # back end, 435 us (x4.8). The same controller on the X25-M G2 (FOB 8.6K): 130 us.
+    r = _run("intel-ssd-320-300gb", queue_depth=1, duration_s=2.0, precondition_drive_writes=0.0)
+    assert 0.5 * 90e-6 <= r.latency_mean_s() <= 1.2 * 90e-6
+    g2 = _run("intel-x25-m-g2-80gb", queue_depth=1, duration_s=2.0, precondition_drive_writes=0.0)
+    assert g2.latency_mean_s() == pytest.approx(1 / 8600 + 4096 / 300e6, rel=0.05)
 
 
 def test_twelve_s3500_against_15k_disks_per_drive_rates(steady: dict[str, float]) -> None:
@@ -147,11 +168,12 @@ def test_twelve_s3500_against_15k_disks_per_drive_rates(steady: dict[str, float]
 def test_s3500_consistency_curve() -> None:
     # 001 seed: the consistency plot zooms "to the beginning of steady state operation for the
     # drive (t=1400s)"; steady 4 KB random write 47 MB/s (11.5K IOPS). The model's fluid log is
-    # still working through the fill data at 2000 s: mean IOPS over 1400-2000 s 19.2K (+67 %),
-    # bracketed at +30..+80 %; the cliff comes after the spare is used (model ~180 s).
+    # still working through the fill data at 2000 s: mean IOPS over 1400-2000 s 14.7K (+28 %; +67 %
+    # before the bad-block reserve), bracketed at +10..+45 %; the cliff comes after the spare is
+    # used (model ~140 s).
     r = ssd.consistency_experiment("intel-dc-s3500-480gb", duration_s=2000, seed=1)
     late = float(r.iops[1400:2000].mean())
-    assert 1.30 * 11_500 <= late <= 1.80 * 11_500
+    assert 1.10 * 11_500 <= late <= 1.45 * 11_500
     cliff = int((r.iops < 0.5 * r.fob_iops).argmax())
     assert 100 <= cliff <= 300
 

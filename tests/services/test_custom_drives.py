@@ -121,3 +121,22 @@ def test_a_custom_qlc_drive_carries_its_slc_cache() -> None:
     assert (drive.slc_cache_bytes, drive.slc_write_bytes_per_s, drive.seq_write_bytes_per_s) == (6_000_000_000, 530e6, 160e6)
     got = _violations(text.replace("slc_write_bytes_per_s: 530e6", "slc_write_bytes_per_s: 100e6"))
     assert any(f.startswith("plan.spec.custom_drives[0].slc_write_bytes_per_s") for f in got), got
+
+
+def test_a_custom_drive_carries_its_posted_write_buffer() -> None:
+    """A drive sent inline carries its power-loss-protected write buffer (DriveSpec.write_buffer_bytes),
+    so its writes are posted as a catalog file's are: the service model drains a buffer of that
+    size, split over its controllers (docs/ssd-model.md, "Posted writes"); a negative size names
+    the field."""
+    text = PLAN.replace("    random_write_iops: 30000\n", "    random_write_iops: 30000\n    write_buffer_bytes: 1 MiB\n")
+    spec, _ = plan_spec_from_text(text, "plan.yaml", Path("."))
+    assert spec.custom_drives[0].write_buffer_bytes == 1 << 20
+    drive = plan_request_from_proto(spec, "plan.spec").custom_drives[0]
+    assert drive.write_buffer_bytes == 1 << 20
+    model = ssd.service_model(drive)
+    assert model.write_buffer_pages == pytest.approx((1 << 20) / 4096 / (drive.controllers or 1), rel=1e-12)
+    assert 0.0 < model.posted_write_fixed_s < 1.0 / 30000 * 1.0001
+    plain = plan_request_from_proto(plan_spec_from_text(PLAN, "plan.yaml", Path("."))[0], "plan.spec").custom_drives[0]
+    assert plain.write_buffer_bytes is None and ssd.service_model(plain).write_buffer_pages == 0.0
+    got = _violations(text.replace("write_buffer_bytes: 1 MiB", "write_buffer_bytes: -4096"))
+    assert "plan.spec.custom_drives[0].write_buffer_bytes" in got, got
