@@ -709,17 +709,12 @@ def _map_parity_unit(is_write, b, k, m, w, base, ro, p0, d0, j0, S_d, S_b, S_o, 
     drawn: ``_unit_geometry``). The same member IOs as ``_map_parity``. Returns (nr, nw,
     member read bytes, member write bytes)."""
     if not is_write:
-        S_d[0] = d0
-        S_b[0] = b
-        S_o[0] = ro
+        _member_io(S_d, S_b, S_o, 0, d0, b, ro)
         return 1, 0, b, 0
     nr = 0
     if m + 1 < k - 1:
         # read-modify-write: old data + parity
-        S_d[0] = d0
-        S_b[0] = b
-        S_o[0] = ro
-        nr = 1
+        nr = _member_io(S_d, S_b, S_o, 0, d0, b, ro)
         for i in range(m):
             nr = _member_io(S_d, S_b, S_o, nr, base + _modw(p0 + i, w), b, ro)
     else:
@@ -727,13 +722,9 @@ def _map_parity_unit(is_write, b, k, m, w, base, ro, p0, d0, j0, S_d, S_b, S_o, 
         for j in range(k):
             if j != j0:
                 nr = _member_io(S_d, S_b, S_o, nr, base + _modw(p0 + m + j, w), b, ro)
-    S_d[wb] = d0
-    S_b[wb] = b
-    S_o[wb] = ro
+    n = _member_io(S_d, S_b, S_o, wb, d0, b, ro)
     for i in range(m):
-        S_d[wb + 1 + i] = base + _modw(p0 + i, w)
-        S_b[wb + 1 + i] = b
-        S_o[wb + 1 + i] = ro
+        n = _member_io(S_d, S_b, S_o, n, base + _modw(p0 + i, w), b, ro)
     return nr, 1 + m, nr * b, (1 + m) * b
 
 
