@@ -7,8 +7,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 50051
 DATA   ?= data
-# Two xdist workers: the server-starting tests (services, cluster) run in order on one, the engine's
-# CPU-bound tests beside them (tests/conftest.py). PYTEST_ARGS= runs everything in one process.
+# Two xdist workers: the server-starting tests run as two groups in file order, tests/services on one
+# worker and tests/cluster on the other, the engine's CPU-bound tests filling both (tests/conftest.py).
+# PYTEST_ARGS= runs everything in one process.
 PYTEST_ARGS ?= -n 2 --dist loadgroup
 
 ##@ Getting started
