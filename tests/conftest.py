@@ -14,6 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from arrayplan_services import numba_cache
+
+# The engine's kernels in the tests come from the cache `make setup` warmed (as the server's do),
+# not from numba's default beside the sources: on a clean clone that default is empty, and each
+# xdist worker compiled every kernel again (~200 s of a 12-minute suite). Before numba is imported.
+numba_cache.configure()
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 BIN = ROOT / "bin"
