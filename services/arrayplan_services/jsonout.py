@@ -156,7 +156,7 @@ def _field_schema(field: FieldDescriptor, defs: dict[str, Any]) -> dict[str, Any
 def _define(desc: Descriptor, defs: dict[str, Any]) -> None:
     if desc.full_name in defs:
         return
-    defs[desc.full_name] = {}  # placeholder against recursion
+    defs[desc.full_name] = {}  # reserved first: a message that refers to itself stops here
     props = {json_key(f): _field_schema(f, defs) for f in desc.fields}
     defs[desc.full_name] = {"type": "object", "properties": props, "required": sorted(props), "additionalProperties": False}
 
