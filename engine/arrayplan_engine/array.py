@@ -176,14 +176,14 @@ _MAP_MASK = (1 << _MAP_SHIFT) - 1
 def _log_append(cl, seg_stamp, seg_pages, seg_idx, d, pages):
     """Program ``pages`` at the log's head (host writes and relocations alike)."""
     h = seg_idx[d, 0]
-    if seg_pages[d, h] >= cl[d, _K_SEG]:
+    if seg_pages[d, _u(h)] >= cl[d, _K_SEG]:
         h += 1
         if h == _SEG_RING:
             h = 0
         seg_idx[d, 0] = h
-        seg_stamp[d, h] = cl[d, _K_WCNT]
-        seg_pages[d, h] = 0.0
-    seg_pages[d, h] += pages
+        seg_stamp[d, _u(h)] = cl[d, _K_WCNT]
+        seg_pages[d, _u(h)] = 0.0
+    seg_pages[d, _u(h)] += pages
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -192,7 +192,7 @@ def _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d):
     tl = seg_idx[d, 1]
     w = cl[d, _K_WCNT]
     if tl != cl[d, _K_UT] or (w - cl[d, _K_UW]) * cl[d, _K_INVSPAN] > _U_REFRESH:
-        u = math.exp(-(w - seg_stamp[d, tl]) * cl[d, _K_INVSPAN])
+        u = math.exp(-(w - seg_stamp[d, _u(tl)]) * cl[d, _K_INVSPAN])
         cl[d, _K_U] = u
         cl[d, _K_UW] = w
         cl[d, _K_UT] = tl
@@ -268,8 +268,8 @@ def _clean_fresh(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost, u):
         work = max_cost
         raw = work * cl[d, _K_INVPER]
     tl = seg_idx[d, 1]
-    if raw < seg_pages[d, tl] and tl != seg_idx[d, 0] and per > 0.0:
-        seg_pages[d, tl] -= raw
+    if raw < seg_pages[d, _u(tl)] and tl != seg_idx[d, 0] and per > 0.0:
+        seg_pages[d, _u(tl)] -= raw
         moved = u * raw
         cl[d, _K_FREE] += raw - moved
         cl[d, _K_RELOCS] += moved * cl[d, _K_RSCALE]
@@ -460,11 +460,13 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
         c_floor = bs + pages * cl[d, _K_HOSTPG]
     cl[d, _K_BE] = c_floor
     dre = cl[d, _K_RELOCS] - relocs0
-    if dre > 0.0 and t >= w_start and t < w_end:
+    # no test of dre > 0 (it waited on the cleaning's chain of latencies and missed on the
+    # ~11 % of writes without a step): adding +0.0 leaves the second's sum as it was
+    if t >= w_start and t < w_end:
         sec = int(t - w_start)
         if sec >= n_sec:
             sec = n_sec - 1
-        sec_reloc[sec] += dre
+        sec_reloc[_u(sec)] += dre
     return s, svc, c_floor
 
 
@@ -696,9 +698,9 @@ def _modw(x, w):
 def _member_io(S_d, S_b, S_o, n, d, nbytes, off):
     """Stage: append one member IO (drive, bytes, offset) at slot ``n`` of the mapping's scratch;
     returns the next slot."""
-    S_d[n] = d
-    S_b[n] = nbytes
-    S_o[n] = off
+    S_d[_u(n)] = d
+    S_b[_u(n)] = nbytes
+    S_o[_u(n)] = off
     return n + 1
 
 
@@ -1362,7 +1364,7 @@ def _event_loop(closed, ins, outs):
                     qact = 1
                 skip = True
         if st == _S_ARRIVE and not skip:
-            q = rec_k
+            q = _u(rec_k)
             rec_k += 1
             is_read = rec[q, _RC_READ] != 0
             is_seq = rec[q, _RC_SEQ] != 0
@@ -1497,11 +1499,13 @@ def _event_loop(closed, ins, outs):
             c_floor = t  # never binds unless a cleaning drive sets it (times can be < 0 in the warm-up)
             if any_clean:
                 if is_w:
-                    if cl[d, _K_ON] != 0.0:
-                        s, svc, c_floor = _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, mul,
+                    if cl[_u(d), _K_ON] != 0.0:
+                        # the drive index unsigned in the cleaning rows (numba emits no negative-index
+                        # wraparound on each of their ~40 uses: +4 % on the benchmark, side by side)
+                        s, svc, c_floor = _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, _u(d), t, s, svc, mul,
                                                        S_o[_u(i)], nbytes, w_start, w_end, n_sec, sec_reloc)
-                elif s < cl[d, _K_CLEND]:
-                    s = _clean_read(cl, d, s, S_o[_u(i)])
+                elif s < cl[_u(d), _K_CLEND]:
+                    s = _clean_read(cl, _u(d), s, S_o[_u(i)])
             mech = any_mech and di[_u(ib + _J_MECH)] != 0
             if mech:
                 pos_t = _position(dpar, head, recent, rng, d, S_o[i], nbytes, t, reorder_window, ws_frac)
@@ -1528,7 +1532,7 @@ def _event_loop(closed, ins, outs):
                 dr[_u(rb0 + j)] = min(max(dr[_u(rb0 + j)], c), dr[_u(rb0 + j + 1)])
             if s >= w_start and s < w_end:
                 dr[_u(fb + _R_BUSY)] += svc
-            c_max = max(c_max, _posted_ack(cl, d, is_w, t, c, nbytes))
+            c_max = max(c_max, _posted_ack(cl, _u(d), is_w, t, c, nbytes))
 
         # ---- stage C: what follows ------------------------------------------------------------
         if skip:
