@@ -628,19 +628,24 @@ def _heap_sift_down(ev_t, ev_id, n, tp, ident):
 
 
 @njit(cache=True, _nrt=False)
-def _precondition(cl, seg_stamp, seg_pages, seg_idx, d, host_pages):
+def _precondition(cl, seg_stamp, seg_pages, seg_idx, d, host_pages, done, whole_only):
     """Write ``host_pages`` uniform random pages with no clock (the drive reaches its used
-    state): cleaning keeps the pool at the high mark."""
+    state): cleaning keeps the pool at the high mark. Goes on from ``done`` pages already
+    written; with ``whole_only`` it stops before a last partial chunk, where every drive asked
+    for at least ``host_pages`` is in the same state (``_cleaning_arrays`` copies it). Returns
+    the pages written."""
     chunk = max(1.0, 0.25 * cl[d, _K_SEG])
-    done = 0.0
     while done < host_pages:
         x = min(chunk, host_pages - done)
+        if whole_only and x < chunk:
+            break
         if cl[d, _K_FREE] - x < cl[d, _K_HIGH]:
             _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, cl[d, _K_HIGH] - cl[d, _K_FREE] + x, np.inf)
         cl[d, _K_FREE] -= x
         cl[d, _K_WCNT] += x
         _log_append(cl, seg_stamp, seg_pages, seg_idx, d, x)
         done += x
+    return done
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -2191,6 +2196,9 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
     seg_pages = np.zeros((n_rows, _SEG_RING))
     seg_idx = np.zeros((n_rows, 2), np.int64)
     cl[:, _K_CLEND] = -np.inf  # no cleaning step ever delays a read on a drive without cleaning
+    # drives of one model share the preconditioning they all do (bit for bit the same state):
+    # model id -> (its first drive, pages written there, the state then)
+    shared: dict[int, tuple[int, float, tuple[np.ndarray, ...]]] = {}
     for d, mo in enumerate(models):
         if not mo.cleaning:
             continue
@@ -2235,7 +2243,16 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
         seg_idx[d] = (max(0, full - 1), 0)
         extra = rng_phase.random()
         if mo.precondition_drive_writes > 0:
-            _precondition(cl, seg_stamp, seg_pages, seg_idx, d, (mo.precondition_drive_writes + extra) * mo.span_pages)
+            # every drive of the model writes at least this many pages (extra >= 0)
+            if id(mo) not in shared:
+                done = _precondition(cl, seg_stamp, seg_pages, seg_idx, d, mo.precondition_drive_writes * mo.span_pages,
+                                     0.0, True)
+                shared[id(mo)] = (d, done, (cl[d].copy(), seg_stamp[d].copy(), seg_pages[d].copy(), seg_idx[d].copy()))
+            d0, done, state = shared[id(mo)]
+            if d != d0:
+                cl[d], seg_stamp[d], seg_pages[d], seg_idx[d] = state
+            _precondition(cl, seg_stamp, seg_pages, seg_idx, d, (mo.precondition_drive_writes + extra) * mo.span_pages,
+                          done, False)
             if not mo.gc_eager:
                 used = rng_phase.random() * max(0.0, mo.high_free_pages - mo.low_free_pages)
                 row[_K_FREE] -= used
