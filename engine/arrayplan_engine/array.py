@@ -154,7 +154,14 @@ _K_QCAP, _K_QFREE, _K_QSLC, _K_QFOLD = 31, 32, 33, 34
 _K_WBUF_S, _K_WACK, _K_WACKB = 35, 36, 37
 # 1 / parallel units when that is a power of two (x / n is then exactly x * (1 / n)), else 0
 _K_INVNUNITS = 38
-_K_COUNT = 39
+# NAND operations on the dies (docs/ssd-model.md, "NAND operations"): simulated dies (0: none),
+# 4 KiB pages per program and per erase, tPROG, tBERS, the longest a read waits when the drive
+# suspends operations for reads (0: no suspend), the pages programmed and cleaned already laid
+# out as operations, the next die, then each die's end of its last operation
+_K_NDIES, _K_NOPPG, _K_NERPG, _K_NPROG, _K_NBERS, _K_NSUSP, _K_NISSP, _K_NISSE, _K_NNEXT = range(39, 48)
+_K_DIE0 = 48
+_MAX_DIES = 64
+_K_COUNT = _K_DIE0 + _MAX_DIES
 # An eager drive's cleaner wakes when this many pages are used below its high mark (assumed:
 # 256 KiB, "early and often" on the scale of a pool of ~0.5 % of the flash; it saves waking the
 # cleaner at every write)
@@ -457,6 +464,8 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
     else:
         c_floor = bs + pages * cl[d, _K_HOSTPG]
     cl[d, _K_BE] = c_floor
+    if cl[d, _K_NDIES] > 0.0:
+        _nand_issue(cl, d, bs)
     return s, svc, c_floor
 
 
@@ -497,6 +506,59 @@ def _clean_read(cl, d, s, off_):
     die = (h32 * np.uint64(np.int64(cl[d, _K_NUNITS]))) >> np.uint64(32)
     if np.int64(die) == np.int64(cl[d, _K_STEPS]):
         s = cl[d, _K_CLEND]
+    return s
+
+
+@njit(cache=True, _nrt=False)
+def _nand_issue(cl, d, t):
+    """Stage: lay out on the dies, from ``t`` on, the NAND operations of what the drive has
+    programmed and cleaned since the last call (docs/ssd-model.md, "NAND operations"): every
+    ``_K_NOPPG`` pages programmed (host pages and relocations) are a program of tPROG, every
+    ``_K_NERPG`` pages cleaned an erase of tBERS, each on the next die in turn, after that die's
+    last operation. Reads meet them through ``_nand_read``. (A call, not inlined.)"""
+    n_dies = np.int64(cl[d, _K_NDIES])
+    nxt = np.int64(cl[d, _K_NNEXT])
+    prog = cl[d, _K_HOSTP] + cl[d, _K_RELOCS] - cl[d, _K_NISSP]
+    opp = cl[d, _K_NOPPG]
+    if prog >= opp:
+        n = math.floor(prog / opp)
+        cl[d, _K_NISSP] += n * opp
+        tp = cl[d, _K_NPROG]
+        for _ in range(np.int64(n)):
+            j = _K_DIE0 + nxt
+            cl[d, j] = max(cl[d, j], t) + tp
+            nxt += 1
+            if nxt == n_dies:
+                nxt = 0
+    cleaned = cl[d, _K_CLEANED] - cl[d, _K_NISSE]
+    erp = cl[d, _K_NERPG]
+    if cleaned >= erp:
+        n = math.floor(cleaned / erp)
+        cl[d, _K_NISSE] += n * erp
+        te = cl[d, _K_NBERS]
+        for _ in range(np.int64(n)):
+            j = _K_DIE0 + nxt
+            cl[d, j] = max(cl[d, j], t) + te
+            nxt += 1
+            if nxt == n_dies:
+                nxt = 0
+    cl[d, _K_NNEXT] = float(nxt)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _nand_read(cl, d, s, off_):
+    """Stage: a member read whose die (a hash of its page over the simulated dies) has a program
+    or an erase in flight at its start waits for it to end, or for ``_K_NSUSP`` on a drive that
+    suspends them for reads. The die serves the read next (reads go before queued programs), so
+    the wait is at most one operation: tBERS. Returns the start."""
+    h32 = (np.uint64(off_ >> _MAP_SHIFT) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)
+    die = (h32 * np.uint64(np.int64(cl[d, _K_NDIES]))) >> np.uint64(32)
+    f = cl[d, _K_DIE0 + np.int64(die)]
+    if f > s:
+        cap = cl[d, _K_NSUSP]
+        if cap <= 0.0:
+            cap = cl[d, _K_NBERS]
+        s += min(f - s, cap)
     return s
 
 
@@ -780,7 +842,7 @@ def _map_mirror(is_write, j0, j1, within, chunk, u, base, row_off, s, copies, an
                     continue
                 nw = _member_io(S_d, S_b, S_o, nw, d, hi - lo, row_off + lo)
         else:
-            # the copy that can start earliest; ties rotate with the row
+            # the copy whose earliest unit freed first (an idle one: idle longest); exact ties rotate with the row
             best = -1
             best_t = np.inf
             start = s % copies
@@ -1533,8 +1595,11 @@ def _event_loop(closed, ins, outs):
                     if cl[du, _K_ON] != 0.0:
                         s, svc, c_floor = _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, du, t, s, svc, mul,
                                                        S_o[_u(i)], nbytes)
-                elif s < cl[du, _K_CLEND]:
-                    s = _clean_read(cl, du, s, S_o[_u(i)])
+                else:
+                    if s < cl[du, _K_CLEND]:
+                        s = _clean_read(cl, du, s, S_o[_u(i)])
+                    if cl[du, _K_NDIES] > 0.0:
+                        s = _nand_read(cl, du, s, S_o[_u(i)])
             mech = any_mech and di[_u(ib + _J_MECH)] != 0
             if mech:
                 pos_t = _position(dpar, head, recent, rng, d, S_o[i], nbytes, t, reorder_window, ws_frac)
@@ -1796,7 +1861,10 @@ def validate_spec(spec: ArraySpec, prefix: str = "spec") -> list[Violation]:
 _CLEANING_RANGES = {"step_pages": Range(lo=1, hi=1e6), "relocation_scale": Range(lo=0, hi=1e3),
                     "precondition_drive_writes": Range(lo=0, hi=100), "write_buffer_pages": Range(lo=0, hi=1e9),
                     "write_buffer_s": Range(lo=0, hi=60, unit="s"), "posted_write_fixed_s": Range(lo=0, hi=1, unit="s"),
-                    "posted_write_per_byte_s": Range(lo=0, hi=1e-3, unit="s")}
+                    "posted_write_per_byte_s": Range(lo=0, hi=1e-3, unit="s"), "nand_dies": Range(lo=0, hi=_MAX_DIES, integer=True),
+                    "nand_program_pages": Range(lo=0, hi=1e9), "nand_erase_pages": Range(lo=0, hi=1e12),
+                    "nand_program_s": Range(lo=0, hi=0.1, unit="s"), "nand_erase_s": Range(lo=0, hi=0.1, unit="s"),
+                    "nand_suspend_s": Range(lo=0, hi=0.1, unit="s")}
 
 
 def _validate_model(mo: ServiceModel, path: str) -> list[Violation]:
@@ -1831,6 +1899,9 @@ def _validate_model(mo: ServiceModel, path: str) -> list[Violation]:
             check_range(v, f"{path}.{name}", getattr(mo, name), 0, 1, unit="s")
         for name, allowed in _CLEANING_RANGES.items():
             allowed.check(v, f"{path}.{name}", getattr(mo, name))
+        if isinstance(mo.nand_dies, int) and mo.nand_dies > 0:
+            for name in ("nand_program_pages", "nand_erase_pages", "nand_program_s", "nand_erase_s"):
+                check_range(v, f"{path}.{name}", getattr(mo, name), 0, None, lo_open=True, note="with nand_dies > 0")
     return v
 
 
@@ -2255,6 +2326,14 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
             row[_K_QFREE] = mo.slc_cache_pages
             row[_K_QSLC] = mo.slc_page_s
             row[_K_QFOLD] = mo.fold_page_s
+        if mo.nand_dies > 0:
+            row[_K_DIE0:_K_DIE0 + _MAX_DIES] = -np.inf  # no operation in flight when the run begins
+            row[_K_NDIES] = float(min(mo.nand_dies, _MAX_DIES))
+            row[_K_NOPPG] = mo.nand_program_pages
+            row[_K_NERPG] = mo.nand_erase_pages
+            row[_K_NPROG] = mo.nand_program_s
+            row[_K_NBERS] = mo.nand_erase_s
+            row[_K_NSUSP] = mo.nand_suspend_s
         if mo.write_buffer_pages > 0.0:
             row[_K_WBUF_S] = mo.write_buffer_s
             row[_K_WACK] = mo.posted_write_fixed_s

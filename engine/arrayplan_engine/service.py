@@ -89,6 +89,19 @@ class ServiceModel:
     write_buffer_s: float = 0.0
     posted_write_fixed_s: float = 0.0
     posted_write_per_byte_s: float = 0.0
+    # NAND operations on the dies (docs/ssd-model.md, "NAND operations"): every
+    # ``nand_program_pages`` pages programmed (host writes and relocations) are one program of
+    # ``nand_program_s`` on the next of the ``nand_dies`` dies, every ``nand_erase_pages`` pages
+    # cleaned one erase of ``nand_erase_s``; a read whose die (a hash of its page) has an
+    # operation in flight waits for it, at most ``nand_suspend_s`` on a drive that suspends
+    # programs and erases for reads (0: it does not). ``nand_dies`` 0: no NAND operations
+    # (disks, custom models). The dies may stand for more real dies (pages per operation scaled).
+    nand_dies: int = 0
+    nand_program_pages: float = 0.0
+    nand_erase_pages: float = 0.0
+    nand_program_s: float = 0.0
+    nand_erase_s: float = 0.0
+    nand_suspend_s: float = 0.0
     # A card of several controllers behind a bridge in RAID 0 (SSD 910, 002 seed): every number
     # above is one controller's; the simulation runs ``controllers`` of them per member and sends
     # each member IO to the controller of its 64 KiB chunk.

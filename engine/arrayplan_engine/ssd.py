@@ -43,7 +43,7 @@ in seconds do not depend on the scale either.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -63,8 +63,39 @@ MAP_BYTES = _SERVICE_MAP_BYTES
 SEQ_IO_BYTES = 128 * KiB
 QUEUE_DEPTH = 32
 DEFAULT_MODEL_PAGES = 1 << 20
-# Assumed NAND facts (not in the seeds): erase time per block and die size, by NAND type.
-ERASE_S = {"slc": 2.0e-3, "mlc": 3.0e-3, "emlc": 3.0e-3}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NandOps:
+    """One NAND die's array operations by NAND type, from the makers' datasheets (typical times;
+    docs/ssd-model.md, "NAND operations")."""
+
+    program_s: float     # tPROG, one (multi-plane) page program
+    erase_s: float       # tBERS, one block erase
+    planes: int          # pages programmed together (multi-plane operations)
+    source: str
+
+
+# SLC: Micron 2-8Gb x8 SLC NAND (MT29F2G08AACWP family), https://www.yumpu.com/en/document/view/40037130/nand-flash-datasheet-micron:
+# "PROGRAM PAGE: 300us (TYP)", "BLOCK ERASE: 2ms (TYP)" (single plane, 2 KiB pages).
+# MLC: Micron 64-256Gb MLC NAND (MT29F64G08CBAB family, 8 KiB pages, 256 pages a block: the
+# geometry of the catalog's Intel/Micron MLC drives), https://pdfslide.net/documents/nand-flash-memory-texas-instruments.html:
+# "Program page: 1300us (TYP) Erase block: 3ms (TYP)", "Plane size: 2 planes". eMLC / HET-MLC is
+# MLC cells programmed for endurance; no timing of its own is public: MLC's (assumed). TLC and QLC
+# program longer than MLC (more levels to place); no datasheet time in reach: MLC's, a lower
+# bound of their waits (assumed).
+_MLC_OPS = NandOps(program_s=1.3e-3, erase_s=3.0e-3, planes=2,
+                   source="Micron MLC NAND datasheet (MT29F64G08CBAB): program page 1300us typ, erase block 3ms typ, 2 planes")
+NAND_OPS = {
+    "slc": NandOps(program_s=300e-6, erase_s=2.0e-3, planes=1,
+                   source="Micron SLC NAND datasheet (MT29F2G08AACWP family): program page 300us typ, block erase 2ms typ"),
+    "mlc": _MLC_OPS,
+    "emlc": replace(_MLC_OPS, source="assumed: eMLC/HET-MLC at MLC's datasheet times (none public)"),
+    "tlc": replace(_MLC_OPS, source="assumed: MLC's datasheet times, a lower bound for TLC (none in reach)"),
+    "qlc": replace(_MLC_OPS, source="assumed: MLC's datasheet times, a lower bound for QLC (none in reach)"),
+}
+# Erase time per block by NAND type (the datasheets' tBERS above) and die size (assumed).
+ERASE_S = {"slc": NAND_OPS["slc"].erase_s, "mlc": NAND_OPS["mlc"].erase_s, "emlc": NAND_OPS["emlc"].erase_s}
 DIE_BYTES = {"slc": 4 * 1024**3, "mlc": 8 * 1024**3, "emlc": 8 * 1024**3}
 # Blocks the firmware keeps out of the cleaner's spare: the NAND maker guarantees only NVB (the
 # minimum number of valid blocks) of each die's blocks "during the endurance life of the product",
@@ -622,6 +653,7 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
         low = 2.0 * n * block
         high = low + max(n * block, LAZY_BURST_FRACTION * raw_pages)
     return ServiceModel(
+        **_nand_ops(d, t, seq_w)._asdict(),
         drive_name=d.name, mechanical=False, parallel_units=units, read_fixed_s=rf, read_per_byte_s=rpb,
         write_fixed_s=wf, write_per_byte_s=wpb, cleaning=True, gc_eager=t.gc_policy == "eager",
         span_pages=span_pages, raw_pages=raw_pages, precondition_drive_writes=float(precondition_drive_writes),
@@ -633,6 +665,58 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
         slc_cache_pages=slc_pages, slc_page_s=slc_page_s / n, fold_page_s=fold_page_s / n,
         **_posted_writes(d, t, share, units, wf + MAP_BYTES * wpb)._asdict(),
     )
+
+
+#: Dies the array simulation lays NAND operations out on, per controller: a drive with more stands
+#: for them with fewer (each operation then covers the pages of several dies' operations).
+MAX_SIMULATED_DIES = 64
+
+
+class _NandOpsModel(NamedTuple):
+    nand_dies: int = 0
+    nand_program_pages: float = 0.0
+    nand_erase_pages: float = 0.0
+    nand_program_s: float = 0.0
+    nand_erase_s: float = 0.0
+    nand_suspend_s: float = 0.0
+
+
+def nand_dies(d: Drive, t: DriveTiming) -> float:
+    """Dies of one controller: its raw NAND over the die size of its NAND type (assumed sizes)."""
+    nand = d.nand_type if d.nand_type in DIE_BYTES else "mlc"
+    return max(1.0, t.raw_nand_bytes / DIE_BYTES[nand])
+
+
+def _nand_ops(d: Drive, t: DriveTiming, seq_w: float) -> _NandOpsModel:
+    """The drive's NAND operations for the array simulation (docs/ssd-model.md, "NAND
+    operations"): a program covers a page on each plane (``page x planes``), an erase a block on
+    each plane; the dies are the controller's raw NAND over the die size. At most
+    ``MAX_SIMULATED_DIES`` are laid out, each standing for ``dies / simulated`` real ones (its
+    operations cover that many times the pages, so each simulated die is as busy as a real one).
+    The calibrated back end programs at the sequential write rate; if the datasheet's tPROG would
+    keep the dies from it (``dies x page x planes / tPROG < seq_w``), the operation takes the time
+    the sequential rate gives it. No catalog drive is known to suspend programs or erases for
+    reads (assumed: their controllers predate it in enterprise firmware): a read waits for the
+    operation in flight."""
+    ops = NAND_OPS.get(d.nand_type or "", _MLC_OPS)
+    dies = nand_dies(d, t)
+    sim = min(MAX_SIMULATED_DIES, max(1, int(round(dies))))
+    per = dies / sim
+    op_bytes = float(t.page_bytes * ops.planes)
+    program_s = min(ops.program_s, dies * op_bytes / seq_w) if seq_w > 0 else ops.program_s
+    return _NandOpsModel(nand_dies=sim, nand_program_pages=op_bytes / MAP_BYTES * per,
+                         nand_erase_pages=float(t.map_pages_per_block * ops.planes) * per,
+                         nand_program_s=program_s, nand_erase_s=ops.erase_s)
+
+
+def nand_busy_fraction(d: Drive | str) -> float:
+    """Share of each die's time in programs while the drive writes at its sequential rate:
+    ``seq_w x tPROG / (page x planes x dies)`` (at most 1)."""
+    dd = _resolve(d)
+    t = calibrate(dd)
+    m = service_model(dd, precondition_drive_writes=0.0)
+    return min(1.0, m.nand_program_s * float(dd.seq_write_bytes_per_s or 0.0) / t.controllers
+               / (m.nand_program_pages * MAP_BYTES * m.nand_dies))
 
 
 class _PostedWrites(NamedTuple):

@@ -15,6 +15,12 @@
 * ``array_light_load_write_p99_s``: write p99 of one Intel SSD 320 300GB offered 100 IOPS of
   4 KiB random writes for 60 s (issue 10: the replayed saturated GC profile gave seconds; a
   lightly loaded drive should see its fresh-drive latency).
+* ``array_s3500_qd1_read_p999_s`` / ``array_s3500_qd1_write_p999_s``: one DC S3500 480GB in its
+  used state, 4 KiB random reads (writes) at QD1 for 10 s: the figure Intel's QoS specification
+  bounds (500 µs / 5 ms at 99.9 %); a drive that only reads meets no NAND program on its die.
+* ``array_s3500_raid6_24_p9999_over_p50`` (and its p50, p99.99): 24 DC S3500 in RAID 6 (two
+  groups of 12), 8 KiB 70/30 random at 100K IOPS offered (about 40 % load) for 10 s: the tail
+  reads get behind NAND programs and erases (docs/ssd-model.md, "NAND operations").
 * ``array_memory_bytes``: bytes of the result's arrays (histograms and per-second series) for the
   20 s window: memory is bounded by histograms, not by the number of IOs.
 """
@@ -52,6 +58,21 @@ def _light_load() -> arr.ArrayResult:
                                       drive_capacity_bytes=float(drive.capacity_bytes)))
 
 
+def _tails() -> dict[str, float]:
+    drive = get_drive(DRIVE)
+    out: dict[str, float] = {}
+    for name, rf in (("read", 1.0), ("write", 0.0)):
+        wl = Workload(name=f"qd1-4k-random-{name}", read_fraction=rf, io_size_mix=((4 * KiB, 1.0),), queue_depth=1)
+        r = arr.simulate(evaluate.array_spec(drive, make_layout("raid0", 1), 1, wl, duration_s=10.0, seed=1))
+        out[f"array_s3500_qd1_{name}_p999_s"] = r.latency_percentile_s(0.999, name)
+    wl = Workload(name="oltp-8k-70-30-100k", read_fraction=0.7, io_size_mix=((8 * KiB, 1.0),), queue_depth=32, target_iops=100_000.0)
+    r = arr.simulate(evaluate.array_spec(drive, make_layout("raid6", 12), 24, wl, duration_s=10.0, seed=1))
+    out["array_s3500_raid6_24_40pct_p50_s"] = r.latency_percentile_s(0.5)
+    out["array_s3500_raid6_24_40pct_p9999_s"] = r.latency_percentile_s(0.9999)
+    out["array_s3500_raid6_24_p9999_over_p50"] = r.latency_percentile_s(0.9999) / r.latency_percentile_s(0.5)
+    return out
+
+
 def run() -> dict[str, float]:
     arr.simulate(_spec(1.0))  # compile or load the kernel from numba's cache
     spec = _spec(20.0)
@@ -74,6 +95,7 @@ def run() -> dict[str, float]:
         "array_s3500_raid6_24_iops": result.achieved_iops,
         "array_s3500_raid6_24_p99_latency_s": result.latency_percentile_s(0.99),
         "array_memory_bytes": float(nbytes),
+        **_tails(),
     }
 
 
