@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -9,11 +11,12 @@ from typing import Any
 from opentelemetry import trace
 
 from arrayplan.v1 import planner_pb2 as pb
-from arrayplan_engine import array, cost, endurance, ssd
+from arrayplan_engine import array, cost, endurance, fail_slow, ssd
 from arrayplan_engine import evaluate as one_path
-from arrayplan_engine.catalog import Catalog
+from arrayplan_engine.catalog import Catalog, Drive
 from arrayplan_engine.errors import InvalidInputError, Range, UnknownNameError, Violation, check_range, require_range
-from arrayplan_engine.layout import make_layout, usable_capacity_bytes
+from arrayplan_engine.layout import Layout, group_count, make_layout, usable_capacity_bytes
+from arrayplan_engine.workload import Workload
 
 from . import telemetry
 from .api.convert import reprefix, to_duration, workload_from_proto
@@ -23,6 +26,10 @@ from .fanout.tasks import consistency_run, simulate_window
 MAX_ARRAY_DRIVES = 1_024
 # SimulateArrayRequest.service_life_years when set (0 is proto3's unset: the default, 5).
 SERVICE_LIFE_YEARS = Range(lo=1, hi=15, integer=True, note="(0 = the default, 5)")
+DEFAULT_SERVICE_LIFE_YEARS = 5
+# endurance_years when the simulated workload writes nothing (the proto carries no infinity)
+NEVER_WEARS_OUT_YEARS = 1e9
+MAX_SLOW_DRIVES = 64
 # The engine's ArraySpec fields -> the request fields a client set.
 _SPEC_TO_REQUEST = {"drive_count": "drive_count", "duration_s": "duration", "failed_drives": "failed_drive_count", "layout": "layout",
                     "rebuild_rate_bytes_per_s": "rebuild_rate_bytes_per_second", "seed": "seed", "workload": "workload",
@@ -85,31 +92,66 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
             spec = one_path.array_spec(drive, layout, request.drive_count, workload, fill_fraction=fill, duration_s=duration_s,
                                        seed=request.seed, failed_drives=request.failed_drive_count,
                                        rebuild_rate_bytes_per_s=request.rebuild_rate_bytes_per_second)
-            parts = array.split_simulation(spec, max(1, min(executor.worker_count, int(duration_s))))
+            workers = max(1, min(executor.worker_count, int(duration_s)))
+            parts = array.split_simulation(spec, workers)
         except InvalidInputError as exc:
             raise InvalidInputError([Violation(field=_SPEC_TO_REQUEST.get(x.field.removeprefix("spec.").split(".")[0].split("[")[0], "workload"),
                                                reason=x.reason) for x in exc.violations]) from None
+        episodes = _slow_episodes(request, spec)
+        if episodes:
+            parts = fail_slow.slow_specs(spec, episodes)
+        slow_parts: list[array.ArraySpec] = []
+        if request.fail_slow_field_rates:
+            # the same run with the first member of group 0 at the field study's 2x threshold
+            slow_parts = array.split_simulation(fail_slow.with_slow_members(spec, {0: fail_slow.FIELD_SLOWDOWN}), workers)
     with tracer.start_as_current_span("arrayplan.simulate_fanout", kind=trace.SpanKind.PRODUCER,
                                       attributes={"arrayplan.task_count": len(parts), "arrayplan.array.drive_count": request.drive_count}):
         results: list[array.ArrayResult] = _run_cancellable(executor, simulate_window, parts, is_active)
+        slow_results: list[array.ArrayResult] = _run_cancellable(executor, simulate_window, slow_parts, is_active) if slow_parts else []
     r = array.merge_results(sorted(results, key=lambda x: x.window_start_s))
-    per_day = endurance.drive_write_bytes_per_day(layout, request.drive_count, workload)
-    years = endurance.endurance_years(float(drive.endurance_bytes_written or 0.0), per_day) if drive.endurance_bytes_written else 0.0
+    usable = usable_capacity_bytes(layout, request.drive_count, drive.capacity_bytes)
+    years = simulated_endurance_years(drive, layout, request.drive_count, workload, achieved_iops=float(r.achieved_iops),
+                                      fill_fraction=fill, usable_capacity_bytes=usable,
+                                      service_life_years=request.service_life_years or DEFAULT_SERVICE_LIFE_YEARS)
     response = pb.SimulateArrayResponse(
-        usable_capacity_bytes=int(usable_capacity_bytes(layout, request.drive_count, drive.capacity_bytes)),
+        usable_capacity_bytes=int(usable),
         achieved_iops=float(r.achieved_iops), member_ios_per_host_io=float(r.member_ios_per_host_io),
         latency=_summary(r, "all"), read_latency=_summary(r, "read"), write_latency=_summary(r, "write"),
         iops_per_second=[float(x) for x in r.iops_per_second],
         drive_utilization_fractions=[float(x) for x in r.drive_utilisation],
-        endurance_years=years if 0 < years < 1e9 else (1e9 if years else 0.0),
+        endurance_years=years,
         purchase_cost_usd=cost.purchase_cost_usd(drive.price_usd or 0.0, request.drive_count),
         models=[one_path.SIMULATION_MODEL, f"service-model:{'hdd' if drive.kind == 'hdd' else 'ssd-ftl-gc-profile'}"],
     )
+    if slow_results:
+        slow = array.merge_results(sorted(slow_results, key=lambda x: x.window_start_s))
+        pi = fail_slow.slow_time_fraction("hdd" if drive.kind == "hdd" else "ssd", max(1, group_count(layout, request.drive_count)))
+        response.fail_slow_time_fraction = pi
+        response.latency_with_fail_slow.CopyFrom(_mixture_summary(r, slow, pi))
     if r.rebuild_simulated and r.rebuild_done:
         d = to_duration(r.rebuild_duration_s)
         if d is not None:
             response.rebuild_duration.CopyFrom(d)
     return response
+
+
+def simulated_endurance_years(drive: Drive, layout: Layout, drive_count: int, workload: Workload, *, achieved_iops: float,
+                              fill_fraction: float, usable_capacity_bytes: float, service_life_years: int) -> float:
+    """Years until the members' rated endurance is used up, by the planner's wear model
+    (``endurance.service_life_wear``): host bytes per member x the layout's write factor x the
+    FTL's write amplification at the array's fill and the workload's random share and skew,
+    against the rating (TBW at the rating workload's write amplification, or raw NAND x P/E), with
+    the workload's growth over ``service_life_years``. A closed loop (no target rate, no daily
+    volume) writes at the simulated rate. 0 for a drive without a write-endurance limit (HDDs, or
+    no rating); ``NEVER_WEARS_OUT_YEARS`` when nothing is written."""
+    if drive.kind != "ssd" or not (drive.endurance_bytes_written or (drive.raw_nand_bytes and drive.pe_cycles)):
+        return 0.0
+    if workload.daily_write_bytes <= 0 and workload.target_iops <= 0:
+        workload = dataclasses.replace(workload, target_iops=achieved_iops)
+    wear = endurance.service_life_wear(drive, layout, drive_count, workload, years=service_life_years,
+                                       data_bytes_year1=fill_fraction * usable_capacity_bytes,
+                                       usable_capacity_bytes=usable_capacity_bytes)
+    return min(wear.endurance_years, NEVER_WEARS_OUT_YEARS)
 
 
 def _run_cancellable(executor: Executor, fn: Callable[..., Any], batches: Sequence[Any], is_active: Callable[[], bool]) -> list[Any]:
@@ -143,6 +185,35 @@ def _watch_client(is_active: Callable[[], bool], cancel: threading.Event) -> Non
             cancel.set()
 
 
+def _slow_episodes(request: pb.SimulateArrayRequest, spec: array.ArraySpec) -> tuple[fail_slow.SlowEpisode, ...]:
+    """The request's fail-slow episodes, validated against the simulated array (field paths are
+    the request's)."""
+    v: list[Violation] = []
+    check_range(v, "slow_drives", len(request.slow_drives), 0, MAX_SLOW_DRIVES, note="entries")
+    if v:
+        raise InvalidInputError(v)
+    episodes = tuple(fail_slow.SlowEpisode(
+        drive_index=x.drive_index, factor=x.slowdown_factor, start_s=x.start.ToNanoseconds() / 1e9 if x.HasField("start") else 0.0,
+        duration_s=x.duration.ToNanoseconds() / 1e9 if x.HasField("duration") else math.inf) for x in request.slow_drives)
+    renamed = {"factor": "slowdown_factor", "start_s": "start", "duration_s": "duration"}
+    v = [Violation(field=".".join([x.field.rsplit(".", 1)[0], renamed.get(x.field.rsplit(".", 1)[1], x.field.rsplit(".", 1)[1])]),
+                   reason=x.reason) for x in fail_slow.validate_episodes(spec, episodes)]
+    if episodes and request.rebuild_rate_bytes_per_second > 0:
+        v.append(Violation(field="slow_drives", reason="cannot be combined with rebuild_rate_bytes_per_second > 0 (a rebuild is not split)"))
+    if v:
+        raise InvalidInputError(v)
+    return episodes
+
+
+def _mixture_summary(normal: array.ArrayResult, slow: array.ArrayResult, pi: float) -> pb.LatencySummary:
+    out = pb.LatencySummary()
+    for name, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999), ("p9999", 0.9999), ("max", 1.0)):
+        d = to_duration(float(fail_slow.mixture_percentile_s(normal, slow, pi, q)))
+        if d is not None:
+            getattr(out, name).CopyFrom(d)
+    return out
+
+
 def _summary(r: array.ArrayResult, kind: str) -> pb.LatencySummary:
     out = pb.LatencySummary()
     if not r.latency_count(kind):
@@ -162,9 +233,6 @@ def consistency_test(request: pb.RunConsistencyTestRequest, catalog: Catalog, ex
                      is_active: Callable[[], bool] = lambda: True) -> pb.RunConsistencyTestResponse:
     """RunConsistencyTest: the engine's consistency experiment as one task on the executor,
     converted; a client that goes away cancels it."""
-    import math
-
-
     v: list[Violation] = []
     drive = None
     if not request.drive_model:

@@ -29,6 +29,7 @@ from typing import Any
 from arrayplan_engine import array as arr
 from arrayplan_engine import evaluate as one_path
 from arrayplan_engine.errors import ArrayplanError, InvalidInputError, Violation, check_range
+from arrayplan_engine.fail_slow import SlowEpisode, slow_specs
 from arrayplan_engine.layout import MAX_GROUP_WIDTH, Layout, make_layout
 from arrayplan_engine.units import MB, KiB
 from arrayplan_engine.workload import Workload
@@ -133,8 +134,21 @@ def _build(args: argparse.Namespace) -> tuple[arr.ArraySpec, Any]:
     return spec, drive
 
 
-def _run(spec: arr.ArraySpec, parts: int) -> arr.ArrayResult:
-    specs = arr.split_simulation(spec, parts)
+def slow_drive_arg(text: str) -> SlowEpisode:
+    """``--slow-drive INDEX:FACTOR[:START_S[:DURATION_S]]``: member INDEX (0-based) runs FACTOR
+    times slower from START_S (default 0) for DURATION_S seconds (default: to the end)."""
+    parts = text.split(":")
+    try:
+        if not 2 <= len(parts) <= 4:
+            raise ValueError
+        return SlowEpisode(drive_index=int(parts[0]), factor=float(parts[1]), start_s=float(parts[2]) if len(parts) > 2 else 0.0,
+                           duration_s=float(parts[3]) if len(parts) > 3 else math.inf)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected INDEX:FACTOR[:START_S[:DURATION_S]] (e.g. 3:2.5 or 3:4:10:30), got {text!r}") from None
+
+
+def _run(spec: arr.ArraySpec, parts: int, episodes: tuple[SlowEpisode, ...] = ()) -> arr.ArrayResult:
+    specs = slow_specs(spec, episodes) if episodes else arr.split_simulation(spec, parts)
     return arr.merge_results([arr.simulate(s) for s in specs])
 
 
@@ -171,8 +185,14 @@ def _remote(args: argparse.Namespace, address: str | None = None) -> int:
     duration.FromNanoseconds(round(args.duration_s * 1e9))
     request = pb.SimulateArrayRequest(
         drive_model=args.drive, drive_count=args.drives, layout=args.layout, group_width=args.group_width or 0,
-        workload=wl, failed_drive_count=args.failed, duration=duration, seed=args.seed,
-        stripe_unit_bytes=args.stripe_unit_kib * KiB, rebuild_rate_bytes_per_second=(args.rebuild_rate_mb_s or 0.0) * MB)
+        workload=wl, failed_drive_count=args.failed, duration=duration, seed=args.seed, fill_fraction=args.fill_fraction,
+        stripe_unit_bytes=args.stripe_unit_kib * KiB, rebuild_rate_bytes_per_second=(args.rebuild_rate_mb_s or 0.0) * MB,
+        fail_slow_field_rates=args.fail_slow_field_rates)
+    for e in args.slow_drive or ():
+        sd = request.slow_drives.add(drive_index=e.drive_index, slowdown_factor=e.factor)
+        sd.start.FromNanoseconds(round(e.start_s * 1e9))
+        if math.isfinite(e.duration_s):
+            sd.duration.FromNanoseconds(round(e.duration_s * 1e9))
     address = address or args.server or os.environ.get("ARRAYPLAN_SERVER", DEFAULT_SERVER)
     try:
         from ..connection import open_channel
@@ -207,6 +227,9 @@ def _in_process_server(args: argparse.Namespace) -> int:
 
 def handler(args: argparse.Namespace) -> int:
     engine_only = bool(args.plot or args.compare_hdd or args.parts != 1 or args.reorder_window != 1)
+    if engine_only and args.fail_slow_field_rates:
+        _err("--fail-slow-field-rates is answered by SimulateArray: drop --plot, --compare-hdd, --parts and --reorder-window")
+        return EXIT_BAD_INPUT
     if not args.local:
         if engine_only:
             _err("--plot, --compare-hdd, --parts and --reorder-window need --local (in-process simulation)")
@@ -216,7 +239,7 @@ def handler(args: argparse.Namespace) -> int:
         return _in_process_server(args)
     try:
         spec, drive = _build(args)
-        result = _run(spec, args.parts)
+        result = _run(spec, args.parts, tuple(args.slow_drive or ()))
         summary: dict[str, Any] = result.summary()
         summary["drive_utilisation"] = [round(float(x), 6) for x in result.drive_utilisation]
         summary["iops_per_second"] = [int(x) for x in result.iops_per_second]
@@ -279,6 +302,11 @@ def register(subparsers: Any) -> None:
                    help="share of each SSD's user capacity holding data, in (0, 1] (service model at this fill, rounded up to 0.1)")
     p.add_argument("--failed", type=int, default=0, help="failed members in the first group (degraded mode)")
     p.add_argument("--rebuild-rate-mb-s", type=float, help="rebuild the failed members at this rate (MB/s) from the window start")
+    p.add_argument("--slow-drive", type=slow_drive_arg, action="append", metavar="INDEX:FACTOR[:START_S[:DURATION_S]]",
+                   help="fail-slow episode: member INDEX (0-based) runs FACTOR times slower from START_S for DURATION_S "
+                        "(whole seconds; default the whole run); repeatable")
+    p.add_argument("--fail-slow-field-rates", action="store_true",
+                   help="also report the latency with fail-slow drives at The Tail at Store's field rates (FAST'16)")
     p.add_argument("--reorder-window", type=int, default=1, help="HDDs: SATF reordering over up to this many queued IOs (1 = FCFS)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random streams: the same inputs and seed give the same figures (default %(default)s)")
     p.add_argument("--duration-s", type=float, default=10.0, help="simulated window (s)")
