@@ -40,7 +40,7 @@ def user_data_dir() -> Path:
 # Subcommands contributed by other modules: each has register(subparsers).
 _PLUGINS = ("arrayplan_services.cli.ssd_commands", "arrayplan_services.cli.fit_command", "arrayplan_services.cli.simulate_command",
             "arrayplan_services.cli.reliability_command", "arrayplan_services.cli.cluster_commands",
-            "arrayplan_services.cli.forecast_commands")
+            "arrayplan_services.cli.forecast_commands", "arrayplan_services.cli.store_commands")
 
 
 def _err(msg: str) -> None:
@@ -116,7 +116,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from ..server.app import TlsConfig, build_server, serve_forever
     from ..server.auth import Authenticator, TokenFileError
-    from ..store import check_data_dir
+    from ..store import StoreDamagedError, check_data_dir
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.max_running_plans < 1 or args.max_queued_plans < 0:
@@ -154,6 +154,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
                               max_running_plans=args.max_running_plans, max_queued_plans=args.max_queued_plans,
                               tls=tls, auth_token_file=args.auth_token_file, reflection_enabled=not args.no_reflection,
                               health_port=args.health_port, catalog=catalog)
+    except StoreDamagedError as exc:  # one line: the file and what to do
+        _err(str(exc))
+        return EXIT_BAD_INPUT
     except OSError as exc:
         _err(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         return EXIT_ERROR
