@@ -153,7 +153,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                               ray_address=args.ray_address, num_cpus=args.num_cpus, candidate_limit=args.candidate_limit,
                               max_running_plans=args.max_running_plans, max_queued_plans=args.max_queued_plans,
                               tls=tls, auth_token_file=args.auth_token_file, reflection_enabled=not args.no_reflection,
-                              health_port=args.health_port, catalog=catalog)
+                              health_port=args.health_port, catalog=catalog, shared_reads=args.shared_reads)
     except StoreDamagedError as exc:  # one line: the file and what to do
         _err(str(exc))
         return EXIT_BAD_INPUT
@@ -674,6 +674,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tls-client-ca", type=Path, help="mutual TLS: require client certificates signed by this PEM CA")
     p.add_argument("--auth-token-file", type=Path,
                    help="require bearer tokens: lines 'NAME TOKEN [admin]' (reloaded on SIGHUP; health stays open)")
+    p.add_argument("--shared-reads", action="store_true",
+                   help="with tokens: every token may read every plan, trace and spec (default: their creator and admin tokens only)")
     p.add_argument("--no-reflection", action="store_true", help="do not serve gRPC server reflection")
     p.add_argument("--health-port", type=int, help="also serve the health service alone, plaintext, on this port (for probes "
                                                      "that cannot speak TLS, e.g. the kubelet's)")

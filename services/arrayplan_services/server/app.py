@@ -13,6 +13,7 @@ The server runs on its own event loop thread (``build_server`` returns at once, 
   succeeds again; running plans keep their results in memory and write them then.
 * A damaged run store (``PRAGMA quick_check`` fails, not a SQLite file, not readable): the server
   does not start (StoreDamagedError, one line naming the file and the restore command).
+* Reads of stored plans: their creator and admin tokens only, unless ``shared_reads`` (auth.py).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from ..api.errors import UnauthenticatedError
 from ..fanout import make_executor
 from ..planner import DEFAULT_CANDIDATE_LIMIT, DEFAULT_MAX_QUEUED_PLANS, DEFAULT_MAX_RUNNING_PLANS, PlanRunner
 from ..store import STORE_FILE, RunStore, check_store
-from .auth import OPEN_SERVICES, Authenticator
+from .auth import OPEN_SERVICES, Authenticator, ReadPolicy
 from .errors import status_for
 from .servicer import PlannerServicer
 
@@ -158,7 +159,7 @@ def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, 
                  max_queued_plans: int = DEFAULT_MAX_QUEUED_PLANS, tls: TlsConfig | None = None,
                  auth_token_file: Path | None = None, reflection_enabled: bool = True,
                  health_port: int | None = None, max_workers: int | None = None,
-                 catalog: Catalog | None = None) -> Server:
+                 catalog: Catalog | None = None, shared_reads: bool = False) -> Server:
     del max_workers  # the asyncio server holds no thread per call
     auth = Authenticator(auth_token_file)
     credentials = tls.credentials() if tls is not None else None
@@ -169,7 +170,7 @@ def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, 
     executor = make_executor(executor_kind, ray_address, num_cpus=num_cpus, state_dir=Path(data_dir))
     runner = PlanRunner(store, executor, catalog=catalog, candidate_limit=candidate_limit,
                         max_running=max_running_plans, max_queued=max_queued_plans)
-    servicer = PlannerServicer(runner, catalog, auth=auth)
+    servicer = PlannerServicer(runner, catalog, auth=auth, reads=ReadPolicy(shared_reads=shared_reads))
     loop, thread = _loop_thread()
     extra_servers: list[grpc.aio.Server] = []
 

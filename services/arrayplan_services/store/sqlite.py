@@ -66,6 +66,7 @@ CREATE TABLE IF NOT EXISTS spans (
     PRIMARY KEY (trace_id, span_id)
 );
 CREATE INDEX IF NOT EXISTS spans_by_trace ON spans (trace_id, start_ns);
+CREATE INDEX IF NOT EXISTS runs_by_creator ON runs (creator, seq);
 """
 
 class StoreUnavailableError(Exception):
@@ -440,13 +441,20 @@ class RunStore:
         return _row(row) if row else None
 
     @_guarded
-    def list(self, *, page_size: int, before_seq: int | None) -> tuple[list[RunRow], int | None]:
-        """Newest first; returns the page and the seq to continue before (None at the end)."""
+    def list(self, *, page_size: int, before_seq: int | None, creator: str | None = None) -> tuple[list[RunRow], int | None]:
+        """Newest first, only ``creator``'s runs unless None; returns the page and the seq to
+        continue before (None at the end)."""
+        where: builtins.list[str] = []
+        params: builtins.list[object] = []
+        if before_seq is not None:
+            where.append("seq < ?")
+            params.append(before_seq)
+        if creator is not None:
+            where.append("creator = ?")
+            params.append(creator)
+        sql = "SELECT * FROM runs" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY seq DESC LIMIT ?"
         with self._conn() as conn:
-            if before_seq is None:
-                rows = conn.execute("SELECT * FROM runs ORDER BY seq DESC LIMIT ?", (page_size + 1,)).fetchall()
-            else:
-                rows = conn.execute("SELECT * FROM runs WHERE seq < ? ORDER BY seq DESC LIMIT ?", (before_seq, page_size + 1)).fetchall()
+            rows = conn.execute(sql, (*params, page_size + 1)).fetchall()
         out = [_row(r) for r in rows[:page_size]]
         return out, (out[-1].seq if len(rows) > page_size else None)
 
