@@ -127,9 +127,13 @@ def test_damage_in_the_middle_of_the_store_exits_2(tmp_path: Path, damage: str) 
     before = _sha256(store)
     _assert_refused(_serve_exit(tmp_path), store, "is damaged", f"arrayplan store restore --data-dir {tmp_path}")
     assert _sha256(store) == before
-    # `arrayplan store check` says the same, with the same exit code.
-    out = subprocess.run([*CLI, "store", "check", "--data-dir", str(tmp_path)], capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert out.returncode == 2 and "is damaged" in out.stderr and str(store) in out.stderr, out.stderr
+    # `arrayplan store check` says the same, with the same exit code, and so does a command whose
+    # --local in-process server would open the store.
+    for cmd in (["store", "check", "--data-dir", str(tmp_path)], ["runs", "--local", "--executor", "local", "--data-dir", str(tmp_path)]):
+        out = subprocess.run([*CLI, *cmd], capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert out.returncode == 2 and "is damaged" in out.stderr and str(store) in out.stderr, (cmd, out.stderr)
+        assert "Traceback" not in out.stderr
+    assert _sha256(store) == before
 
 
 def test_a_file_that_is_not_sqlite_exits_2(tmp_path: Path) -> None:

@@ -763,8 +763,13 @@ def main(argv: list[str] | None = None) -> int:
             break
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    from ..store import StoreDamagedError
+
     try:
         return int(args.func(args))
+    except StoreDamagedError as exc:  # --local: the in-process server does not serve over a damaged store
+        _err(str(exc))
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         _err("interrupted")
         return 130

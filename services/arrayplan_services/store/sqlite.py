@@ -130,7 +130,8 @@ def check_store(path: Path, *, full: bool = False) -> None:
         raise StoreDamagedError(path, "is not a SQLite database (its header is not 'SQLite format 3')", restore_remedy(path))
     pragma = "integrity_check" if full else "quick_check"
     try:
-        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+        # Read only: the check never writes to the file it judges (not even a WAL checkpoint).
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0, isolation_level=None)
         try:
             rows = [str(r[0]) for r in conn.execute(f"PRAGMA {pragma}({_CHECK_ROWS})").fetchall()]
         finally:
