@@ -289,3 +289,21 @@ def test_a_damaged_backup_is_not_restored(tmp_path: Path) -> None:
     assert _sha256(data / "runs.sqlite3") == before
     with pytest.raises(StoreDamagedError):
         check_store(bad)
+
+
+def test_backup_into_a_directory(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    _filled_store(data, plans=12)
+    out = subprocess.run([*CLI, "store", "backup", "--data-dir", str(data), f"{tmp_path / 'backups' / 'nightly'}/"],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    (written,) = (tmp_path / "backups" / "nightly").glob("runs-*.sqlite3")
+    assert str(written) in out.stdout and "12 plan(s)" in out.stdout
+    check_store(written, full=True)
+    assert count_plans(written) == 12
+    assert not list(written.parent.glob("*-wal"))  # a self-contained file: no WAL to carry along
+    # A data dir without a store is named, and no file is written.
+    empty = subprocess.run([*CLI, "store", "backup", "--data-dir", str(tmp_path / "nowhere"), str(tmp_path / "x.sqlite3")],
+                           capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert empty.returncode == 2 and "no run store at" in empty.stderr and not (tmp_path / "x.sqlite3").exists()

@@ -15,6 +15,7 @@ docs/service.md ("Backup and restore") is the procedure.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -49,6 +50,12 @@ def cmd_store_backup(args: argparse.Namespace) -> int:
 
     path = Path(args.data_dir) / STORE_FILE
     out = Path(args.out)
+    if args.out.endswith(("/", os.sep)):  # "backups/": a directory, made when missing
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            _err(f"cannot make the backup directory {out}: {exc.strerror or exc}")
+            return EXIT_ERROR
     if out.is_dir():
         out = out / f"runs-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.sqlite3"
     if out.exists() or out.is_symlink():
@@ -110,7 +117,8 @@ def register(subparsers: Any) -> None:
 
     b = verbs.add_parser("backup", help="copy the store with SQLite's online backup API (safe while the server runs)")
     b.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help=data_dir_help)
-    b.add_argument("out", type=Path, metavar="OUT", help="a new file, or a directory for runs-YYYYMMDDTHHMMSSZ.sqlite3 in it")
+    b.add_argument("out", metavar="OUT",
+                   help="a new file, or a directory (made when OUT ends with /) for runs-YYYYMMDDTHHMMSSZ.sqlite3 in it")
     b.set_defaults(func=cmd_store_backup)
 
     r = verbs.add_parser("restore", help="with the server stopped: make a backup the store (the replaced files are kept)")
