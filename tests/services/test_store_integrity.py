@@ -22,7 +22,7 @@ from google.protobuf import json_format
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
-from arrayplan_services.store import RunStore, StoreDamagedError, check_store, count_plans
+from arrayplan_services.store import RunStore, StoreDamagedError, StoreUnavailableError, check_store, count_plans
 from conftest import ROOT, free_port, oltp_spec, start_server, stop_process
 
 CLI = [sys.executable, "-m", "arrayplan_services.cli.main"]
@@ -307,3 +307,23 @@ def test_backup_into_a_directory(tmp_path: Path) -> None:
     empty = subprocess.run([*CLI, "store", "backup", "--data-dir", str(tmp_path / "nowhere"), str(tmp_path / "x.sqlite3")],
                            capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert empty.returncode == 2 and "no run store at" in empty.stderr and not (tmp_path / "x.sqlite3").exists()
+
+
+def test_damage_met_while_serving_turns_the_store_unavailable_until_restored(tmp_path: Path) -> None:
+    """The store a server has open: a read that meets a damaged page answers UNAVAILABLE
+    (StoreUnavailableError, condition damaged) and the store stays unhealthy: the probe write that
+    clears a full disk does not clear damage."""
+    store_path = _filled_store(tmp_path)
+    page, page_size = _runs_leaf_page(store_path)
+    with open(store_path, "r+b") as f:
+        f.seek((page - 1) * page_size)
+        f.write(b"\0" * page_size)
+    store = RunStore(store_path)  # opening reads the schema and the meta table only
+    changes: list[bool] = []
+    store.add_listener(changes.append)
+    assert store.get(f"stored-{PLANS - 1:04d}") is not None  # the newest plan still reads
+    with pytest.raises(StoreUnavailableError) as caught:
+        store.list(page_size=1000, before_seq=None)  # the scan meets the zeroed page
+    assert caught.value.condition == "damaged" and "restores it from a backup" in str(caught.value)
+    assert not store.healthy and changes == [False]
+    assert store.probe() is False and not store.healthy and changes == [False]
