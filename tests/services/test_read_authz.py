@@ -170,6 +170,8 @@ def test_list_plans_lists_a_non_admins_own_plans_only(strict: Setup) -> None:
     # Pages of one plan continue through alice's plans only (the token skips bob's in between).
     paged = _list(alice, pb.PLAN_VIEW_FULL, page_size=1)
     assert [p.name for p in paged] == [SECOND, FIRST]
+    assert [p.name for p in _list(bob, pb.PLAN_VIEW_BASIC, page_size=1)] == [OTHER]
+    assert [p.name for p in _list(ops, pb.PLAN_VIEW_BASIC, page_size=1)] == [OTHER, SECOND, FIRST]
 
 
 def test_cancel_and_cancel_on_disconnect_stay_the_creators(strict: Setup) -> None:
