@@ -219,19 +219,9 @@ def restore_store(backup: Path, data_dir: Path, *, force: bool = False) -> tuple
             raise FileExistsError(f"the run store {target} passes quick_check: restoring would set aside the plans stored since the "
                                   "backup was taken; pass --force to restore anyway (the current files are kept beside it)")
     data_dir.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    if any((data_dir / f"{STORE_FILE}.replaced-{stamp}{s}").exists() for s in ("", "-wal", "-shm")):
-        stamp += f"-{os.getpid()}"
-    moved: list[Path] = []
-    # The WAL and shared-memory files move with the store under the same new name (so the set-aside
-    # store still opens with its WAL); a stale WAL must never meet the restored file.
-    for suffix in ("", "-wal", "-shm"):
-        old = data_dir / f"{STORE_FILE}{suffix}"
-        if old.exists() or old.is_symlink():
-            aside = data_dir / f"{STORE_FILE}.replaced-{stamp}{suffix}"
-            os.replace(old, aside)
-            moved.append(aside)
+    # The copy is made first, beside the store: if it fails, nothing in the data dir has moved.
     partial = data_dir / f".{STORE_FILE}.restoring-{os.getpid()}"
+    moved: list[Path] = []
     try:
         src = sqlite3.connect(f"{backup.resolve().as_uri()}?mode=ro", uri=True)
         dst = sqlite3.connect(partial, isolation_level=None)
@@ -244,7 +234,23 @@ def restore_store(backup: Path, data_dir: Path, *, force: bool = False) -> tuple
             src.close()
         with open(partial, "rb") as f:
             os.fsync(f.fileno())
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        if any((data_dir / f"{STORE_FILE}.replaced-{stamp}{s}").exists() for s in ("", "-wal", "-shm")):
+            stamp += f"-{os.getpid()}"
+        # The WAL and shared-memory files move with the store under the same new name (so the
+        # set-aside store still opens with its WAL); a stale WAL must never meet the restored file.
+        for suffix in ("", "-wal", "-shm"):
+            old = data_dir / f"{STORE_FILE}{suffix}"
+            if old.exists() or old.is_symlink():
+                aside = data_dir / f"{STORE_FILE}.replaced-{stamp}{suffix}"
+                os.replace(old, aside)
+                moved.append(aside)
         os.replace(partial, target)
+        dir_fd = os.open(data_dir, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
     finally:
         partial.unlink(missing_ok=True)
     return plans, moved
