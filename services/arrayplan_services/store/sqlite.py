@@ -107,7 +107,7 @@ def restore_remedy(path: Path) -> str:
 def check_store(path: Path, *, full: bool = False) -> None:
     """Raise StoreDamagedError unless ``path`` is absent, empty, or a SQLite database that passes
     ``PRAGMA quick_check`` (``full``: ``integrity_check``, which also compares every index with its
-    table). quick_check reads every page of every b-tree once: about a second per few hundred MB."""
+    table). quick_check walks every page of every b-tree once (0.1 s of CPU for a 205 MB store)."""
     import os
 
     path = Path(path)
