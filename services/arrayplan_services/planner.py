@@ -417,13 +417,15 @@ class PlanRunner:
         """The stored spans of a plan's run (GetPlanTrace)."""
         return trace_from_store(self.store, name)
 
-    def list(self, page_size: int, page_token: str, view: int = pb.PLAN_VIEW_UNSPECIFIED) -> tuple[list[pb.Plan], str]:
-        """A page of plans, newest first: at most ``page_size`` and at most MAX_LIST_PAGE_BYTES."""
+    def list(self, page_size: int, page_token: str, view: int = pb.PLAN_VIEW_UNSPECIFIED,
+             creator: str | None = None) -> tuple[list[pb.Plan], str]:
+        """A page of plans, newest first: at most ``page_size`` and at most MAX_LIST_PAGE_BYTES;
+        only ``creator``'s plans unless None (read authorisation, server/auth.py)."""
         require_range("page_size", page_size, 0, 1000)
         if view not in (pb.PLAN_VIEW_UNSPECIFIED, pb.PLAN_VIEW_BASIC, pb.PLAN_VIEW_FULL):
             raise InvalidInputError.one("view", f"must be one of {', '.join(pb.PlanView.keys())}, got {view}")
         before = parse_list_token(page_token)
-        rows, next_seq = self.store.list(page_size=page_size or 50, before_seq=before)
+        rows, next_seq = self.store.list(page_size=page_size or 50, before_seq=before, creator=creator)
         plans: list[pb.Plan] = []
         used = 0
         for row in rows:

@@ -120,10 +120,13 @@ def test_tokens_creator_and_cancel(tls_server: Tls, pki: Path) -> None:
                 == grpc.StatusCode.UNAUTHENTICATED
         drives = pb_grpc.PlannerServiceStub(alice).ListDrives(pb.ListDrivesRequest(), timeout=10).drives
         assert drives
-        # The plan records its creator; bob may not cancel it, the admin token may.
+        # The plan records its creator; bob may not read or cancel it, the admin token may
+        # (every read RPC: tests/services/test_read_authz.py).
         plan = pb_grpc.PlannerServiceStub(alice).CreatePlan(pb.CreatePlanRequest(plan=pb.Plan(spec=SPEC)), timeout=30)
         assert plan.creator == "alice"
-        assert pb_grpc.PlannerServiceStub(bob).GetPlan(pb.GetPlanRequest(name=plan.name), timeout=10).creator == "alice"
+        assert _code(lambda: pb_grpc.PlannerServiceStub(bob).GetPlan(pb.GetPlanRequest(name=plan.name), timeout=10)) \
+            == grpc.StatusCode.PERMISSION_DENIED
+        assert pb_grpc.PlannerServiceStub(ops).GetPlan(pb.GetPlanRequest(name=plan.name), timeout=10).creator == "alice"
         assert _code(lambda: pb_grpc.PlannerServiceStub(bob).CancelPlan(pb.CancelPlanRequest(name=plan.name), timeout=30)) \
             == grpc.StatusCode.PERMISSION_DENIED
         assert _code(lambda: pb_grpc.PlannerServiceStub(alice).CancelPlan(pb.CancelPlanRequest(name=plan.name), timeout=30)) is None

@@ -40,7 +40,7 @@ def user_data_dir() -> Path:
 # Subcommands contributed by other modules: each has register(subparsers).
 _PLUGINS = ("arrayplan_services.cli.ssd_commands", "arrayplan_services.cli.fit_command", "arrayplan_services.cli.simulate_command",
             "arrayplan_services.cli.reliability_command", "arrayplan_services.cli.cluster_commands",
-            "arrayplan_services.cli.forecast_commands")
+            "arrayplan_services.cli.forecast_commands", "arrayplan_services.cli.store_commands")
 
 
 def _err(msg: str) -> None:
@@ -116,7 +116,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from ..server.app import TlsConfig, build_server, serve_forever
     from ..server.auth import Authenticator, TokenFileError
-    from ..store import check_data_dir
+    from ..store import StoreDamagedError, check_data_dir
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.max_running_plans < 1 or args.max_queued_plans < 0:
@@ -153,7 +153,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
                               ray_address=args.ray_address, num_cpus=args.num_cpus, candidate_limit=args.candidate_limit,
                               max_running_plans=args.max_running_plans, max_queued_plans=args.max_queued_plans,
                               tls=tls, auth_token_file=args.auth_token_file, reflection_enabled=not args.no_reflection,
-                              health_port=args.health_port, catalog=catalog)
+                              health_port=args.health_port, catalog=catalog, shared_reads=args.shared_reads)
+    except StoreDamagedError as exc:  # one line: the file and what to do
+        _err(str(exc))
+        return EXIT_BAD_INPUT
     except OSError as exc:
         _err(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         return EXIT_ERROR
@@ -671,6 +674,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tls-client-ca", type=Path, help="mutual TLS: require client certificates signed by this PEM CA")
     p.add_argument("--auth-token-file", type=Path,
                    help="require bearer tokens: lines 'NAME TOKEN [admin]' (reloaded on SIGHUP; health stays open)")
+    p.add_argument("--shared-reads", action="store_true",
+                   help="with tokens: every token may read every plan, trace and spec (default: their creator and admin tokens only)")
     p.add_argument("--no-reflection", action="store_true", help="do not serve gRPC server reflection")
     p.add_argument("--health-port", type=int, help="also serve the health service alone, plaintext, on this port (for probes "
                                                      "that cannot speak TLS, e.g. the kubelet's)")
@@ -758,8 +763,13 @@ def main(argv: list[str] | None = None) -> int:
             break
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    from ..store import StoreDamagedError
+
     try:
         return int(args.func(args))
+    except StoreDamagedError as exc:  # --local: the in-process server does not serve over a damaged store
+        _err(str(exc))
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         _err("interrupted")
         return 130

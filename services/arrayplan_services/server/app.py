@@ -11,6 +11,9 @@ The server runs on its own event loop thread (``build_server`` returns at once, 
   RESOURCE_EXHAUSTED with a ``google.rpc.RetryInfo``.
 * The run store on a full or read-only disk: UNAVAILABLE, health NOT_SERVING until a probe write
   succeeds again; running plans keep their results in memory and write them then.
+* A damaged run store (``PRAGMA quick_check`` fails, not a SQLite file, not readable): the server
+  does not start (StoreDamagedError, one line naming the file and the restore command).
+* Reads of stored plans: their creator and admin tokens only, unless ``shared_reads`` (auth.py).
 """
 
 from __future__ import annotations
@@ -38,8 +41,8 @@ from .. import telemetry
 from ..api.errors import UnauthenticatedError
 from ..fanout import make_executor
 from ..planner import DEFAULT_CANDIDATE_LIMIT, DEFAULT_MAX_QUEUED_PLANS, DEFAULT_MAX_RUNNING_PLANS, PlanRunner
-from ..store import RunStore
-from .auth import OPEN_SERVICES, Authenticator
+from ..store import STORE_FILE, RunStore, check_store
+from .auth import OPEN_SERVICES, Authenticator, ReadPolicy
 from .errors import status_for
 from .servicer import PlannerServicer
 
@@ -156,17 +159,18 @@ def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, 
                  max_queued_plans: int = DEFAULT_MAX_QUEUED_PLANS, tls: TlsConfig | None = None,
                  auth_token_file: Path | None = None, reflection_enabled: bool = True,
                  health_port: int | None = None, max_workers: int | None = None,
-                 catalog: Catalog | None = None) -> Server:
+                 catalog: Catalog | None = None, shared_reads: bool = False) -> Server:
     del max_workers  # the asyncio server holds no thread per call
     auth = Authenticator(auth_token_file)
     credentials = tls.credentials() if tls is not None else None
-    store = RunStore(Path(data_dir) / "runs.sqlite3")
+    check_store(Path(data_dir) / STORE_FILE)  # never serve over a damaged store: StoreDamagedError
+    store = RunStore(Path(data_dir) / STORE_FILE)
     telemetry.configure_server(store)
     catalog = catalog or builtin_catalog()  # a site's drives: drive_catalog.load_catalog_dir (serve --catalog)
     executor = make_executor(executor_kind, ray_address, num_cpus=num_cpus, state_dir=Path(data_dir))
     runner = PlanRunner(store, executor, catalog=catalog, candidate_limit=candidate_limit,
                         max_running=max_running_plans, max_queued=max_queued_plans)
-    servicer = PlannerServicer(runner, catalog, auth=auth)
+    servicer = PlannerServicer(runner, catalog, auth=auth, reads=ReadPolicy(shared_reads=shared_reads))
     loop, thread = _loop_thread()
     extra_servers: list[grpc.aio.Server] = []
 

@@ -1,9 +1,18 @@
-"""Bearer tokens: a file of named tokens, checked in constant time, reloaded on SIGHUP.
+"""Bearer tokens: a file of named tokens, checked in constant time, reloaded on SIGHUP; and who
+may read and cancel a stored plan.
 
 The token file has one token per line: ``NAME TOKEN`` or ``NAME TOKEN admin``; blank lines and
 lines starting with ``#`` are ignored. A request carries ``authorization: Bearer TOKEN``. The
-name is what a plan records as its creator; an ``admin`` token may cancel anyone's plan. The
-health service stays open (load balancers and kubelet probes carry no token).
+name is what a plan records as its creator. A plan, its trace and its spec are read (GetPlan,
+GetPlanTrace, ListPlans, WatchPlan) and cancelled by its creator and admin tokens only; with
+``serve --shared-reads`` every token may read every plan (cancelling stays restricted). Without a
+token file every caller is an anonymous admin, so everything is readable. The health service
+stays open (load balancers and kubelet probes carry no token).
+
+Another caller's plan answers PERMISSION_DENIED, not NOT_FOUND: in this API a plan's existence is
+not secret (plan ids share one namespace, so CreatePlan with a taken ``plan_id`` says it exists,
+and CancelPlan has always answered PERMISSION_DENIED), its content is; and "created by another
+caller" tells someone using the wrong token what is wrong where NOT_FOUND would mislead.
 """
 
 from __future__ import annotations
@@ -14,6 +23,8 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..api.errors import PermissionDeniedError
 
 log = logging.getLogger(__name__)
 OPEN_SERVICES = ("/grpc.health.v1.Health/",)
@@ -108,3 +119,38 @@ class Authenticator:
             if hmac.compare_digest(presented, token):
                 found = Caller(name=name, admin=admin)
         return found
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadPolicy:
+    """Who may read a stored plan (its spec, progress, result and trace)."""
+
+    #: ``serve --shared-reads``: every known token reads every plan.
+    shared_reads: bool = False
+
+    def reads_all(self, caller: Caller) -> bool:
+        """Whether ``caller`` reads every plan (admins, shared reads, a server without tokens)."""
+        return self.shared_reads or caller.admin
+
+    def may_read(self, caller: Caller, creator: str) -> bool:
+        return self.reads_all(caller) or caller.name == creator
+
+    def check(self, caller: Caller, name: str, creator: str) -> None:
+        """Raise PermissionDeniedError unless ``caller`` may read the plan ``name``."""
+        if not self.may_read(caller, creator):
+            raise self.denied(name)
+
+    @staticmethod
+    def denied(name: str) -> PermissionDeniedError:
+        """The refusal of a read of another caller's plan (it never names the creator)."""
+        return PermissionDeniedError(f"{name[:200]} was created by another caller; only its creator or an admin token may read it "
+                                     "(unless the server runs with --shared-reads)")
+
+    def list_creator(self, caller: Caller) -> str | None:
+        """The creator ListPlans is limited to for ``caller``; None lists every plan."""
+        return None if self.reads_all(caller) else caller.name
+
+
+def may_cancel(caller: Caller, creator: str) -> bool:
+    """Only a plan's creator or an admin token cancels it (shared reads do not change that)."""
+    return caller.admin or caller.name == creator

@@ -33,10 +33,10 @@ from arrayplan_engine.errors import InvalidInputError, NotFoundError, UnknownNam
 
 from .. import simulate, telemetry
 from ..api.convert import MAX_NAME_CHARS, drive_to_proto
-from ..api.errors import UnauthenticatedError
+from ..api.errors import PermissionDeniedError, UnauthenticatedError
 from ..fanout import Cancelled
 from ..planner import PlanRunner, WatchCursor, parse_name, plan_name
-from .auth import Authenticator, Caller
+from .auth import Authenticator, Caller, ReadPolicy, may_cancel
 from .errors import status_for
 
 log = logging.getLogger(__name__)
@@ -56,10 +56,11 @@ async def abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException)
 
 class PlannerServicer(pb_grpc.PlannerServiceServicer):
     def __init__(self, runner: PlanRunner, catalog: Catalog, *, auth: Authenticator | None = None,
-                 quick_threads: int = 8, heavy_threads: int = 4) -> None:
+                 quick_threads: int = 8, heavy_threads: int = 4, reads: ReadPolicy | None = None) -> None:
         self.runner = runner
         self.catalog = catalog
         self.auth = auth or Authenticator(None)
+        self.reads = reads or ReadPolicy()  # who reads a stored plan: its creator and admins (server/auth.py)
         # Store reads/writes and catalog look-ups (milliseconds) do not queue behind simulations.
         self.quick = ThreadPoolExecutor(max_workers=quick_threads, thread_name_prefix="rpc-quick")
         self.heavy = ThreadPoolExecutor(max_workers=heavy_threads, thread_name_prefix="rpc-heavy")
@@ -109,13 +110,28 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
         return await self._run(context, self.runner.create, request.plan, request.plan_id, caller.name)
 
     async def GetPlan(self, request: pb.GetPlanRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.Plan:
-        return await self._run(context, self.runner.get, request.name)
+        caller = self._caller(context)
+
+        def read() -> pb.Plan:
+            plan = self.runner.get(request.name)
+            self.reads.check(caller, plan.name, plan.creator)
+            return plan
+        return await self._run(context, read)
 
     async def GetPlanTrace(self, request: pb.GetPlanTraceRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.GetPlanTraceResponse:
-        return await self._run(context, self.runner.trace, request.name)
+        caller = self._caller(context)
+
+        def read() -> pb.GetPlanTraceResponse:
+            if not self.reads.reads_all(caller):
+                row = self.runner.store.get(parse_name(request.name))
+                if row is not None:  # an unknown plan: trace() answers NOT_FOUND
+                    self.reads.check(caller, request.name, row.creator)
+            return self.runner.trace(request.name)
+        return await self._run(context, read)
 
     async def ListPlans(self, request: pb.ListPlansRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.ListPlansResponse:
-        plans, token = await self._run(context, self.runner.list, request.page_size, request.page_token, request.view)
+        creator = self.reads.list_creator(self._caller(context))  # a non-admin lists their own plans only
+        plans, token = await self._run(context, self.runner.list, request.page_size, request.page_token, request.view, creator)
         return pb.ListPlansResponse(plans=plans, next_page_token=token)
 
     async def CancelPlan(self, request: pb.CancelPlanRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.Plan:
@@ -123,6 +139,7 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
         return await self._run(context, functools.partial(self.runner.cancel, caller=caller.name, admin=caller.admin), request.name)
 
     async def WatchPlan(self, request: pb.WatchPlanRequest, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[pb.WatchPlanResponse]:
+        caller = self._caller(context)
         try:
             run_id = parse_name(request.name)
         except InvalidInputError as exc:
@@ -141,6 +158,12 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
                 plan = await self._run(context, self.runner.snapshot, run_id)
                 if plan is None:
                     await abort(context, NotFoundError("plan", request.name))
+                if not self.reads.may_read(caller, plan.creator):
+                    await abort(context, self.reads.denied(request.name))
+                if request.cancel_on_disconnect and not may_cancel(caller, plan.creator):
+                    await abort(context, PermissionDeniedError(
+                        f"cancel_on_disconnect: {request.name} was created by another caller; only its creator or an admin token "
+                        "may cancel it (watch without cancel_on_disconnect)"))
                 event = cursor.step(plan)
                 if event is not None:
                     yield event

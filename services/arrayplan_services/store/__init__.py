@@ -1,5 +1,19 @@
 """Run store (SQLite by default)."""
 
-from .sqlite import TERMINAL_STATES, RunRow, RunStore, StoreUnavailableError, check_data_dir, unavailable_condition
+from .sqlite import (
+    STORE_FILE,
+    TERMINAL_STATES,
+    RunRow,
+    RunStore,
+    StoreDamagedError,
+    StoreUnavailableError,
+    backup_store,
+    check_data_dir,
+    check_store,
+    count_plans,
+    restore_store,
+    unavailable_condition,
+)
 
-__all__ = ["TERMINAL_STATES", "RunRow", "RunStore", "StoreUnavailableError", "check_data_dir", "unavailable_condition"]
+__all__ = ["STORE_FILE", "TERMINAL_STATES", "RunRow", "RunStore", "StoreDamagedError", "StoreUnavailableError", "backup_store",
+           "check_data_dir", "check_store", "count_plans", "restore_store", "unavailable_condition"]

@@ -23,9 +23,16 @@ from typing import Any, TypeVar, cast
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2
+STORE_FILE = "runs.sqlite3"
 # SQLite result codes that mean "the storage under the store is not usable right now" (a full or
 # read-only file system, an I/O error), as opposed to a bug: the server answers UNAVAILABLE.
 _UNAVAILABLE_CODES = {13: "full", 8: "read-only", 10: "failing (I/O error)", 14: "not openable"}
+# SQLite result codes that mean the file itself is damaged (SQLITE_CORRUPT, SQLITE_NOTADB): no
+# retry mends it; only a backup does (docs/service.md, "Backup and restore").
+_DAMAGED_CODES = (11, 26)
+DAMAGED = "damaged"
+# Problems listed from PRAGMA quick_check / integrity_check (SQLite lists up to this many).
+_CHECK_ROWS = 10
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -59,16 +66,194 @@ CREATE TABLE IF NOT EXISTS spans (
     PRIMARY KEY (trace_id, span_id)
 );
 CREATE INDEX IF NOT EXISTS spans_by_trace ON spans (trace_id, start_ns);
+CREATE INDEX IF NOT EXISTS runs_by_creator ON runs (creator, seq);
 """
 
 class StoreUnavailableError(Exception):
-    """The run store cannot write (disk full, read-only, I/O error): retry later."""
+    """The run store cannot write (disk full, read-only, I/O error): retry later. A store found
+    damaged while serving (condition ``damaged``) is unavailable until an operator restores it."""
 
     reason_code = "STORE_UNAVAILABLE"
 
     def __init__(self, condition: str) -> None:
-        super().__init__(f"the run store is {condition}; the server is not accepting work until it recovers (retry later)")
+        if condition == DAMAGED:
+            super().__init__("the run store is damaged; the server is not accepting work until an operator restores it "
+                             "from a backup (docs/service.md, 'Backup and restore')")
+        else:
+            super().__init__(f"the run store is {condition}; the server is not accepting work until it recovers (retry later)")
         self.condition = condition
+
+
+class StoreDamagedError(Exception):
+    """The run store file cannot be served as it is: damaged, not a SQLite database, not a regular
+    file, or not readable and writable. ``str()`` is one line naming the file and what to do."""
+
+    reason_code = "STORE_DAMAGED"
+
+    def __init__(self, path: Path, problem: str, remedy: str) -> None:
+        super().__init__(f"the run store {path} {problem}; {remedy}")
+        self.path = Path(path)
+        self.problem = problem
+        self.remedy = remedy
+
+
+def restore_remedy(path: Path) -> str:
+    """What to do about a damaged store file: the restore command, with this store's data dir."""
+    return (f"the server does not serve over it. Restore the last good backup with "
+            f"`arrayplan store restore --data-dir {Path(path).parent} BACKUP_FILE` (it keeps the damaged file beside it; "
+            f"backups come from `arrayplan store backup`: docs/service.md, 'Backup and restore')")
+
+
+def check_store(path: Path, *, full: bool = False) -> None:
+    """Raise StoreDamagedError unless ``path`` is absent, empty, or a SQLite database that passes
+    ``PRAGMA quick_check`` (``full``: ``integrity_check``, which also compares every index with its
+    table). quick_check walks every page of every b-tree once (0.1 s of CPU for a 205 MB store)."""
+    import os
+
+    path = Path(path)
+    if not path.exists():
+        return
+    if not path.is_file():
+        raise StoreDamagedError(path, "is not a regular file",
+                                "move it aside (the server then starts a new, empty store there) or restore a backup into its place: "
+                                f"arrayplan store restore --data-dir {path.parent} BACKUP_FILE")
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise StoreDamagedError(path, f"is not readable and writable by this user (uid {os.getuid()})",
+                                "give the server's user read and write access to it (chown or chmod u+rw) and start again")
+    try:
+        with open(path, "rb") as f:
+            header = f.read(16)
+    except OSError as exc:
+        raise StoreDamagedError(path, f"cannot be read ({exc.strerror or type(exc).__name__})",
+                                "check the disk and the file's permissions and start again") from None
+    if header and header != b"SQLite format 3\x00":
+        raise StoreDamagedError(path, "is not a SQLite database (its header is not 'SQLite format 3')", restore_remedy(path))
+    pragma = "integrity_check" if full else "quick_check"
+    try:
+        # Read only: the check never writes to the file it judges (not even a WAL checkpoint).
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0, isolation_level=None)
+        try:
+            rows = [str(r[0]) for r in conn.execute(f"PRAGMA {pragma}({_CHECK_ROWS})").fetchall()]
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        condition = unavailable_condition(exc)
+        if condition is not None and condition != DAMAGED:
+            raise StoreDamagedError(path, f"cannot be checked: the storage is {condition} ({exc})",
+                                    "check the disk and the file's permissions and start again") from None
+        raise StoreDamagedError(path, f"is damaged ({exc})", restore_remedy(path)) from None
+    problems = [r for r in rows if r != "ok"]
+    if problems:
+        shown = "; ".join(p[:200] for p in problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+        raise StoreDamagedError(path, f"is damaged (PRAGMA {pragma}: {shown})", restore_remedy(path))
+
+
+def count_plans(path: Path) -> int:
+    """How many plans the store file holds (read only)."""
+    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
+    try:
+        return int(conn.execute("SELECT count(*) FROM runs").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def backup_store(path: Path, out: Path) -> int:
+    """Copy the store at ``path`` to the new file ``out`` with SQLite's online backup API and
+    return the plans copied. Safe while a server writes: the copy is one read transaction, so it
+    is the store as of one commit (in WAL mode the server keeps writing meanwhile). The copy is
+    checked (quick_check), made a self-contained rollback-journal file, synced, then renamed into
+    place, so ``out`` is either absent or a whole backup."""
+    import os
+
+    path, out = Path(path), Path(out)
+    check_store(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no run store at {path}")
+    partial = out.with_name(f".{out.name}.partial-{os.getpid()}")
+    partial.unlink(missing_ok=True)
+    try:
+        src = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
+        dst = sqlite3.connect(partial, isolation_level=None)
+        try:
+            src.backup(dst)  # pages=-1: every page in one step, from one read transaction
+            dst.execute("PRAGMA journal_mode=DELETE")
+            rows = [str(r[0]) for r in dst.execute(f"PRAGMA quick_check({_CHECK_ROWS})").fetchall()]
+            if rows != ["ok"]:
+                raise StoreDamagedError(out, f"(the new backup) failed PRAGMA quick_check: {'; '.join(rows[:3])}",
+                                        "nothing was written; check the disk it is written to")
+            plans = int(dst.execute("SELECT count(*) FROM runs").fetchone()[0])
+        finally:
+            dst.close()
+            src.close()
+        with open(partial, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(partial, out)
+        dir_fd = os.open(out.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    finally:
+        partial.unlink(missing_ok=True)
+    return plans
+
+
+def restore_store(backup: Path, data_dir: Path, *, force: bool = False) -> tuple[int, list[Path]]:
+    """Put the backup file ``backup`` in place as ``data_dir``'s run store; return the plans it
+    holds and where the files it replaced were moved (nothing is deleted). The server must be
+    stopped. The backup must pass ``integrity_check``; a store in place that passes quick_check is
+    replaced only with ``force`` (it may hold plans newer than the backup)."""
+    import os
+
+    backup, data_dir = Path(backup), Path(data_dir)
+    if not backup.is_file():
+        raise FileNotFoundError(f"no backup file at {backup}")
+    check_store(backup, full=True)
+    target = data_dir / STORE_FILE
+    if target.exists() and not force:
+        try:
+            check_store(target)
+        except StoreDamagedError:
+            pass
+        else:
+            raise FileExistsError(f"the run store {target} passes quick_check: restoring would set aside the plans stored since the "
+                                  "backup was taken; pass --force to restore anyway (the current files are kept beside it)")
+    data_dir.mkdir(parents=True, exist_ok=True)
+    # The copy is made first, beside the store: if it fails, nothing in the data dir has moved.
+    partial = data_dir / f".{STORE_FILE}.restoring-{os.getpid()}"
+    moved: list[Path] = []
+    try:
+        src = sqlite3.connect(f"{backup.resolve().as_uri()}?mode=ro", uri=True)
+        dst = sqlite3.connect(partial, isolation_level=None)
+        try:
+            src.backup(dst)
+            dst.execute("PRAGMA journal_mode=DELETE")
+            plans = int(dst.execute("SELECT count(*) FROM runs").fetchone()[0])
+        finally:
+            dst.close()
+            src.close()
+        with open(partial, "rb") as f:
+            os.fsync(f.fileno())
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        if any((data_dir / f"{STORE_FILE}.replaced-{stamp}{s}").exists() for s in ("", "-wal", "-shm")):
+            stamp += f"-{os.getpid()}"
+        # The WAL and shared-memory files move with the store under the same new name (so the
+        # set-aside store still opens with its WAL); a stale WAL must never meet the restored file.
+        for suffix in ("", "-wal", "-shm"):
+            old = data_dir / f"{STORE_FILE}{suffix}"
+            if old.exists() or old.is_symlink():
+                aside = data_dir / f"{STORE_FILE}.replaced-{stamp}{suffix}"
+                os.replace(old, aside)
+                moved.append(aside)
+        os.replace(partial, target)
+        dir_fd = os.open(data_dir, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    finally:
+        partial.unlink(missing_ok=True)
+    return plans, moved
 
 
 def unavailable_condition(exc: BaseException) -> str | None:
@@ -77,9 +262,12 @@ def unavailable_condition(exc: BaseException) -> str | None:
         code = getattr(exc, "sqlite_errorcode", None)
         if code is not None and (code & 0xFF) in _UNAVAILABLE_CODES:
             return _UNAVAILABLE_CODES[code & 0xFF]
+        if code is not None and (code & 0xFF) in _DAMAGED_CODES:
+            return DAMAGED
         text = str(exc).lower()
         for needle, condition in (("disk is full", "full"), ("readonly", "read-only"), ("read-only", "read-only"),
-                                  ("disk i/o error", "failing (I/O error)"), ("unable to open", "not openable")):
+                                  ("disk i/o error", "failing (I/O error)"), ("unable to open", "not openable"),
+                                  ("malformed", DAMAGED), ("not a database", DAMAGED)):
             if needle in text:
                 return condition
     if isinstance(exc, OSError) and exc.errno is not None:
@@ -114,9 +302,10 @@ def check_data_dir(data_dir: Path) -> str | None:
         why = {errno.ENOSPC: "the file system is full", errno.EROFS: "the file system is read-only",
                errno.EACCES: "permission denied", errno.EPERM: "permission denied", errno.EDQUOT: "the disk quota is used up"}
         return f"{data_dir}: {why.get(exc.errno or 0, exc.strerror or type(exc).__name__)}"
-    db = data_dir / "runs.sqlite3"
+    db = data_dir / STORE_FILE
     if db.exists() and not os.access(db, os.R_OK | os.W_OK):
-        return f"{db} is not readable and writable"
+        return (f"{db} is not readable and writable by this user (uid {os.getuid()}); give the server's user read and write "
+                "access to it (chown or chmod u+rw) and start again")
     return None
 
 
@@ -190,6 +379,8 @@ class RunStore:
 
     def _set_healthy(self, healthy: bool, condition: str = "") -> None:
         if healthy == self.healthy:
+            if condition == DAMAGED:  # damage outranks a full disk: it does not clear by itself
+                self.condition = condition
             return
         self.healthy = healthy
         self.condition = condition
@@ -201,7 +392,10 @@ class RunStore:
             fn(healthy)
 
     def probe(self) -> bool:
-        """Try one small write; marks the store healthy again when it works."""
+        """Try one small write; marks the store healthy again when it works. A store found damaged
+        stays unhealthy: a write to an undamaged page proves nothing, and only a restore mends it."""
+        if self.condition == DAMAGED:
+            return False
         try:
             with self._conn() as conn:
                 conn.execute("INSERT OR REPLACE INTO meta VALUES ('last_probe', ?)", (repr(time.time()),))
@@ -254,13 +448,20 @@ class RunStore:
         return _row(row) if row else None
 
     @_guarded
-    def list(self, *, page_size: int, before_seq: int | None) -> tuple[list[RunRow], int | None]:
-        """Newest first; returns the page and the seq to continue before (None at the end)."""
+    def list(self, *, page_size: int, before_seq: int | None, creator: str | None = None) -> tuple[list[RunRow], int | None]:
+        """Newest first, only ``creator``'s runs unless None; returns the page and the seq to
+        continue before (None at the end)."""
+        where: builtins.list[str] = []
+        params: builtins.list[object] = []
+        if before_seq is not None:
+            where.append("seq < ?")
+            params.append(before_seq)
+        if creator is not None:
+            where.append("creator = ?")
+            params.append(creator)
+        sql = "SELECT * FROM runs" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY seq DESC LIMIT ?"
         with self._conn() as conn:
-            if before_seq is None:
-                rows = conn.execute("SELECT * FROM runs ORDER BY seq DESC LIMIT ?", (page_size + 1,)).fetchall()
-            else:
-                rows = conn.execute("SELECT * FROM runs WHERE seq < ? ORDER BY seq DESC LIMIT ?", (before_seq, page_size + 1)).fetchall()
+            rows = conn.execute(sql, (*params, page_size + 1)).fetchall()
         out = [_row(r) for r in rows[:page_size]]
         return out, (out[-1].seq if len(rows) > page_size else None)
 
