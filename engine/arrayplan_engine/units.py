@@ -60,10 +60,13 @@ MAX_SIZE_BYTES: Final = 2**63 - 1
 MAX_DURATION_S: Final = 315_576_000_000
 
 #: What a size may look like, for error messages.
-SIZE_FORMS: Final = ("a whole number of bytes (4096) or a number with a unit: k M G T P or KiB MiB GiB TiB PiB "
+SIZE_FORMS: Final = ("a size: a whole number of bytes (4096) or a number with a unit: k M G T P or KiB MiB GiB TiB PiB "
                      "(powers of 1024, as fio: 8k = 8 KiB = 8,192 B), KB MB GB TB PB (powers of 1000: 8 KB = 8,000 B), B")
+#: The allowed sizes and durations, for error messages.
+SIZE_RANGE: Final = f"0 to {MAX_SIZE_BYTES:,} B (8 EiB - 1 B, the API's int64)"
+DURATION_RANGE: Final = f"0 to {MAX_DURATION_S:,} s (10,000 years, the range of google.protobuf.Duration)"
 #: What a duration may look like, for error messages.
-DURATION_FORMS: Final = "a number with a unit: ns, us (or µs), ms, s, min (or m), h, e.g. 5ms, '500 us', 1.5s, '2 min'"
+DURATION_FORMS: Final = "a duration: a number with a unit: ns, us (or µs), ms, s, min (or m), h, e.g. 5ms, '500 us', 1.5s, '2 min'"
 
 _NUMBER = r"(?P<sign>[-+])?(?P<number>(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"
 _QUANTITY_RE = re.compile(r"^\s*" + _NUMBER + r"(?:\s*(?P<unit>[^\s0-9.+-]\S*))?\s*$")
@@ -89,7 +92,7 @@ _DURATION_UNIT_S: Final[dict[str, decimal.Decimal]] = {
 _EXACT = decimal.Context(prec=60, rounding=decimal.ROUND_HALF_EVEN, Emax=10**6, Emin=-10**6)
 
 
-def _quantity(value: object, what: str, forms: str) -> tuple[decimal.Decimal, str]:
+def _quantity(value: object, what: str, forms: str, allowed: str) -> tuple[decimal.Decimal, str]:
     """(non-negative number, unit as written) of a size or duration; ValueError naming the forms."""
     if value is None or (isinstance(value, str) and not value.strip()):
         raise ValueError(f"is empty; expected {forms}")
@@ -103,7 +106,7 @@ def _quantity(value: object, what: str, forms: str) -> tuple[decimal.Decimal, st
         raise ValueError(f"expected {forms}, got {value!r}")
     number = decimal.Decimal(m.group("number"))
     if m.group("sign") == "-" and number != 0:
-        raise ValueError(f"a {what} cannot be negative, got {value!r}")
+        raise ValueError(f"a {what} cannot be negative (allowed: {allowed}), got {value!r}")
     return number, m.group("unit") or ""
 
 
@@ -125,20 +128,21 @@ def parse_size_bytes(value: object) -> int:
 
     Raises ``ValueError`` whose message says what is wrong and which forms are allowed (the caller
     adds the field, file and line)."""
-    number, unit = _quantity(value, "size", SIZE_FORMS)
+    number, unit = _quantity(value, "size", SIZE_FORMS, SIZE_RANGE)
     scale = _SIZE_UNIT_BYTES.get(unit.lower())
     if scale is None:
         from .errors import did_you_mean
 
         raise ValueError(f"unknown size unit {unit!r}{_hint(did_you_mean(unit, _SIZE_UNIT_NAMES))}; expected {SIZE_FORMS}")
     if number.adjusted() > 30:  # far beyond the range: no need to multiply out 1e999999
-        raise ValueError(f"out of range: at most {MAX_SIZE_BYTES:,} B (8 EiB), got {value!r}")
+        raise ValueError(f"out of range (allowed: {SIZE_RANGE}), got {value!r}")
     exact = _EXACT.multiply(number, decimal.Decimal(scale))
     whole = int(exact.to_integral_value(rounding=decimal.ROUND_HALF_EVEN, context=_EXACT))
     if whole > MAX_SIZE_BYTES:
-        raise ValueError(f"out of range: at most {MAX_SIZE_BYTES:,} B (8 EiB), got {value!r}")
-    if whole == 0 and exact != 0:
-        raise ValueError(f"is {exact.normalize():f} B, less than one byte: a size is a whole number of bytes, got {value!r}")
+        raise ValueError(f"out of range (allowed: {SIZE_RANGE}), got {value!r}")
+    if whole == 0 and number != 0:
+        raise ValueError(f"is {exact.normalize()} B, under half a byte: a size is a whole number of bytes (rounded to the nearest), "
+                         f"got {value!r}")
     return whole
 
 
@@ -150,11 +154,11 @@ def parse_duration_ns(value: object, *, bare_number_unit: str | None = None) -> 
     ``MAX_DURATION_S`` (the range of google.protobuf.Duration), rounded to the nanosecond (that
     type's resolution; half to even); a duration above 0 that comes to under half a nanosecond is
     refused. Raises ``ValueError`` naming the allowed forms."""
-    number, unit = _quantity(value, "duration", DURATION_FORMS)
+    number, unit = _quantity(value, "duration", DURATION_FORMS, DURATION_RANGE)
     if not unit and bare_number_unit is not None:
         unit = bare_number_unit
     if not unit:
-        shown = format(number.normalize(), "f")
+        shown = value.strip() if isinstance(value, str) else f"{value:g}"
         raise ValueError(f"a duration needs a unit (ns, us, ms, s, min, h): did you mean '{shown}ms' or '{shown}s'? got {value!r}")
     scale = _DURATION_UNIT_S.get(unit, _DURATION_UNIT_S.get(unit.lower()))
     if scale is None:
@@ -163,11 +167,12 @@ def parse_duration_ns(value: object, *, bare_number_unit: str | None = None) -> 
         raise ValueError(f"unknown duration unit {unit!r}{_hint(did_you_mean(unit, ('ns', 'us', 'µs', 'ms', 's', 'min', 'h')))}; "
                          f"expected {DURATION_FORMS}, got {value!r}")
     if number.adjusted() > 30 or _EXACT.multiply(number, scale) > MAX_DURATION_S:
-        raise ValueError(f"out of range: at most {MAX_DURATION_S:,} s (10,000 years), got {value!r}")
+        raise ValueError(f"out of range (allowed: {DURATION_RANGE}), got {value!r}")
     exact_ns = _EXACT.multiply(_EXACT.multiply(number, scale), decimal.Decimal(10**9))
     whole_ns = int(exact_ns.to_integral_value(rounding=decimal.ROUND_HALF_EVEN, context=_EXACT))
-    if whole_ns == 0 and exact_ns != 0:
-        raise ValueError(f"is {exact_ns.normalize():f} ns, less than one nanosecond (the resolution of a duration), got {value!r}")
+    if whole_ns == 0 and number != 0:
+        raise ValueError(f"is {exact_ns.normalize()} ns, under half a nanosecond: a duration is whole nanoseconds (rounded to the "
+                         f"nearest), got {value!r}")
     return whole_ns
 
 
