@@ -18,6 +18,7 @@ from arrayplan_services.api.arrayfile import array_from_doc, load_array_file
 from arrayplan_services.api.planfile import PlanFileError, load_yaml, plan_spec_from_text
 from arrayplan_services.api.smart_io import CapacityFileError, read_capacity_csv
 from arrayplan_services.cli.main import build_parser
+from conftest import DATA
 
 # (written, bytes) -- bytes are exact integers; a float field (daily_write_bytes, used_bytes) holds
 # the nearest double, compared to 1 part in 1e15.
@@ -237,3 +238,21 @@ def test_a_bad_duration_is_refused_alike_naming_the_field(text: str, reason: str
             assert err == "" and args.timeout == 5.0
         else:
             assert args is None and "error: argument --timeout: " in err and reason in " ".join(err.split()), (argv[0], err)
+
+
+# -- a size beside a trace -------------------------------------------------------------------------
+
+def test_a_trace_options_size_takes_the_grammar() -> None:
+    """``seq_tolerance_bytes`` next to ``trace:`` in a plan file is a size like the others: 64k and
+    65536 characterise the trace alike (and differently from 0), and a bad one names the field."""
+    def random_fraction(tolerance: str) -> float:
+        spec, _ = plan_spec_from_text(f"workload:\n  trace: msr-cambridge1-sample.csv\n  seq_tolerance_bytes: {tolerance}\n"
+                                      "constraints:\n  usable_capacity_bytes: 1 TB\n", "plan.yaml", DATA / "traces")
+        return spec.workload.random_fraction
+
+    assert random_fraction("64k") == random_fraction("65536") == random_fraction("64 KiB")
+    assert random_fraction("64k") < random_fraction("0")
+    with pytest.raises(PlanFileError) as exc:
+        random_fraction("-1 TB")
+    assert [(line, field) for line, field, _ in exc.value.problems] == [(3, "workload.seq_tolerance_bytes")]
+    assert "a size cannot be negative" in exc.value.problems[0][2]

@@ -152,6 +152,12 @@ class _Builder:
         from .workloads import load_workload
 
         spec = {k: data[k] for k in _WORKLOAD_FILE_KEYS if k in data}
+        if "seq_tolerance_bytes" in spec:  # a size like any other in the file (docs/units.md)
+            try:
+                spec["seq_tolerance_bytes"] = parse_size_bytes(spec["seq_tolerance_bytes"])
+            except ValueError as exc:
+                self.fail(at + ("seq_tolerance_bytes",), str(exc))
+                return
         try:
             workload, warnings = load_workload(spec, self.base_dir, allow_outside_paths=self.allow_outside_paths)
         except InvalidInputError as exc:
