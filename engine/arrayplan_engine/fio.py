@@ -107,8 +107,12 @@ def _err(line: int, option: str, reason: str) -> InvalidInputError:
 # Values
 # --------------------------------------------------------------------------------------------
 
-def parse_size(value: str, *, kb_base: int = 1024, line: int = 0, option: str = "size") -> int:
-    """A fio size (``4k``, ``1M``, ``10g``, ``512``, ``0x1000``) in bytes."""
+def parse_fio_size(value: str, *, kb_base: int = 1024, line: int = 0, option: str = "size") -> int:
+    """A fio size (``4k``, ``1M``, ``10g``, ``512``, ``0x1000``) in bytes, by fio's own rules (its HOWTO,
+    "kb_base"): with the default ``kb_base=1024`` every suffix is a power of 1024, ``4kb`` included,
+    and ``4ki`` is 4,000 (fio's compatibility quirk). Only for fio job files: sizes a person writes
+    elsewhere (plan files, array files, CSVs, flags) use ``units.parse_size_bytes``, where
+    ``8 KB`` is 8,000 B (docs/units.md)."""
     v = value.strip()
     if v.lower().startswith("0x"):
         try:
@@ -191,7 +195,7 @@ def parse_bssplit(value: str, *, kb_base: int = 1024, line: int = 0) -> tuple[tu
             size_s, sep, pct_s = item.partition("/")
             if not sep:
                 raise _err(line, "bssplit", f"entry {item!r} must be size/percentage (e.g. 4k/60)")
-            size = _check_io_size(parse_size(size_s, kb_base=kb_base, line=line, option="bssplit"), line, "bssplit")
+            size = _check_io_size(parse_fio_size(size_s, kb_base=kb_base, line=line, option="bssplit"), line, "bssplit")
             if pct_s.strip() == "":
                 entries.append((size, None))
                 continue
@@ -530,9 +534,9 @@ def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[
     if (item := val("bs")) is not None:
         r_s, w_s = _per_direction(item[0])
         if r_s:
-            read_mix = ((_check_io_size(parse_size(r_s, kb_base=kb_base, line=item[1], option="bs"), item[1], "bs"), 1.0),)
+            read_mix = ((_check_io_size(parse_fio_size(r_s, kb_base=kb_base, line=item[1], option="bs"), item[1], "bs"), 1.0),)
         if w_s:
-            write_mix = ((_check_io_size(parse_size(w_s, kb_base=kb_base, line=item[1], option="bs"), item[1], "bs"), 1.0),)
+            write_mix = ((_check_io_size(parse_fio_size(w_s, kb_base=kb_base, line=item[1], option="bs"), item[1], "bs"), 1.0),)
     if (item := val("bsrange")) is not None:
         r_s, w_s = _per_direction(item[0])
         for direction, spec in (("read", r_s), ("write", w_s)):
@@ -541,8 +545,8 @@ def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[
             m = re.fullmatch(r"\s*([^:\-]+)\s*[:\-]\s*([^:\-]+)\s*", spec)
             if not m:
                 raise _err(item[1], "bsrange", f"range {spec!r} must be MIN-MAX (e.g. 4k-16k)")
-            lo = parse_size(m.group(1), kb_base=kb_base, line=item[1], option="bsrange")
-            hi = parse_size(m.group(2), kb_base=kb_base, line=item[1], option="bsrange")
+            lo = parse_fio_size(m.group(1), kb_base=kb_base, line=item[1], option="bsrange")
+            hi = parse_fio_size(m.group(2), kb_base=kb_base, line=item[1], option="bsrange")
             lo, hi = min(lo, hi), max(lo, hi)
             _check_io_size(lo, item[1], "bsrange")
             _check_io_size(hi - hi % lo, item[1], "bsrange")
@@ -590,7 +594,7 @@ def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[
             if (reason := allowed.reason(pct)) is not None:
                 raise _err(line, key, f"percentage {reason}")
             return None, pct / 100.0
-        return parse_size(s, kb_base=kb_base, line=line, option=key), None
+        return parse_fio_size(s, kb_base=kb_base, line=line, option=key), None
 
     size_bytes, size_fraction = size_or_pct("size")
     if size_bytes == 0:
@@ -600,7 +604,7 @@ def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[
         size_fraction = 1.0 - offset_fraction
     io_bytes: int | None = None
     if (item := val("io_size")) is not None:
-        io_bytes = parse_size(item[0], kb_base=kb_base, line=item[1], option="io_size")
+        io_bytes = parse_fio_size(item[0], kb_base=kb_base, line=item[1], option="io_size")
     number_ios: int | None = None
     if (item := val("number_ios")) is not None:
         number_ios = _parse_int(item[0], item[1], "number_ios", 1, 2**62)
@@ -625,8 +629,8 @@ def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[
         rate_iops = _split_rate(r_rate, w_rate, read_fraction)
     elif (item := val("rate")) is not None:
         r_s, w_s = _per_direction(item[0])
-        r_bw = parse_size(r_s, kb_base=kb_base, line=item[1], option="rate") if r_s else 0
-        w_bw = parse_size(w_s, kb_base=kb_base, line=item[1], option="rate") if w_s else 0
+        r_bw = parse_fio_size(r_s, kb_base=kb_base, line=item[1], option="rate") if r_s else 0
+        w_bw = parse_fio_size(w_s, kb_base=kb_base, line=item[1], option="rate") if w_s else 0
         r_rate = r_bw / mean(read_mix) if r_bw else 0.0
         w_rate = w_bw / mean(write_mix) if w_bw else 0.0
         rate_iops = _split_rate(r_rate, w_rate, read_fraction)

@@ -13,7 +13,7 @@ from arrayplan_engine.fio import (
     parse_bssplit,
     parse_fio,
     parse_fio_jobs,
-    parse_size,
+    parse_fio_size,
     parse_time_s,
     skew_from_distribution,
 )
@@ -118,7 +118,7 @@ def test_zipf_sample_skew_reads_only() -> None:
      ("4ki", 1024, 4000), ("1mi", 1024, 1_000_000), ("4k", 1000, 4000), ("4KiB", 1000, 4096), ("0x1000", 1024, 4096)],
 )
 def test_sizes(text: str, kb_base: int, expected: int) -> None:
-    assert parse_size(text, kb_base=kb_base) == expected
+    assert parse_fio_size(text, kb_base=kb_base) == expected
 
 
 def test_times() -> None:

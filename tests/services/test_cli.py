@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from arrayplan_services.api.planfile import PlanFileError, parse_duration_s, parse_size, plan_spec_from_text
+from arrayplan_engine.units import parse_duration_s, parse_size_bytes
+from arrayplan_services.api.planfile import PlanFileError, plan_spec_from_text
 from conftest import ROOT, ServerProcess
 
 EXAMPLES = ROOT / "examples"
@@ -33,15 +34,15 @@ def run_cli(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.Co
 
 
 def test_units_in_plan_files() -> None:
-    assert parse_size("20 TB") == 20e12
-    assert parse_size("4 KiB") == 4096
-    assert parse_size("1.5TiB") == 1.5 * 1024**4
-    assert parse_size(4096) == 4096
+    assert parse_size_bytes("20 TB") == 20e12
+    assert parse_size_bytes("4 KiB") == 4096
+    assert parse_size_bytes("1.5TiB") == 1.5 * 1024**4
+    assert parse_size_bytes(4096) == 4096
     assert parse_duration_s("2ms") == pytest.approx(0.002)
     assert parse_duration_s("500us") == pytest.approx(0.0005)
     assert parse_duration_s("1.5s") == 1.5
     with pytest.raises(ValueError, match="size"):
-        parse_size("lots")
+        parse_size_bytes("lots")
     with pytest.raises(ValueError, match="duration"):
         parse_duration_s("2 fortnights")
 

@@ -213,18 +213,19 @@ def test_did_you_mean_for_drives_layouts_presets_and_plan_keys() -> None:
 
 
 def test_one_size_and_duration_grammar() -> None:
-    from arrayplan_services.api.planfile import PlanFileError, parse_duration_s, parse_size, size_arg
+    from arrayplan_engine.units import parse_duration_s, parse_size_bytes
+    from arrayplan_services.api.planfile import PlanFileError, size_arg
 
     # fio's k is 1024 (fio HOWTO, "bs": "4k" = 4096 with the default kb_base=1024); KB is SI.
-    assert parse_size("8k") == parse_size("8K") == parse_size("8KiB") == parse_size("8 kib") == 8192
-    assert parse_size("8 KB") == parse_size("8kB") == 8000
-    assert parse_size("20 TB") == 20e12 and parse_size("1M") == 1024**2 and parse_size("1 MB") == 1e6
+    assert parse_size_bytes("8k") == parse_size_bytes("8K") == parse_size_bytes("8KiB") == parse_size_bytes("8 kib") == 8192
+    assert parse_size_bytes("8 KB") == parse_size_bytes("8kB") == 8000
+    assert parse_size_bytes("20 TB") == 20e12 and parse_size_bytes("1M") == 1024**2 and parse_size_bytes("1 MB") == 1e6
     assert size_arg("8KiB") == 8192
     from arrayplan_services.api.planfile import seconds_arg
 
     assert seconds_arg("90") == 90 and seconds_arg("30min") == 1800 and seconds_arg("250ms") == pytest.approx(0.25)
     with pytest.raises(ValueError, match="unknown size unit 'KiBs'"):
-        parse_size("8 KiBs")
+        parse_size_bytes("8 KiBs")
     with pytest.raises(ValueError, match=r"needs a unit .* did you mean '5ms' or '5s'"):
         parse_duration_s(5)
     assert parse_duration_s("5 ms") == pytest.approx(0.005) and parse_duration_s("2 min") == 120

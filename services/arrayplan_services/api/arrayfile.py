@@ -34,10 +34,10 @@ from arrayplan_engine import telemetry
 from arrayplan_engine.catalog import Catalog
 from arrayplan_engine.errors import InvalidInputError, Range
 from arrayplan_engine.layout import make_layout
-from arrayplan_engine.units import DAY_S, YEAR_DAYS
+from arrayplan_engine.units import DAY_S, YEAR_DAYS, parse_size_bytes
 
 from .planfile import PlanFileError, _Builder, _Doc, load_yaml
-from .smart_io import CapacityFileError, CapacitySample, Problem, parse_size_bytes, parse_time_s, read_capacity_csv, read_prometheus_samples, read_telemetry
+from .smart_io import CapacityFileError, CapacitySample, Problem, parse_timestamp_s, read_capacity_csv, read_prometheus_samples, read_telemetry
 
 _TOP_KEYS = ("name", "layout", "start_date", "telemetry", "groups", "capacity_used", "usable_capacity_bytes", "full_fraction", "workload",
              "catalog_drive", "lockstep_window_days", "worn_threshold_fraction", "confidence", "replan")
@@ -117,7 +117,7 @@ def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
     start_s = 0.0
     if "start_date" in data:
         try:
-            start_s = parse_time_s(data["start_date"])
+            start_s = parse_timestamp_s(data["start_date"])
         except ValueError as exc:
             b.fail(("start_date",), str(exc))
     layout = str(data.get("layout", "raid5"))
@@ -144,9 +144,9 @@ def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
     usable = None
     if "usable_capacity_bytes" in data:
         try:
-            usable = parse_size_bytes(data["usable_capacity_bytes"])
+            usable = float(parse_size_bytes(data["usable_capacity_bytes"]))
             if usable <= 0:
-                raise ValueError(f"must be > 0, got {data['usable_capacity_bytes']!r}")
+                raise ValueError(f"must be > 0 B, got {data['usable_capacity_bytes']!r}")
         except ValueError as exc:
             b.fail(("usable_capacity_bytes",), str(exc))
     workload_proto = None

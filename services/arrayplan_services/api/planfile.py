@@ -22,6 +22,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from arrayplan.v1 import planner_pb2 as pb
+from arrayplan_engine.units import parse_duration_ns, parse_duration_s, parse_size_bytes
 
 
 class PlanFileError(Exception):
@@ -34,80 +35,19 @@ class PlanFileError(Exception):
                                    for line, field, reason in problems))
 
 
-# One size and duration grammar for plan files and flags (docs/units.md):
-#   a bare number is bytes; k, M, G, T, P alone (or Ki, KiB, ...) are powers of 1024 as in fio
-#   (8k = 8,192); KB, MB, GB, TB, PB (any case, "kB" too) are powers of 1000 (8 KB = 8,000).
-#   A duration needs a unit: ns, us (µs), ms, s, min, h; a bare number is refused with a hint.
-_SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]+)?\s*$")
-_BINARY = {"k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
-_DECIMAL = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}
-_SIZE_UNITS = ["B", "k", "M", "G", "T", "P", "KiB", "MiB", "GiB", "TiB", "PiB", "KB", "MB", "GB", "TB", "PB"]
-_DUR_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ]+)?\s*$")
-_DUR_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
-_SIZE_HINT = "a size like 4096, 8k (8,192 B, as fio), '8 KiB' (8,192 B), '8 KB' (8,000 B) or '20 TB'"
-
-
-def _size_scale(unit: str) -> float | None:
-    u = unit.lower()
-    if u == "b":
-        return 1.0
-    if len(u) == 1 and u in _BINARY:  # fio: k = 1024
-        return float(_BINARY[u])
-    if u in ("ki", "kib", "mi", "mib", "gi", "gib", "ti", "tib", "pi", "pib"):
-        return float(_BINARY[u[0]])
-    if len(u) == 2 and u[1] == "b" and u[0] in _DECIMAL:  # KB, MB, ... (SI)
-        return _DECIMAL[u[0]]
-    return None
-
-
-def parse_size(value: Any) -> float:
-    """Bytes from a number or a string with a unit (grammar above; docs/units.md)."""
-    if isinstance(value, bool):
-        raise ValueError(f"expected {_SIZE_HINT}, got {value!r}")
-    if isinstance(value, (int, float)):
-        return float(value)
-    m = _SIZE_RE.match(str(value))
-    if not m:
-        raise ValueError(f"expected {_SIZE_HINT}, got {value!r}")
-    unit = m.group(2) or "B"
-    scale = _size_scale(unit)
-    if scale is None:
-        from arrayplan_engine.errors import did_you_mean
-
-        raise ValueError(f"unknown size unit {unit!r}{did_you_mean(unit, _SIZE_UNITS)}; expected {_SIZE_HINT}")
-    return float(m.group(1)) * scale
-
-
-def parse_duration_s(value: Any) -> float:
-    """Seconds from a string with a unit (``2ms``, ``500 us``, ``1.5s``, ``3 min``); a bare
-    number is refused: ``latency_target: 5`` could mean 5 s or 5 ms."""
-    text = str(value)
-    m = _DUR_RE.match(text)
-    if isinstance(value, bool) or not m:
-        raise ValueError(f"expected a duration like '2ms', '500us' or '1.5s', got {value!r}")
-    if not m.group(2):
-        raise ValueError(f"a duration needs a unit (ns, us, ms, s, min, h): did you mean '{m.group(1)}ms' or '{m.group(1)}s'? "
-                         f"got {value!r}")
-    unit = m.group(2) if m.group(2) in _DUR_UNITS else m.group(2).lower()
-    if unit not in _DUR_UNITS:
-        from arrayplan_engine.errors import did_you_mean
-
-        raise ValueError(f"unknown duration unit {m.group(2)!r}{did_you_mean(m.group(2), _DUR_UNITS)}; "
-                         f"expected ns, us, ms, s, min or h, got {value!r}")
-    return float(m.group(1)) * _DUR_UNITS[unit]
+# Sizes and durations: the one grammar of plan files, array files, capacity CSVs and flags
+# (arrayplan_engine.units; docs/units.md). 8k = 8 KiB = 8,192 B as in fio, 8 KB = 8,000 B; a
+# duration needs its unit.
 
 
 def size_arg(text: str) -> int:
-    """argparse type for a size flag (``--io-bytes 8KiB``): the same grammar, whole bytes."""
+    """argparse type for a size flag (``--io-bytes 8KiB``): the grammar of plan files."""
     import argparse
 
     try:
-        value = parse_size(text)
+        return parse_size_bytes(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-    if value != int(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a whole number of bytes >= 0, got {text!r} = {value:g} B")
-    return int(value)
 
 
 def seconds_arg(text: str) -> float:
@@ -116,12 +56,9 @@ def seconds_arg(text: str) -> float:
     import argparse
 
     try:
-        value = float(text)
-    except ValueError:
-        try:
-            value = parse_duration_s(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
+        value = parse_duration_s(text, bare_number_unit="s")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be > 0 s, got {text!r}")
     return value
@@ -215,6 +152,12 @@ class _Builder:
         from .workloads import load_workload
 
         spec = {k: data[k] for k in _WORKLOAD_FILE_KEYS if k in data}
+        if "seq_tolerance_bytes" in spec:  # a size like any other in the file (docs/units.md)
+            try:
+                spec["seq_tolerance_bytes"] = parse_size_bytes(spec["seq_tolerance_bytes"])
+            except ValueError as exc:
+                self.fail(at + ("seq_tolerance_bytes",), str(exc))
+                return
         try:
             workload, warnings = load_workload(spec, self.base_dir, allow_outside_paths=self.allow_outside_paths)
         except InvalidInputError as exc:
@@ -251,11 +194,11 @@ class _Builder:
         try:
             if field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type.full_name == "google.protobuf.Duration":
                 d = duration_pb2.Duration()
-                d.FromNanoseconds(round(parse_duration_s(value) * 1e9))
+                d.FromNanoseconds(parse_duration_ns(value))
                 return d
             if field.type in (FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_INT64):
-                number = parse_size(value) if "_bytes" in name else value
-                if isinstance(number, bool) or not isinstance(number, (int, float)) or float(number) != int(number):
+                number = parse_size_bytes(value) if "_bytes" in name else value  # a size is whole bytes
+                if isinstance(number, bool) or not isinstance(number, (int, float)) or (isinstance(number, float) and not number.is_integer()):
                     raise ValueError(f"expected an integer, got {value!r}")
                 limit = 2**31 - 1 if field.type == FieldDescriptor.TYPE_INT32 else 2**63 - 1
                 if abs(int(number)) > limit:
@@ -263,7 +206,7 @@ class _Builder:
                 return int(number)
             if field.type in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
                 if "_bytes" in name:
-                    return parse_size(value)
+                    return float(parse_size_bytes(value))
                 if isinstance(value, bool) or not isinstance(value, (int, float)):
                     raise ValueError(f"expected a number, got {value!r}")
                 return float(value)

@@ -5,7 +5,7 @@
   of them (``*.json`` walked recursively, sorted). A bad file (truncated JSON, smartctl's own
   error output, not telemetry at all) becomes a ``Problem`` naming the file; the rest are read.
 * ``read_capacity_csv(path)``: ``time,used_bytes`` rows (time as ISO date/datetime or Unix seconds;
-  sizes as numbers or with units, "12.5 TB").
+  sizes as numbers or with units, "12.5 TB", in the grammar of plan files: docs/units.md).
 * ``read_prometheus_samples(path, metric, labels)``: samples of one metric from Prometheus text
   exposition format (``name{label="v"} value timestamp_ms``), one file or several scrapes.
 """
@@ -15,13 +15,13 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import json
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from arrayplan_engine.telemetry import DriveSnapshot, TelemetryError, parse_document, parse_nvme_smart_log
+from arrayplan_engine.units import parse_size_bytes
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,13 +107,9 @@ class CapacityFileError(ValueError):
         self.reason = reason
 
 
-_SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([kKmMgGtTpP]i?[bB]?|[bB])?\s*$")
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12, "p": 1e15, "pb": 1e15,
-               "ki": 1024, "kib": 1024, "mi": 1024**2, "mib": 1024**2, "gi": 1024**3, "gib": 1024**3, "ti": 1024**4, "tib": 1024**4}
-
-
-def parse_time_s(value: object) -> float:
-    """Unix seconds from a number, an ISO date (2025-01-31) or datetime (UTC unless it says)."""
+def parse_timestamp_s(value: object) -> float:
+    """A point in time as Unix seconds, from a number (Unix seconds), an ISO date (2025-01-31) or
+    datetime (UTC unless it says). Not a duration: durations are ``units.parse_duration_s``."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     if isinstance(value, dt.datetime):
@@ -130,15 +126,6 @@ def parse_time_s(value: object) -> float:
     except ValueError:
         raise ValueError(f"expected a time (2025-01-31, 2025-01-31T12:00:00Z or Unix seconds), got {value!r}") from None
     return (d if d.tzinfo else d.replace(tzinfo=dt.UTC)).timestamp()
-
-
-def parse_size_bytes(value: object) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    m = _SIZE_RE.match(str(value))
-    if not m:
-        raise ValueError(f"expected a size (123456789, '12.5 TB', '3 TiB'), got {value!r}")
-    return float(m.group(1)) * _SIZE_UNITS[(m.group(2) or "").lower()]
 
 
 def read_capacity_csv(path: Path) -> list[CapacitySample]:
@@ -162,13 +149,14 @@ def read_capacity_csv(path: Path) -> list[CapacitySample]:
         if len(row) <= max(ti, ui):
             raise CapacityFileError(source, n, f"expected at least {max(ti, ui) + 1} columns, got {len(row)}")
         try:
-            t = parse_time_s(row[ti])
+            t = parse_timestamp_s(row[ti])
+        except ValueError as exc:
+            raise CapacityFileError(source, n, f"time: {exc}") from None
+        try:
             u = parse_size_bytes(row[ui])
         except ValueError as exc:
-            raise CapacityFileError(source, n, str(exc)) from None
-        if u < 0 or not math.isfinite(u):
-            raise CapacityFileError(source, n, f"used_bytes must be >= 0, got {row[ui]!r}")
-        out.append(CapacitySample(time_s=t, used_bytes=u))
+            raise CapacityFileError(source, n, f"used_bytes: {exc}") from None
+        out.append(CapacitySample(time_s=t, used_bytes=float(u)))
     out.sort(key=lambda s: s.time_s)
     return out
 

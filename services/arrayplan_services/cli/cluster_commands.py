@@ -243,6 +243,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
+    from ..api.planfile import seconds_arg
+
     p = subparsers.add_parser("controller", help="run the CapacityPlan controller (Kubernetes) against a planner server")
     _kube_flags(p)
     p.add_argument("--server", help=f"planner gRPC address (default $ARRAYPLAN_SERVER or {DEFAULT_SERVER})")
@@ -261,7 +263,8 @@ def register(subparsers: Any) -> None:
     _kube_flags(p)
     p.add_argument("--name", help="object name (default: the file name plus a random suffix); an existing name gets the new spec")
     p.add_argument("--seed", type=int, help="override the plan file's seed")
-    p.add_argument("--timeout", type=float, default=3600.0, help="give up after this many seconds (exit 1)")
+    p.add_argument("--timeout", type=seconds_arg, default=3600.0, metavar="SECONDS",
+                   help="give up after this many seconds, or a duration: 90s, 30min (exit 1; default 3600)")
     p.add_argument("--format", choices=("table", "json", "markdown"), default="table",
                    help="table for people, json (docs/json.md) or markdown for a pull-request comment (default %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress output")

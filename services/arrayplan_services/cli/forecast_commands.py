@@ -248,6 +248,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--notes", dest="verbose_notes", action="store_true", help="table: also print each snapshot's notes")
     p.set_defaults(func=cmd_telemetry)
 
+    from ..api.planfile import seconds_arg
     from .main import _add_connection
 
     p = sub.add_parser("forecast", help="forecast wear-out and full dates of an array in service; --replan asks the planner what next")
@@ -256,7 +257,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--format", choices=("table", "json"), default="table", help="table for people or json (docs/json.md) (default %(default)s)")
     p.add_argument("--replan", action="store_true", help="run a plan for the observed workload through the planner (a server, or --local)")
     p.add_argument("--years", type=int, default=None, help="--replan: service life of the new plan (default the file's replan, else 5)")
-    p.add_argument("--timeout", type=float, default=3600.0, help="--replan: give up after this many seconds")
+    p.add_argument("--timeout", type=seconds_arg, default=3600.0, metavar="SECONDS",
+                   help="--replan: give up after this many seconds, or a duration: 90s, 30min (default 3600)")
     p.add_argument("--report", help="write an HTML + Markdown forecast report into this directory")
     _add_connection(p)
     p.set_defaults(func=cmd_forecast)

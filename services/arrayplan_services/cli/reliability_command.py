@@ -105,16 +105,10 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
 
 
-def _bytes(text: str) -> float:
-    """Bytes as an integer or in scientific notation (16e12)."""
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of bytes (e.g. 16000000000000 or 16e12), got {text!r}") from None
-
-
 def register(subparsers: Any) -> None:
     """Add ``reliability`` to an argparse subparsers object."""
+    from ..api.planfile import size_arg
+
     p = subparsers.add_parser(
         "reliability", help="mean time to data loss and loss probability of one array (durability model)",
         description="MTTDL and the probability of data loss in a year and over the service life of an array of "
@@ -128,7 +122,8 @@ def register(subparsers: Any) -> None:
                    help="annual failure rate per drive: failures per drive-year (Backblaze's AFR), e.g. 0.015")
     p.add_argument("--repair-hours", type=float, required=True, help="mean hours to rebuild a failed drive (MTTR)")
     p.add_argument("--uber", type=float, default=0.0, help="unrecoverable bit error rate, errors per bit read (e.g. 1e-15)")
-    p.add_argument("--drive-bytes", type=_bytes, default=None, help="drive capacity in bytes (needed with --uber)")
+    p.add_argument("--drive-bytes", type=size_arg, default=None, metavar="SIZE",
+                   help="drive capacity (needed with --uber): bytes (16000000000000, 16e12) or with a unit (16 TB); docs/units.md")
     p.add_argument("--service-life-years", type=float, default=5.0, help="service life in years (default 5)")
     p.add_argument("--method", choices=[m.value for m in reliability.Method], default=reliability.Method.MARKOV.value,
                    help="markov (exact chain, default) | binomial (Backblaze) | closed-form | monte-carlo")
