@@ -330,36 +330,47 @@ def outcome_to_proto(o: recommend.PlanOutcome) -> pb.PlanResult:
     return result
 
 
+def _drive_fields(spec: Any, path: str) -> tuple[dict[str, Any], list[Violation]]:
+    """A ``DriveSpec`` as catalog-file fields (a provenance entry makes its field a table)."""
+    violations: list[Violation] = []
+    fields: dict[str, Any] = {}
+    for fd in spec.DESCRIPTOR.fields:
+        if fd.name == "provenance":
+            continue
+        if fd.has_presence:
+            if spec.HasField(fd.name):
+                fields[fd.name] = getattr(spec, fd.name)
+        elif getattr(spec, fd.name):
+            fields[fd.name] = getattr(spec, fd.name)
+    for j, p in enumerate(spec.provenance):
+        if p.field not in fields:
+            violations.append(Violation(field=f"{path}.provenance[{j}].field",
+                                        reason=f"must name a field this drive gives a value for, got {p.field!r}"))
+            continue
+        table: dict[str, Any] = {"value": fields[p.field]}
+        for key in ("source", "quote", "reason"):
+            if getattr(p, key):
+                table[key] = getattr(p, key)
+        if p.assumed:
+            table["assumed"] = True
+        fields[p.field] = table
+    return fields, violations
+
+
 def custom_drives_from_proto(specs: Any, prefix: str = "plan.spec", catalog: Catalog | None = None) -> tuple[Drive, ...]:
     """``PlanSpec.custom_drives`` as engine drives, every field validated: one
     ``InvalidInputError`` naming ``plan.spec.custom_drives[i].FIELD`` and the allowed range for
-    every problem, a name the catalog (or an earlier custom drive) already has included."""
+    every problem, a name the catalog (or an earlier custom drive) already has included, and what
+    the drive models will demand of it when the plan runs (``drive_model_violations``)."""
     catalog = catalog or builtin_catalog()
     drives: list[Drive] = []
     violations: list[Violation] = []
     for i, spec in enumerate(specs):
         path = f"{prefix}.custom_drives[{i}]"
-        fields: dict[str, Any] = {}
-        for fd in spec.DESCRIPTOR.fields:
-            if fd.name == "provenance":
-                continue
-            if fd.has_presence:
-                if spec.HasField(fd.name):
-                    fields[fd.name] = getattr(spec, fd.name)
-            elif getattr(spec, fd.name):
-                fields[fd.name] = getattr(spec, fd.name)
-        for j, p in enumerate(spec.provenance):
-            if p.field not in fields:
-                violations.append(Violation(field=f"{path}.provenance[{j}].field",
-                                            reason=f"must name a field this drive gives a value for, got {p.field!r}"))
-                continue
-            table: dict[str, Any] = {"value": fields[p.field]}
-            for key in ("source", "quote", "reason"):
-                if getattr(p, key):
-                    table[key] = getattr(p, key)
-            if p.assumed:
-                table["assumed"] = True
-            fields[p.field] = table
+        fields, problems = _drive_fields(spec, path)
+        violations.extend(problems)
+        if problems:
+            continue
         try:
             drive = drive_from_fields(fields, path, bare=USER_PROVENANCE)
         except InvalidInputError as exc:
@@ -377,6 +388,24 @@ def custom_drives_from_proto(specs: Any, prefix: str = "plan.spec", catalog: Cat
     except InvalidInputError as exc:
         raise InvalidInputError([Violation(field=v.field, reason=v.reason) for v in exc.violations]) from None
     return tuple(drives)
+
+
+def custom_drive_model_violations(specs: Any, prefix: str = "plan.spec") -> list[Violation]:
+    """Only ``drive_model_violations`` of the custom drives whose fields are valid: what a plan
+    file's loader checks on its own, so such a drive is refused with its line before any server
+    sees the plan (field errors and name clashes are the server's, ``custom_drives_from_proto``)."""
+    out: list[Violation] = []
+    for i, spec in enumerate(specs):
+        path = f"{prefix}.custom_drives[{i}]"
+        fields, problems = _drive_fields(spec, path)
+        if problems:
+            continue
+        try:
+            drive = drive_from_fields(fields, path, bare=USER_PROVENANCE)
+        except InvalidInputError:
+            continue
+        out.extend(drive_model_violations(drive, path, supplied=set(fields)))
+    return out
 
 
 # -- custom drives against the models' own bounds -----------------------------------------------

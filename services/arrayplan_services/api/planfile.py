@@ -364,9 +364,27 @@ def plan_spec_from_text(text: str, path: str = "<plan>", base_dir: Path | None =
         for required in ("workload", "constraints"):
             if required not in doc.data:
                 builder.problems.append((1, required, "is required"))
+    if not builder.problems and spec.custom_drives:
+        # A drive the models cannot use is refused here with its line (the server refuses it too).
+        from .convert import custom_drive_model_violations
+
+        for v in custom_drive_model_violations(spec.custom_drives, "plan.spec"):
+            field = v.field.removeprefix("plan.spec.")
+            builder.problems.append((_line_in(doc, field), field, v.reason))
     if builder.problems:
         raise PlanFileError(path, builder.problems)
     return spec, builder.warnings
+
+
+def _line_in(doc: _Doc, field: str) -> int | None:
+    """The line of a dotted field path (``custom_drives[0].capacity_bytes``), or of its nearest
+    parent the document has."""
+    parts: list[Any] = [int(t[1:-1]) if t.startswith("[") else t for t in re.findall(r"[^.\[\]]+|\[\d+\]", field)]
+    while parts:
+        if tuple(parts) in doc.lines:
+            return doc.lines[tuple(parts)]
+        parts.pop()
+    return None
 
 
 MAX_PLAN_FILE_BYTES = MAX_YAML_BYTES  # a plan file is one YAML document: the loader's bound
@@ -410,11 +428,4 @@ def line_of(path_text: str, field: str) -> int | None:
         doc = load_yaml(path_text, "<plan>")
     except PlanFileError:
         return None
-    parts: list[Any] = []
-    for token in re.findall(r"[^.\[\]]+|\[\d+\]", field.removeprefix("plan.spec.")):
-        parts.append(int(token[1:-1]) if token.startswith("[") else token)
-    while parts:
-        if tuple(parts) in doc.lines:
-            return doc.lines[tuple(parts)]
-        parts.pop()
-    return None
+    return _line_in(doc, field.removeprefix("plan.spec."))
