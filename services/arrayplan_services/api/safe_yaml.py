@@ -198,7 +198,7 @@ def load_document(text: str, path: str) -> YamlDocument | None:
             raise YamlError(path, _line(n), f"cannot read this value ({n.tag.rsplit(':', 1)[-1]}): {why}") from None
 
     def build(n: Node, at: tuple[Any, ...]) -> Any:
-        lines[at] = _line(n)
+        lines.setdefault(at, _line(n))  # a key's own line (set by its mapping) wins over its value's, an alias's anchor
         if isinstance(n, MappingNode):
             out: dict[Any, Any] = {}
             for k, v in n.value:
