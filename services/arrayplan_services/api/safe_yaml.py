@@ -5,7 +5,7 @@ These files are untrusted (a CI job plans whatever a pull request wrote), so the
 PyYAML's safe loader with bounds checked while the document is composed, before anything is
 built from it. A document past a bound is refused with a ``YamlLimitError`` naming the file,
 the line and the limit with its value; it never hangs, never grows without bound and never
-ends in a traceback:
+ends in a traceback (docs/service.md, "Limits on input files"):
 
 ======================  ==========  =================================================================
 limit                   value       what it bounds
