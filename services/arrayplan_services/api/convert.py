@@ -418,6 +418,9 @@ def custom_drive_model_violations(specs: Any, prefix: str = "plan.spec") -> list
 
 #: One stripe unit (the planner's layouts use 64 KiB) after the largest over-provisioning (0.9).
 MIN_DRIVE_CAPACITY_BYTES = 10 * DEFAULT_STRIPE_UNIT_BYTES
+#: The least failure rate the durability model's Markov chain computes without overflow (an MTTF
+#: of 8.76e15 h; at 1e-100 its matrices overflow for a repair of seconds).
+MIN_ANNUAL_FAILURE_RATE = 1e-12
 #: ``ssd.calibrate``'s open interval for the FTL spare factor, 1 - user / (raw - parity - reserve).
 SPARE_FACTOR_RANGE = (0.005, 0.95)
 # The drive fields behind each number of a drive's service model, and what to change.
@@ -490,6 +493,41 @@ def _spare_factor_violation(drive: Drive, at: str, raw_given: bool) -> Violation
         f"smallest power-of-two GiB above the capacity), got {int(user)}: it {why}; or give raw_nand_bytes"))
 
 
+def _reliability_violations(drive: Drive, at: str) -> list[Violation]:
+    """What the planner's durability figures demand (``recommend.evaluate``): a finite MTTF and a
+    whole-drive rebuild (at the planner's share of the sequential write rate) within a year."""
+    from dataclasses import fields as dc_fields
+
+    from arrayplan_engine import reliability
+    from arrayplan_engine.layout import make_layout
+    from arrayplan_engine.units import HOUR_S, YEAR_HOURS
+
+    afr = float(drive.annual_failure_rate or 0.0)
+    if afr <= 0:
+        return []  # no failures modelled: no durability figures
+    share = next(f.default for f in dc_fields(recommend.PlanRequest) if f.name == "rebuild_rate_fraction_of_seq_write")
+    assert isinstance(share, float)
+    rate = float(drive.seq_write_bytes_per_s or 50e6) * share
+    repair_h = float(drive.capacity_bytes) / rate / HOUR_S
+    if not repair_h <= YEAR_HOURS:
+        return [Violation(field=f"{at}seq_write_bytes_per_s", reason=(
+            f"must be >= {math.ceil(float(drive.capacity_bytes) / share / (YEAR_HOURS * HOUR_S))} for capacity_bytes "
+            f"{drive.capacity_bytes}: a rebuild writes the whole drive at {share:g} x the sequential write rate and must end "
+            f"within a year ({YEAR_HOURS:g} h) for the durability figures, got {repair_h:,.0f} h"))]
+    if afr < MIN_ANNUAL_FAILURE_RATE:
+        return [Violation(field=f"{at}annual_failure_rate", reason=(
+            f"must be 0 (no failures modelled) or in [{MIN_ANNUAL_FAILURE_RATE:g}, 1] failures per drive-year (below, the "
+            f"MTTF of {YEAR_HOURS:g} h / rate overflows the durability model), got {afr!r}"))]
+    try:
+        reliability.array_reliability(make_layout("raid1", 2), 2, annual_failure_rate=afr, repair_hours=repair_h,
+                                      service_life_years=1.0, uber=float(drive.uber or 0.0),
+                                      drive_capacity_bytes=float(drive.capacity_bytes))
+    except InvalidInputError as exc:
+        return [Violation(field=f"{at}annual_failure_rate", reason=f"the durability model refuses this drive: {x}")
+                for x in exc.violations]
+    return []
+
+
 def drive_model_violations(drive: Drive, path: str, *, supplied: set[str] | None = None) -> list[Violation]:
     """Every bound the drive models and the array simulation will apply to ``drive`` when a plan
     runs, checked now: each violation names ``path.FIELD`` and what is allowed. ``supplied`` are
@@ -534,6 +572,7 @@ def drive_model_violations(drive: Drive, path: str, *, supplied: set[str] | None
         array.ArraySpec(layout=make_layout("raid0", 1), drive_count=1, service_models=(model,),
                         workload=Workload(name="drive-check", read_fraction=0.5, io_size_mix=((4096, 1.0),)),
                         drive_capacity_bytes=float(drive.capacity_bytes))
+        v.extend(_reliability_violations(drive, at))
     except InvalidInputError as exc:
         prefix = "spec.service_models[0]."
         for x in exc.violations:
