@@ -324,3 +324,17 @@ def test_array_and_workload_files_use_the_same_loader(tmp_path: Path) -> None:
     code, err, _ = _cli_measured("simulate", "--drive", "intel-dc-s3500-480gb", "--drives", "4", "--layout", "raid10",
                                  "--workload", str(workload))
     assert code == 2 and f"{workload}:8:" in _one_line(err) and "MAX_YAML_NODES" in err, err
+
+
+def test_hostile_telemetry_json_is_a_named_problem(tmp_path: Path) -> None:
+    from arrayplan_services.api.smart_io import MAX_TELEMETRY_FILE_BYTES, read_telemetry
+
+    (tmp_path / "deep.json").write_text("[" * 200_000 + "]" * 200_000)
+    (tmp_path / "bigint.json").write_text('{"x": ' + "1" * 5001 + "}")
+    with open(tmp_path / "huge.json", "wb") as f:
+        f.truncate(MAX_TELEMETRY_FILE_BYTES + 1)
+    snaps, problems = read_telemetry([tmp_path])
+    got = {Path(p.source).name: p.message for p in problems}
+    assert not snaps and set(got) == {"deep.json", "bigint.json", "huge.json"}, got
+    assert "recursion" in got["deep.json"] and "4300 digits" in got["bigint.json"]
+    assert f"over {MAX_TELEMETRY_FILE_BYTES} bytes" in got["huge.json"]
