@@ -167,11 +167,11 @@ def _syntax_error(exc: yaml.YAMLError, text: str, path: str) -> YamlError:
 
 def compose(text: str, path: str) -> tuple[Node | None, _BoundedLoader]:
     """The document's node graph, every bound checked; None for an empty document."""
-    size = len(text.encode("utf-8", errors="surrogatepass"))
-    if size > MAX_YAML_BYTES:
+    # A character is at least one UTF-8 byte: a longer text is over without encoding it.
+    if len(text) > MAX_YAML_BYTES or len(text.encode("utf-8", errors="surrogatepass")) > MAX_YAML_BYTES:
         line = text.count("\n", 0, MAX_YAML_BYTES) + 1
-        raise YamlLimitError(path, line, f"the document is {size:,} bytes, over {MAX_YAML_BYTES:,} "
-                                         f"(limit MAX_YAML_BYTES = {MAX_YAML_BYTES:,})", "MAX_YAML_BYTES", MAX_YAML_BYTES)
+        raise YamlLimitError(path, line, f"the document is over {MAX_YAML_BYTES:,} bytes (limit MAX_YAML_BYTES = {MAX_YAML_BYTES:,})",
+                             "MAX_YAML_BYTES", MAX_YAML_BYTES)
     try:
         loader = _BoundedLoader(text, path)  # the reader refuses non-printable characters here
         try:
