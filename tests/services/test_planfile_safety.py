@@ -338,3 +338,19 @@ def test_hostile_telemetry_json_is_a_named_problem(tmp_path: Path) -> None:
     assert not snaps and set(got) == {"deep.json", "bigint.json", "huge.json"}, got
     assert "recursion" in got["deep.json"] and "4300 digits" in got["bigint.json"]
     assert f"over {MAX_TELEMETRY_FILE_BYTES} bytes" in got["huge.json"]
+
+
+def test_a_catalog_drive_the_models_cannot_use_is_refused_with_its_line(tmp_path: Path) -> None:
+    """``--catalog DIR``: raw NAND below the rated capacity (spare factor < 0.005) is one line naming
+    the file, the line of [raw_nand_bytes] and the range, exit 2; the same file with 4 TiB loads."""
+    acme = (Path(__file__).resolve().parents[1] / "engine" / "test_catalog_files.py").read_text().split('GOOD = """')[1].split('"""')[0]
+    (tmp_path / "catalog").mkdir()
+    bad = tmp_path / "catalog" / "acme.toml"
+    bad.write_text(acme.replace("value = 4398046511104", "value = 3840000000000"))
+    code, err, _ = _cli_measured("drives", "--catalog", str(tmp_path / "catalog"), "--format", "json")
+    shown = _one_line(err)
+    line = next(i for i, ln in enumerate(bad.read_text().splitlines(), start=1) if ln.startswith("[raw_nand_bytes]"))
+    assert code == 2 and f"{bad}:{line}: raw_nand_bytes: must be in [" in shown and "spare factor" in shown, shown
+    bad.write_text(acme)
+    code, err, _ = _cli_measured("drives", "--catalog", str(tmp_path / "catalog"), "--format", "json")
+    assert code == 0, err
