@@ -91,6 +91,8 @@ _RW_MODES: dict[str, tuple[float | None, bool, str]] = {
 _SIZE_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgtpe]?)(i?)(b?)$", re.IGNORECASE)
 _TIME_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*(d|h|m|s|sec|ms|msec|us|usec)?$", re.IGNORECASE)
 _VAR_RE = re.compile(r"\$\{([^}]*)\}")
+# What a warning repeats of a key: an option name (anything else is text from the file).
+_OPTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,40}")
 _INLINE_COMMENT_RE = re.compile(r"\s+[#;].*$")
 _POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5, "e": 6}
 _DEFAULT_SPACE_BLOCKS = 1 << 28  # 1 TiB of 4 KiB blocks, when a zipf job gives no size
@@ -453,9 +455,12 @@ def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[
     opts = {**sec.inherited, **sec.options}
 
     def warn(line: int, key: str, msg: str) -> None:
+        # A warning names the line and the option, never the line's text: a key that is not an
+        # option name (a line of some other file) is not repeated, nor is any value.
         if (line, key) not in seen:
             seen.add((line, key))
-            warnings.append(f"fio:{line}:{key}: {msg}")
+            shown_key = key if _OPTION_NAME.fullmatch(key) else "<option>"
+            warnings.append(f"fio:{line}:{shown_key}: {msg}")
 
     def get(key: str) -> tuple[str | None, int] | None:
         return opts.get(key)
@@ -470,14 +475,13 @@ def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[
         return value, line
 
     # Unmapped options: named, never dropped silently.
-    for key, (value, line) in sorted(opts.items(), key=lambda kv: kv[1][1]):
+    for key, (_value, line) in sorted(opts.items(), key=lambda kv: kv[1][1]):
         if key in _MAPPED:
             continue
-        shown = key if value is None else f"{key}={value}"
         if key in _NO_EFFECT:
-            warn(line, key, f"{shown} ignored (no effect on the IO mix the planner models)")
+            warn(line, key, "ignored (no effect on the IO mix the planner models)")
         else:
-            warn(line, key, f"{shown} is not supported; the workload ignores it")
+            warn(line, key, "is not supported; the workload ignores it")
 
     kb_base = 1024
     if (item := val("kb_base")) is not None:
@@ -493,7 +497,7 @@ def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[
         if mode not in _RW_MODES:
             raise _err(rw_line, "rw", f"unknown mode {mode_s!r}; expected one of {', '.join(_RW_MODES)}")
         if modifier:
-            warn(rw_line, "rw", f"offset modifier ':{modifier}' in rw={mode_s} is not supported (ignored)")
+            warn(rw_line, "rw", f"an offset modifier (rw={mode}:...) is not supported (ignored)")
     fixed_read, random, trim = _RW_MODES[mode]
     trim_only = trim == "only"
     if trim:
@@ -554,7 +558,7 @@ def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[
             sizes = sorted({lo * int(k) for k in np.round(np.linspace(1, count, min(count, 64)))})
             mix = tuple((s, 1.0 / len(sizes)) for s in sizes)
             if len(sizes) > 1:
-                warn(item[1], "bsrange", f"bsrange {spec}: sizes taken uniform over {len(sizes)} multiples of {lo} B")
+                warn(item[1], "bsrange", f"{direction}s: sizes taken uniform over {len(sizes)} multiples of {lo} B from {lo} to {hi} B")
             if direction == "read":
                 read_mix = mix
             else:
@@ -634,14 +638,14 @@ def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[
         r_rate = r_bw / mean(read_mix) if r_bw else 0.0
         w_rate = w_bw / mean(write_mix) if w_bw else 0.0
         rate_iops = _split_rate(r_rate, w_rate, read_fraction)
-        warn(item[1], "rate", f"rate={item[0]} (bytes/s) converted to {rate_iops:.1f} IOPS at the mean block size")
+        warn(item[1], "rate", f"rate (bytes/s: {r_bw:g} read, {w_bw:g} write) converted to {rate_iops:.1f} IOPS at the mean block size")
     if rate_iops is not None and rate_iops <= 0:
         rate_iops = None
 
     hot_a, hot_s, skew_note = 1.0, 1.0, ""
     if (item := val("random_distribution")) is not None and item[0].strip().lower().startswith("zoned_abs"):
         warn(item[1], "random_distribution",
-             f"random_distribution={item[0]}: zoned_abs (absolute zone sizes) is not supported; uniform access assumed")
+             "zoned_abs (absolute zone sizes) is not supported; uniform access assumed")
     elif (item := val("random_distribution")) is not None:
         min_bs = min(s for s, _ in io_mix)
         blocks = (size_bytes // min_bs) if size_bytes else None
@@ -752,7 +756,7 @@ def combine_jobs(
                 nbytes = j.io_bytes or j.size_bytes
                 if not nbytes and len(live) > 1:
                     warnings.append(
-                        f"fio:{j.line}:size: job [{j.name}] gives no size; its IO share assumes it covers "
+                        f"fio:{j.line}:size: the job of this section gives no size; its IO share assumes it covers "
                         f"{'the largest size given' if known else 'the same space as the other jobs'}"
                     )
                 ios = float(nbytes or ref) / j.mean_io_bytes

@@ -26,7 +26,11 @@ Two parts, both pure (the services layer opens the file and hands over lines):
   ============  ======================================================================================
 
   A malformed line raises ``InvalidInputError`` with field ``trace:LINE`` and the reason; with
-  ``max_bad_lines`` > 0 that many are skipped, counted and reported instead.
+  ``max_bad_lines`` > 0 that many are skipped, counted and reported instead. A line of more than
+  ``MAX_LINE_CHARS`` characters (64 Ki; a record is under 200) is always refused, whatever
+  ``max_bad_lines`` says: it is no trace line, and whoever reads the file hands it over cut at
+  ``MAX_LINE_CHARS + 1`` characters (``io.TextIOBase.readline(MAX_LINE_CHARS + 1)``), so a
+  10 GB file without a newline is refused after 64 KiB, never read whole.
 
 * **Characterisation** (``Characteriser``): consumes records one by one (buffered into numpy
   chunks of ``chunk_records``) and keeps only bounded state:
@@ -66,12 +70,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .errors import NON_NEGATIVE, InvalidInputError, Violation
+from .errors import NON_NEGATIVE, InvalidInputError, Violation, echo
 from .units import DAY_S, SECTOR_BYTES, GiB, KiB
 from .workload import MAX_IO_BYTES, Workload
 
 FORMATS = ("msr", "systor", "tencent", "disksim", "cloudphysics", "blkparse", "spc")
 MAX_RECORD_BYTES = 1 * GiB  # a single IO larger than this is a malformed record
+MAX_LINE_CHARS = 64 * 1024  # a longer line is not a trace line (records are under 200 characters)
+MAX_OFFSET_BYTES = 1 << 60  # an offset past an exbibyte is a malformed record (and would overflow int64 sums)
+MAX_TIME_S = 1e11  # a time past ~3,000 years (Windows filetime counts from 1601) is a malformed record
+_I64 = 1 << 63
 _U64 = (1 << 64) - 1
 
 
@@ -104,19 +112,31 @@ class _End(Exception):
 
 def _int(s: str, what: str) -> int:
     try:
-        return int(s)
-    except ValueError:
-        raise _Bad(f"{what} {s.strip()!r} is not an integer") from None
+        v = int(s)
+    except ValueError:  # also an int of over 4,300 digits (Python's own bound)
+        raise _Bad(f"{what} {echo(s.strip())} is not an integer") from None
+    if not -_I64 <= v < _I64:
+        raise _Bad(f"{what} is out of range (a 64-bit integer)")
+    return v
 
 
 def _float(s: str, what: str) -> float:
     try:
         v = float(s)
     except ValueError:
-        raise _Bad(f"{what} {s.strip()!r} is not a number") from None
+        raise _Bad(f"{what} {echo(s.strip())} is not a number") from None
     if math.isnan(v) or math.isinf(v):
-        raise _Bad(f"{what} {s.strip()!r} is not a finite number")
+        raise _Bad(f"{what} {echo(s.strip())} is not a finite number")
     return v
+
+
+def check_line_length(line: str, lineno: int, field: str = "trace") -> None:
+    """Refuse a line of more than ``MAX_LINE_CHARS`` characters (``InvalidInputError`` on
+    ``FIELD:LINE``, without the line's text)."""
+    if len(line) > MAX_LINE_CHARS:
+        raise InvalidInputError(Violation(field=f"{field}:{lineno}", reason=(
+            f"the line is over {MAX_LINE_CHARS:,} characters (MAX_LINE_CHARS; a trace record is under 200): "
+            "not a trace, or a file without line breaks")))
 
 
 def _fields(line: str, n: int, sep: str | None, layout: str) -> list[str]:
@@ -129,6 +149,8 @@ def _fields(line: str, n: int, sep: str | None, layout: str) -> list[str]:
 def _check(offset: int, size: int) -> None:
     if offset < 0:
         raise _Bad(f"negative offset {offset}")
+    if offset > MAX_OFFSET_BYTES:
+        raise _Bad(f"offset {offset} B is over {MAX_OFFSET_BYTES} B")
     if size < 0:
         raise _Bad(f"negative size {size}")
     if size > MAX_RECORD_BYTES:
@@ -141,7 +163,7 @@ def _parse_msr(line: str) -> TraceRecord:
     p = _fields(line, 7, ",", "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime")
     kind = p[3].strip().lower()
     if kind not in ("read", "write"):
-        raise _Bad(f"Type {p[3].strip()!r} must be Read or Write")
+        raise _Bad(f"Type {echo(p[3].strip())} must be Read or Write")
     offset, size = _int(p[4], "Offset"), _int(p[5], "Size")
     _check(offset, size)
     return TraceRecord(_int(p[0], "Timestamp") * 1e-7, f"{p[1].strip()},{p[2].strip()}", offset, size,
@@ -154,7 +176,7 @@ def _parse_systor(line: str) -> TraceRecord:
     p = _fields(line, 6, ",", "Timestamp,Response,IOType,LUN,Offset,Size")
     kind = p[2].strip().upper()
     if kind not in ("R", "W"):
-        raise _Bad(f"IOType {p[2].strip()!r} must be R or W")
+        raise _Bad(f"IOType {echo(p[2].strip())} must be R or W")
     offset, size = _int(p[4], "Offset"), _int(p[5], "Size")
     _check(offset, size)
     latency = _float(p[1], "Response") if p[1].strip() else math.nan
@@ -165,7 +187,7 @@ def _parse_tencent(line: str) -> TraceRecord:
     p = _fields(line, 5, ",", "Timestamp,Offset,Size,IOType,VolumeID")
     kind = p[3].strip()
     if kind not in ("0", "1"):
-        raise _Bad(f"IOType {kind!r} must be 0 (read) or 1 (write)")
+        raise _Bad(f"IOType {echo(kind)} must be 0 (read) or 1 (write)")
     offset, size = _int(p[1], "Offset") * SECTOR_BYTES, _int(p[2], "Size") * SECTOR_BYTES
     _check(offset, size)
     return TraceRecord(_float(p[0], "Timestamp"), p[4].strip(), offset, size, kind == "1")
@@ -196,7 +218,7 @@ def _parse_cloudphysics(line: str) -> TraceRecord:
     try:
         op = int(p[2], 16)
     except ValueError:
-        raise _Bad(f"op {p[2].strip()!r} is not a hexadecimal SCSI opcode") from None
+        raise _Bad(f"op {echo(p[2].strip())} is not a hexadecimal SCSI opcode") from None
     size, lbn = _int(p[3], "size"), _int(p[4], "lbn")
     if op not in _SCSI_READ and op not in _SCSI_WRITE:
         raise _Skip(f"SCSI opcode {op:#04x} is not a read or write")
@@ -229,7 +251,7 @@ def _make_blkparse(action: str) -> Callable[[str], TraceRecord]:
             if "F" in rwbs:
                 raise _Skip("flush without data")
             raise _Bad(f"{act} event without 'sector + count'")
-        offset, size = int(ext.group(1)) * SECTOR_BYTES, int(ext.group(2)) * SECTOR_BYTES
+        offset, size = _int(ext.group(1), "sector") * SECTOR_BYTES, _int(ext.group(2), "count") * SECTOR_BYTES
         _check(offset, size)
         return TraceRecord(float(t), dev, offset, size, "W" in rwbs)
     return parse
@@ -239,7 +261,7 @@ def _parse_spc(line: str) -> TraceRecord:
     p = _fields(line, 5, ",", "ASU,LBA,Size,Opcode,Timestamp")
     kind = p[3].strip().lower()
     if kind not in ("r", "w"):
-        raise _Bad(f"Opcode {p[3].strip()!r} must be r or w")
+        raise _Bad(f"Opcode {echo(p[3].strip())} must be r or w")
     offset, size = _int(p[1], "LBA") * SECTOR_BYTES, _int(p[2], "Size")
     _check(offset, size)
     return TraceRecord(_float(p[4], "Timestamp"), p[0].strip(), offset, size, kind == "w")
@@ -330,11 +352,14 @@ class TraceReader:
         lineno = first_line - 1
         for lineno, raw in enumerate(lines, start=first_line):
             self.lines_read += 1
+            check_line_length(raw, lineno, self.field)
             line = raw.strip()
             if not line or line[0] == "#":
                 continue
             try:
                 rec = parse(line)
+                if not -MAX_TIME_S <= rec.time_s <= MAX_TIME_S:
+                    raise _Bad(f"time {rec.time_s:g} s is beyond +-{MAX_TIME_S:g} s")
             except _Skip as why:
                 key = str(why)
                 self.skipped[key] = self.skipped.get(key, 0) + 1
@@ -846,6 +871,7 @@ def characterise(
     head: list[str] = []
     if fmt is None:
         for line in it:
+            check_line_length(line, len(head) + 1)
             head.append(line)
             if sum(1 for h in head if h.strip()) >= 5:
                 break
@@ -880,12 +906,14 @@ def _with_notes(c: TraceCharacterisation, extra: tuple[str, ...]) -> TraceCharac
 
 __all__ = [
     "FORMATS",
+    "MAX_LINE_CHARS",
     "MAX_RECORD_BYTES",
     "Characteriser",
     "TraceCharacterisation",
     "TraceReader",
     "TraceRecord",
     "characterise",
+    "check_line_length",
     "detect_format",
     "device_key",
 ]

@@ -10,6 +10,7 @@ catalog already has.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,22 @@ def load_catalog_dir(folder: Path | str | None, base: Catalog | None = None) -> 
             files.append((str(path), path.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError) as exc:
             raise CatalogFileError(str(path), [(None, "", f"cannot read: {exc}")]) from None
-    return load_catalog_files(files, base=base)
+    catalog = load_catalog_files(files, base=base)
+    # What the drive models will demand of each drive when a plan runs, checked now (api/convert.py):
+    # a drive the planner cannot model stops the server at start, naming file, line and field.
+    from .api.convert import drive_model_violations
+
+    for (path_text, text), drive in zip(files, list(catalog)[len(base):], strict=True):
+        problems = drive_model_violations(drive, "")
+        if problems:
+            raise CatalogFileError(path_text, [(_line_of(text, v.field), v.field, v.reason) for v in problems])
+    return catalog
+
+
+def _line_of(text: str, field: str) -> int | None:
+    """The line of ``FIELD = ...`` or the ``[FIELD]`` table in a catalog file (None when absent)."""
+    pattern = re.compile(rf"^\s*(\[\s*{re.escape(field)}\s*\]|{re.escape(field)}\s*[=.])")
+    return next((i for i, line in enumerate(text.splitlines(), start=1) if pattern.match(line)), None)
 
 
 def drive_json(d: Drive) -> dict[str, Any]:

@@ -189,7 +189,8 @@ def test_unsupported_options_are_named_with_their_lines() -> None:
     text = "[global]\nthinktime=10\n[a]\nrw=randwrite\nzonemode=zbd\nverify=md5\nioengine=io_uring\nrandom_distribution=zoned_abs=60/20G:40/100G\n"
     w, warnings = parse_fio(text)
     assert w.read_fraction == 0.0
-    assert "fio:2:thinktime: thinktime=10 is not supported; the workload ignores it" in warnings
+    assert "fio:2:thinktime: is not supported; the workload ignores it" in warnings
+    assert not [x for x in warnings if "=10" in x or "md5" in x or "io_uring" in x or "60/20G" in x], "no value is repeated"
     assert any(x.startswith("fio:5:zonemode:") for x in warnings)
     assert any(x.startswith("fio:6:verify:") for x in warnings)
     assert any(x.startswith("fio:7:ioengine:") and "no effect" in x for x in warnings)

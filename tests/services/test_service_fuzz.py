@@ -301,3 +301,83 @@ async def _send_all(server: ServerProcess, requests: list[tuple[str, bytes, bool
     assert server.proc.poll() is None, "the server is alive"
     print(f"fuzz: {len(requests)} requests in {elapsed:.1f} s; outcomes {sorted(outcomes.items())}")
     return outcomes, problems, (rss_before[0], _rss_bytes(server.proc.pid))
+
+
+# -- custom drives the models cannot use: refused at input, never a plan FAILED as INTERNAL ---------
+
+_GOOD_DRIVE = dict(name="fuzz-ssd-480gb", kind="ssd", interface="sata-6g", capacity_bytes=480_000_000_000, nand_type="mlc",
+                   random_read_iops=90_000.0, random_write_iops=30_000.0, seq_read_bytes_per_s=540e6, seq_write_bytes_per_s=500e6,
+                   endurance_bytes_written=3_500_000_000_000_000, price_usd=400.0)
+# (what is changed, the field the violation must name, words its reason must hold)
+HOSTILE_DRIVES = [
+    ({"capacity_bytes": 1}, "capacity_bytes", "must be >= 655360"),
+    ({"capacity_bytes": 4096, "raw_nand_bytes": 8192}, "capacity_bytes", "must be >= 655360"),
+    ({"capacity_bytes": 1_000_000}, "capacity_bytes", "must be in [51589940, 1026639789]"),
+    ({"raw_nand_bytes": 480_000_000_000}, "raw_nand_bytes", "spare factor"),
+    ({"raw_nand_bytes": 2 * 10**15, "capacity_bytes": 10**12}, "raw_nand_bytes", "must be in [1045879806578, 20813008109268]"),
+    ({"seq_write_bytes_per_s": None}, "seq_write_bytes_per_s", "is required for kind 'ssd'"),
+    ({"random_read_iops": 1e-9}, "seq_read_bytes_per_s", "must be in [0, 10] s"),
+    ({"random_read_iops": 5e-324, "random_write_iops": 5e-324, "seq_read_bytes_per_s": 5e-324, "seq_write_bytes_per_s": 5e-324},
+     "random_read_iops", "too slow"),
+    ({"seq_write_bytes_per_s": 1e-9}, "seq_write_bytes_per_s", "too slow"),
+    ({"capacity_bytes": 1_000_000, "raw_nand_bytes": 2_000_000}, "capacity_bytes", "cleaner's free pages"),
+    ({"capacity_bytes": 1_000_000_000, "raw_nand_bytes": 1_200_000_000, "pages_per_block": 4096, "page_bytes": 65536},
+     "capacity_bytes", "cleaner's free pages"),
+    ({"write_buffer_bytes": 10**12}, "write_buffer_bytes", "must be in [0, 60] s"),
+    ({"annual_failure_rate": 5e-324}, "annual_failure_rate", "must be 0 (no failures modelled) or in [1e-12, 1]"),
+    ({"capacity_bytes": 10**15, "raw_nand_bytes": 2 * 10**15, "seq_write_bytes_per_s": 1e6, "annual_failure_rate": 0.01},
+     "seq_write_bytes_per_s", "must be >= 63419584"),
+    ({"kind": "hdd", "interface": "sas-12g", "nand_type": None, "endurance_bytes_written": None, "rpm": 7200, "average_seek_s": 0.008,
+      "seq_read_bytes_per_s": None, "seq_write_bytes_per_s": None, "capacity_bytes": 4 * 10**12}, "seq_read_bytes_per_s",
+     "is required for kind 'hdd'"),
+    ({"kind": "hdd", "interface": "sas-12g", "nand_type": None, "endurance_bytes_written": None, "rpm": 7200, "average_seek_s": 0.008,
+      "capacity_bytes": 1}, "capacity_bytes", "must be >= 655360"),
+]
+
+
+def _drive_spec(change: dict[str, object]) -> pb.DriveSpec:
+    d = pb.DriveSpec()
+    for k, v in {**_GOOD_DRIVE, **change}.items():
+        if v is not None:
+            setattr(d, k, v)
+    return d
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_hostile_custom_drives_are_invalid_argument(fuzz_server: ServerProcess) -> None:
+    """A drive that passes the catalog's field ranges but not the drive models' (a 1-byte SSD, a
+    spare factor outside (0.005, 0.95), rates so low an IO takes hours, ...) is refused by
+    CreatePlan with a violation naming plan.spec.custom_drives[0].FIELD and the allowed range;
+    a sound one is accepted (and cancelled)."""
+    spec = _bases()["CreatePlan"].plan.spec
+    with grpc.insecure_channel(fuzz_server.address) as channel:
+        create = channel.unary_unary(f"/{SERVICE.full_name}/CreatePlan", request_serializer=lambda m: m.SerializeToString(),
+                                     response_deserializer=pb.Plan.FromString)
+        for change, field, words in HOSTILE_DRIVES:
+            req = pb.CreatePlanRequest(plan=pb.Plan(spec=spec))
+            req.plan.spec.custom_drives.append(_drive_spec(change))
+            req.plan.spec.candidate_space.drive_models.append(_GOOD_DRIVE["name"])
+            with pytest.raises(grpc.RpcError) as exc:
+                create(req, timeout=30)
+            err = exc.value
+            assert err.code() == grpc.StatusCode.INVALID_ARGUMENT, (change, err.code(), err.details())
+            raw = dict(err.trailing_metadata() or ()).get("grpc-status-details-bin")
+            assert raw is not None, change
+            status = status_pb2.Status.FromString(raw)
+            br = error_details_pb2.BadRequest()
+            next(d for d in status.details if d.Is(error_details_pb2.BadRequest.DESCRIPTOR)).Unpack(br)
+            got = {v.field: v.description for v in br.field_violations}
+            path = f"plan.spec.custom_drives[0].{field}"
+            assert path in got and words in got[path], (change, got)
+            assert all(_field_exists(pb.CreatePlanRequest.DESCRIPTOR, f) for f in got), got
+        req = pb.CreatePlanRequest(plan=pb.Plan(spec=spec))
+        req.plan.spec.custom_drives.append(_drive_spec({}))
+        req.plan.spec.candidate_space.drive_models.append(_GOOD_DRIVE["name"])
+        try:
+            plan = create(req, timeout=30)
+        except grpc.RpcError as err:  # the queue may be full of the fuzz's plans: that is not a refusal of the drive
+            assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, (err.code(), err.details())
+        else:
+            channel.unary_unary(f"/{SERVICE.full_name}/CancelPlan", request_serializer=lambda m: m.SerializeToString(),
+                                response_deserializer=pb.Plan.FromString)(pb.CancelPlanRequest(name=plan.name), timeout=30)

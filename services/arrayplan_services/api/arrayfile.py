@@ -36,7 +36,7 @@ from arrayplan_engine.errors import InvalidInputError, Range
 from arrayplan_engine.layout import make_layout
 from arrayplan_engine.units import DAY_S, YEAR_DAYS, parse_size_bytes
 
-from .planfile import PlanFileError, _Builder, _Doc, load_yaml
+from .planfile import PlanFileError, _Builder, _Doc, load_yaml, read_yaml_file
 from .smart_io import CapacityFileError, CapacitySample, Problem, parse_timestamp_s, read_capacity_csv, read_prometheus_samples, read_telemetry
 
 _TOP_KEYS = ("name", "layout", "start_date", "telemetry", "groups", "capacity_used", "usable_capacity_bytes", "full_fraction", "workload",
@@ -65,10 +65,7 @@ def _as_list(value: Any) -> list[Any]:
 def load_array_file(path: Path) -> ArrayFile:
     """Parse and check an array file; raises ``PlanFileError`` listing every problem with its line."""
     spath = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PlanFileError(spath, [(None, "", f"cannot read the array file: {exc}")]) from None
+    text = read_yaml_file(Path(path), "array file")  # a regular file of at most MAX_YAML_BYTES
     doc = load_yaml(text, spath)
     return array_from_doc(doc, spath, Path(path).resolve().parent)
 

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from google.protobuf import duration_pb2
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine.units import parse_duration_ns, parse_duration_s, parse_size_bytes
+
+from .safe_yaml import MAX_YAML_BYTES, YamlDocument, YamlError, load_document
 
 
 class PlanFileError(Exception):
@@ -64,41 +64,20 @@ def seconds_arg(text: str) -> float:
     return value
 
 
-@dataclass
-class _Doc:
-    data: Any
-    lines: dict[tuple[Any, ...], int]
+_Doc = YamlDocument  # the loaded document: data and the line of every key and item, by path
 
 
 def load_yaml(text: str, path: str) -> _Doc:
-    """YAML with the line of every key and item recorded by path."""
+    """YAML with the line of every key and item recorded by path, through the bounded loader
+    (``safe_yaml``: document size, nesting, aliases, expanded nodes, number digits, no merge keys);
+    every refusal is a ``PlanFileError`` naming the line."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark else None
-        raise PlanFileError(path, [(line, "", f"not valid YAML: {getattr(exc, 'problem', exc)}")]) from None
-    if node is None:
+        doc = load_document(text, path)
+    except YamlError as exc:
+        raise PlanFileError(path, [(exc.line, exc.field, exc.reason)]) from None
+    if doc is None:
         raise PlanFileError(path, [(1, "", "the file is empty; a plan needs at least workload and constraints")])
-    lines: dict[tuple[Any, ...], int] = {}
-    loader = yaml.SafeLoader("")
-
-    def build(n: yaml.Node, at: tuple[Any, ...]) -> Any:
-        lines[at] = n.start_mark.line + 1
-        if isinstance(n, yaml.MappingNode):
-            out: dict[Any, Any] = {}
-            for k, v in n.value:
-                key = loader.construct_object(k, deep=True)
-                if key in out:
-                    raise PlanFileError(path, [(k.start_mark.line + 1, _dotted(at + (key,)), "appears twice")])
-                lines[at + (key,)] = k.start_mark.line + 1
-                out[key] = build(v, at + (key,))
-            return out
-        if isinstance(n, yaml.SequenceNode):
-            return [build(item, at + (i,)) for i, item in enumerate(n.value)]
-        return loader.construct_object(n, deep=True)
-
-    return _Doc(build(node, ()), lines)
+    return doc
 
 
 def _dotted(at: tuple[Any, ...]) -> str:
@@ -161,9 +140,9 @@ class _Builder:
         try:
             workload, warnings = load_workload(spec, self.base_dir, allow_outside_paths=self.allow_outside_paths)
         except InvalidInputError as exc:
-            for v in exc.violations:
-                key = "fio" if "fio" in data else "trace"
-                self.fail(at + (key,), f"{v.field}: {v.reason}")
+            key = "fio" if "fio" in data else "trace"
+            for v in exc.violations:  # the field is named once (workload.trace: FILE:LINE: reason)
+                self.fail(at + (key,), v.reason if v.field == f"workload.{key}" else f"{v.field}: {v.reason}")
             return
         except OSError as exc:
             self.fail(at + ("fio" if "fio" in data else "trace",), f"cannot read: {exc.strerror or type(exc).__name__}")
@@ -227,7 +206,7 @@ class _Builder:
                         return enum.values_by_name[candidate].number
                 allowed = [v.name[len(prefix):].lower() for v in enum.values if not v.name.endswith("UNSPECIFIED")]
                 raise ValueError(f"unknown value {value!r}; allowed: {', '.join(allowed)}")
-        except ValueError as exc:
+        except (ValueError, OverflowError) as exc:  # OverflowError: int(inf) of a .inf or 1e400
             self.fail(at, str(exc))
             return None
         raise AssertionError(f"unhandled field type {field.type} for {name}")
@@ -328,32 +307,60 @@ def plan_spec_from_text(text: str, path: str = "<plan>", base_dir: Path | None =
         for required in ("workload", "constraints"):
             if required not in doc.data:
                 builder.problems.append((1, required, "is required"))
+    if not builder.problems and spec.custom_drives:
+        # A drive the models cannot use is refused here with its line (the server refuses it too).
+        from .convert import custom_drive_model_violations
+
+        for v in custom_drive_model_violations(spec.custom_drives, "plan.spec"):
+            field = v.field.removeprefix("plan.spec.")
+            builder.problems.append((_line_in(doc, field), field, v.reason))
     if builder.problems:
         raise PlanFileError(path, builder.problems)
     return spec, builder.warnings
 
 
-MAX_PLAN_FILE_BYTES = 1 << 20
+def _line_in(doc: _Doc, field: str) -> int | None:
+    """The line of a dotted field path (``custom_drives[0].capacity_bytes``), or of its nearest
+    parent the document has."""
+    parts: list[Any] = [int(t[1:-1]) if t.startswith("[") else t for t in re.findall(r"[^.\[\]]+|\[\d+\]", field)]
+    while parts:
+        if tuple(parts) in doc.lines:
+            return doc.lines[tuple(parts)]
+        parts.pop()
+    return None
 
 
-def load_plan_file(path: Path, *, allow_outside_paths: bool = False) -> tuple[pb.PlanSpec, list[str]]:
-    """Read a plan file (a regular file of at most MAX_PLAN_FILE_BYTES); the files it names
-    resolve relative to its directory and must stay under it unless ``allow_outside_paths``."""
+MAX_PLAN_FILE_BYTES = MAX_YAML_BYTES  # a plan file is one YAML document: the loader's bound
+
+
+def read_yaml_file(path: Path, what: str = "plan file") -> str:
+    """The text of a YAML file the CLI reads (plan file, array file): a regular file (a FIFO or a
+    device is refused before it is read) of at most MAX_YAML_BYTES, in UTF-8; never more than
+    that is read. Problems are a ``PlanFileError`` naming the file (and, for the size, the line
+    where the limit falls)."""
     from arrayplan_engine.errors import InvalidInputError
 
     from .workloads import open_regular
 
     try:
-        with open_regular(Path(path), "plan_file", str(path)) as f:
+        with open_regular(Path(path), what.replace(" ", "_"), str(path)) as f:
             raw = f.read(MAX_PLAN_FILE_BYTES + 1)
         if len(raw) > MAX_PLAN_FILE_BYTES:
-            raise PlanFileError(str(path), [(None, "", f"the plan file is over {MAX_PLAN_FILE_BYTES} bytes")])
-        text = raw.decode("utf-8")
+            line = raw.count(b"\n", 0, MAX_PLAN_FILE_BYTES) + 1
+            raise PlanFileError(str(path), [(line, "", f"the {what} is over {MAX_PLAN_FILE_BYTES} bytes "
+                                                       f"(limit MAX_YAML_BYTES = {MAX_YAML_BYTES:,})")])
+        return raw.decode("utf-8")
     except InvalidInputError as exc:
-        raise PlanFileError(str(path), [(None, "", f"cannot read the plan file: {exc.violations[0].reason}")]) from None
+        raise PlanFileError(str(path), [(None, "", f"cannot read the {what}: {exc.violations[0].reason}")]) from None
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise PlanFileError(str(path), [(None, "", f"cannot read the plan file: {why}")]) from None
+        raise PlanFileError(str(path), [(None, "", f"cannot read the {what}: {why}")]) from None
+
+
+def load_plan_file(path: Path, *, allow_outside_paths: bool = False) -> tuple[pb.PlanSpec, list[str]]:
+    """Read a plan file (a regular file of at most MAX_PLAN_FILE_BYTES); the files it names
+    resolve relative to its directory and must stay under it unless ``allow_outside_paths``."""
+    text = read_yaml_file(path, "plan file")
     return plan_spec_from_text(text, str(path), Path(path).resolve().parent, allow_outside_paths=allow_outside_paths)
 
 
@@ -364,11 +371,4 @@ def line_of(path_text: str, field: str) -> int | None:
         doc = load_yaml(path_text, "<plan>")
     except PlanFileError:
         return None
-    parts: list[Any] = []
-    for token in re.findall(r"[^.\[\]]+|\[\d+\]", field.removeprefix("plan.spec.")):
-        parts.append(int(token[1:-1]) if token.startswith("[") else token)
-    while parts:
-        if tuple(parts) in doc.lines:
-            return doc.lines[tuple(parts)]
-        parts.pop()
-    return None
+    return _line_in(doc, field.removeprefix("plan.spec."))

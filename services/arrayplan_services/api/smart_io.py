@@ -23,6 +23,9 @@ from pathlib import Path
 from arrayplan_engine.telemetry import DriveSnapshot, TelemetryError, parse_document, parse_nvme_smart_log
 from arrayplan_engine.units import parse_size_bytes
 
+#: A smartctl --json or nvme smart-log file is a few KiB; a larger one is refused, not read whole.
+MAX_TELEMETRY_FILE_BYTES = 16 << 20
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Problem:
@@ -63,7 +66,13 @@ def read_telemetry(paths: Iterable[Path], *, model: str | None = None, serial: s
     for f in files:
         source = str(f)
         try:
-            text = f.read_text(encoding="utf-8")
+            with open(f, "rb") as fh:
+                raw = fh.read(MAX_TELEMETRY_FILE_BYTES + 1)
+            if len(raw) > MAX_TELEMETRY_FILE_BYTES:
+                problems.append(Problem(source=source, message=f"over {MAX_TELEMETRY_FILE_BYTES} bytes (MAX_TELEMETRY_FILE_BYTES); "
+                                                               "not one drive's telemetry"))
+                continue
+            text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(Problem(source=source, message=f"cannot read: {exc}"))
             continue
@@ -72,6 +81,9 @@ def read_telemetry(paths: Iterable[Path], *, model: str | None = None, serial: s
         except json.JSONDecodeError as exc:
             what = "truncated JSON (the file ends early)" if exc.pos >= len(text.rstrip()) else "not valid JSON"
             problems.append(Problem(source=source, message=f"{what}: {exc.msg} at line {exc.lineno} column {exc.colno}"))
+            continue
+        except (ValueError, RecursionError) as exc:  # an integer of over 4,300 digits; nesting past the decoder's depth
+            problems.append(Problem(source=source, message=f"not usable JSON: {str(exc).splitlines()[0][:200]}"))
             continue
         docs = doc if isinstance(doc, list) else [doc]
         for i, d in enumerate(docs):

@@ -25,7 +25,9 @@ Plan files are untrusted input (a CI job runs whatever a pull request says): a p
 relative to ``base_dir`` (the plan file's directory) and must stay under it, symlinks included,
 unless ``allow_outside_paths`` (which says the plan file is trusted); only regular files are opened
 (a FIFO, a device, /proc files are refused before they are read); a trace is read up to
-``MAX_TRACE_BYTES`` (after decompression) and a fio file up to ``MAX_FIO_BYTES``; and for an
+``MAX_TRACE_BYTES`` (after decompression), one line of at most ``MAX_LINE_CHARS`` characters at a
+time (a longer line is refused naming its number, after reading only that much of it: a 10 GB
+file without a line break costs 64 KiB), and a fio file up to ``MAX_FIO_BYTES``; and for an
 untrusted plan file no error repeats the file's content (quoted text from a line is replaced by
 ``<file content>``), only its name, line and option.
 """
@@ -47,7 +49,7 @@ from typing import IO, Any
 from arrayplan_engine.errors import COUNT, InvalidInputError, Violation
 from arrayplan_engine.fio import parse_fio
 from arrayplan_engine.presets import get_preset
-from arrayplan_engine.trace import FORMATS, Characteriser, characterise
+from arrayplan_engine.trace import FORMATS, MAX_LINE_CHARS, Characteriser, characterise
 from arrayplan_engine.workload import Workload, workload_from_mapping
 
 _SOURCES = ("preset", "fio", "trace")
@@ -117,6 +119,14 @@ def open_text(path: Path, field: str = "workload.trace", shown: str | None = Non
         inner = decompress(raw, "rb") if decompress is not None else raw
         capped = io.BufferedReader(_Capped(inner, limit_bytes, shown))
         yield io.TextIOWrapper(capped, encoding="utf-8", errors="replace")
+
+
+def bounded_lines(f: IO[str], max_chars: int = MAX_LINE_CHARS) -> Iterator[str]:
+    """The lines of ``f``, each read with at most ``max_chars + 1`` characters: a longer line
+    comes out cut there (the trace reader refuses it, ``trace.check_line_length``) and the rest
+    of it is never read, so memory stays bounded whatever the file holds."""
+    while line := f.readline(max_chars + 1):
+        yield line
 
 
 def _resolve(value: Any, base_dir: Path, field: str, allow_outside: bool = False) -> Path:
@@ -190,7 +200,7 @@ def _load_trace(spec: Mapping[str, Any], base_dir: Path, allow_outside: bool) ->
     try:
         with open_text(path, "workload.trace", shown) as f:
             result, reader = characterise(
-                f, fmt, max_bad_lines=max_bad, time_unit=spec.get("time_unit"),
+                bounded_lines(f), fmt, max_bad_lines=max_bad, time_unit=spec.get("time_unit"),
                 blkparse_action=spec.get("blkparse_action", "D"),
                 characteriser=Characteriser(seq_tolerance_bytes=tol),
             )

@@ -231,7 +231,7 @@ def load_spec(args: argparse.Namespace) -> pb.PlanSpec | None:
     try:
         spec, warnings = load_plan_file(args.plan_file, allow_outside_paths=getattr(args, "allow_outside_paths", False))
     except PlanFileError as exc:
-        _err(f"bad plan file\n{exc}")
+        _err(f"bad plan file: {exc}")  # one line per problem, each FILE:LINE: field: reason
         return None
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
@@ -336,7 +336,7 @@ def _local_catalog(args: argparse.Namespace) -> Catalog | None:
     try:
         return load_catalog_dir(getattr(args, "catalog", None))
     except CatalogFileError as exc:
-        _err(f"bad catalog file\n{exc}")
+        _err(f"bad catalog file: {exc}")
         return None
 
 
@@ -773,6 +773,28 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _err("interrupted")
         return 130
+    except Exception as exc:  # noqa: BLE001 - an input error a command left uncaught: one line, exit 2
+        code = input_error_exit(exc)
+        if code is None or args.verbose:
+            raise
+        return code
+
+
+def input_error_exit(exc: BaseException) -> int | None:
+    """Bad input a command did not catch (a plan, array, catalog, workload or YAML file; a
+    field): print it as ``arrayplan: FILE:LINE: ...`` (no traceback) and return EXIT_BAD_INPUT;
+    None for anything else (a fault, which keeps its traceback)."""
+    from arrayplan_engine.catalog import CatalogFileError
+    from arrayplan_engine.errors import ArrayplanError
+
+    from ..api.planfile import PlanFileError
+    from ..api.safe_yaml import YamlError
+    from ..api.smart_io import CapacityFileError
+
+    if isinstance(exc, (PlanFileError, YamlError, CatalogFileError, CapacityFileError, ArrayplanError)):
+        _err(str(exc))
+        return EXIT_BAD_INPUT
+    return None
 
 
 if __name__ == "__main__":

@@ -69,13 +69,15 @@ def _workload(args: argparse.Namespace) -> Workload:
         if suffix == ".fio":
             spec = {"fio": str(path)}
         elif suffix in (".yaml", ".yml", ".json"):
-            text = path.read_text()
-            if suffix == ".json":
-                loaded = json.loads(text)
-            else:
-                import yaml
+            from ..api.planfile import PlanFileError, read_yaml_file
+            from ..api.safe_yaml import YamlError, load_data
 
-                loaded = yaml.safe_load(text)
+            try:  # a regular file of at most 1 MiB, YAML through the one bounded loader (api/safe_yaml.py)
+                text = read_yaml_file(path, "workload file")
+                loaded = json.loads(text) if suffix == ".json" else load_data(text, str(path))
+            except (PlanFileError, ValueError, RecursionError) as exc:  # JSON's errors do not name the file
+                where = "" if isinstance(exc, (PlanFileError, YamlError)) else f"{path}: "
+                raise InvalidInputError.one("workload", where + (str(exc).splitlines() or [type(exc).__name__])[0]) from None
             if not isinstance(loaded, dict):
                 raise InvalidInputError.one("workload", f"{path}: must hold a mapping of workload fields")
             spec = dict(loaded.get("workload", loaded))
