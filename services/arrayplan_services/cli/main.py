@@ -55,9 +55,12 @@ def grpc_error_exit(exc: object) -> int:
 
     assert isinstance(exc, grpc.RpcError)
     code = exc.code()
-    _err(f"{code.name}: {exc.details()}")
-    for field, reason in field_violations(exc):
-        print(f"  {field}: {reason}", file=sys.stderr)
+    from .render import rpc_error_lines
+
+    first, *rest = rpc_error_lines(code.name, exc.details() or "", field_violations(exc))
+    _err(first)
+    for line in rest:
+        print(line, file=sys.stderr)
     if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.NOT_FOUND,
                 grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.OUT_OF_RANGE):
         return EXIT_BAD_INPUT

@@ -142,3 +142,17 @@ def plan_table(plan: pb.Plan, console: Any, warnings: Iterable[str] = ()) -> Non
     console.print(plan.result.summary, soft_wrap=True, highlight=False)
     console.print(applied_constraints(plan), soft_wrap=True, highlight=False)
     console.print(f"trace id: {plan.trace_id}   stored run: {plan.name}")
+
+
+def rpc_error_lines(code_name: str, details: str, violations: Iterable[tuple[str, str]]) -> list[str]:
+    """A failed call's error for stderr, each field violation once. The server's message of an
+    INVALID_ARGUMENT is its field violations joined (``field: reason; ...``), so with violations
+    the message is not printed again: one violation is one line (``CODE: field: reason``),
+    several are a headline and one indented line each. Without violations, ``CODE: message``."""
+    found = list(violations)
+    if not found:
+        return [f"{code_name}: {details}"]
+    if len(found) == 1:
+        return [f"{code_name}: {found[0][0]}: {found[0][1]}"]
+    return [f"{code_name}: {len(found)} invalid fields", *[f"  {field}: {reason}" for field, reason in found]]
+
