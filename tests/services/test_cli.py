@@ -202,6 +202,22 @@ def test_full_plan_from_a_trace_to_a_report(tmp_path: Path) -> None:
     assert (tmp_path / "report" / "index.html").stat().st_size > 50_000
 
 
+def test_plan_quiet_prints_only_the_result(tmp_path: Path) -> None:
+    """--quiet: the result on stdout and nothing on stderr for a plan that succeeds with no
+    warnings (not the 'plan created' and 'run stored' lines); `plan --help` says what it keeps."""
+    out = run_cli("plan", small_plan(tmp_path), "--local", "--executor", "local", "--data-dir", str(tmp_path / "d"),
+                  "--format", "json", "--quiet")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == "", out.stderr
+    assert json.loads(out.stdout)["state"] == "STATE_SUCCEEDED"
+    loud = run_cli("plan", small_plan(tmp_path), "--local", "--executor", "local", "--data-dir", str(tmp_path / "d"),
+                   "--format", "json")
+    assert loud.returncode == 0 and "created (trace id" in loud.stderr and "stored in" in loud.stderr, loud.stderr
+    helped = run_cli("plan", "--help")
+    quiet_help = " ".join(helped.stdout.split()).split("--quiet ")[1]
+    assert quiet_help.startswith("print only the result (stdout) and, on stderr, errors and the plan file's warnings")
+
+
 def test_a_mistyped_drive_prints_its_error_once(tmp_path: Path) -> None:
     """The server's INVALID_ARGUMENT message is its field violations joined: each is printed once."""
     out = run_cli("simulate", "--local", "--drive", "intel-dc-s3500-48gb", "--drives", "8", "--layout", "raid10",

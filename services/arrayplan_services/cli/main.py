@@ -259,7 +259,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
                 if exc.code() == grpc.StatusCode.INVALID_ARGUMENT:
                     _point_at_lines(exc, Path(args.plan_file))
                 return code
-            print(f"plan {plan.name} created (trace id {plan.trace_id})", file=sys.stderr)
+            if not args.quiet:
+                print(f"plan {plan.name} created (trace id {plan.trace_id})", file=sys.stderr)
             update, bar = _progress_reporter(args.quiet or args.format == "json" and not sys.stderr.isatty())
             final = None
             with bar:
@@ -278,7 +279,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         _err(f"plan {final.name} {pb.Plan.State.Name(final.state).removeprefix('STATE_').lower()}: {final.error_message}")
         return EXIT_ERROR
     _emit(final, args)
-    if getattr(args, "local_store", None):
+    if getattr(args, "local_store", None) and not args.quiet:
         print(f"run {final.name} stored in {args.local_store} (--data-dir or $ARRAYPLAN_DATA_DIR to change; "
               f"`arrayplan runs --local` lists it)", file=sys.stderr)
     if args.report:
@@ -288,7 +289,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         left_s = max(0.0, args.timeout - (time.monotonic() - started_s))
         path = report.write_report(final, Path(args.report), image_base_url=args.report_image_base_url,
                                    simulation_timeout_s=min(report.DEFAULT_SIMULATION_TIMEOUT_S, left_s))
-        print(f"report written to {path}", file=sys.stderr)
+        if not args.quiet:
+            print(f"report written to {path}", file=sys.stderr)
     met = final.result.constraints_met
     if met and args.fail_if_headroom_below is not None:
         best = final.result.recommendations[0]
@@ -689,7 +691,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="override the plan file's seed")
     p.add_argument("--timeout", type=seconds_arg, default=3600.0, metavar="SECONDS",
                    help="cancel the plan if not done within this many seconds, or a duration: 90s, 30min (default 3600)")
-    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--quiet", action="store_true",
+                   help="print only the result (stdout) and, on stderr, errors and the plan file's warnings: no progress, "
+                        "no 'plan created', 'run stored' or 'report written' lines")
     p.add_argument("--report", metavar="DIR", help="write an HTML + Markdown report into this directory")
     p.add_argument("--report-image-base-url", metavar="URL",
                    help="report.md links its PNGs under URL (where CI publishes DIR) so they show in a pull-request comment")
