@@ -411,10 +411,12 @@ def _drives_json(drives: list[pb.Drive]) -> str:
     from arrayplan.v1 import planner_pb2 as pb
 
     from .. import jsonout
+    from .render import drive_unknown_fields
 
     rows = []
     for d in drives:
         row = jsonout.to_json(d)
+        row.update({f: None for f in drive_unknown_fields(d)})  # a value the catalog does not give: null, not 0
         row["kind"] = pb.DriveKind.Name(d.kind).removeprefix("DRIVE_KIND_").lower()
         row["sources"] = sorted({p.source for p in d.provenance if p.source})
         rows.append(row)
@@ -432,11 +434,16 @@ def _drives_table(drives: list[pb.Drive], one: bool) -> None:
     for c in ("name", "kind", "interface", "capacity GB", "spare", "rand read IOPS", "rand write IOPS", "steady write", "endurance TBW", "$", "W active"):
         table.add_column(c, justify="left" if c in ("name", "kind", "interface") else "right")
     for d in drives:
+        unknown = render.drive_unknown_fields(d)
+
+        def cell(name: str, text: str, unknown: set[str] = unknown) -> str:
+            return render.UNKNOWN if name in unknown else text
         table.add_row(d.name, pb.DriveKind.Name(d.kind).removeprefix("DRIVE_KIND_").lower(), d.interface, f"{d.capacity_bytes / 1e9:,.0f}",
-                      f"{d.spare_bytes_per_user_byte:.1%}" if d.spare_bytes_per_user_byte else "-", f"{d.random_read_iops:,.0f}", f"{d.random_write_iops:,.0f}",
-                      f"{d.steady_random_write_iops:,.0f}" if d.steady_random_write_iops else "-",
-                      f"{d.endurance_bytes_written / 1e12:,.0f}" if d.endurance_bytes_written else "-",
-                      f"{d.price_usd:,.0f}" if d.price_usd else "-", f"{d.active_power_w:g}" if d.active_power_w else "-")
+                      f"{d.spare_bytes_per_user_byte:.1%}" if d.spare_bytes_per_user_byte else render.UNKNOWN,
+                      cell("random_read_iops", f"{d.random_read_iops:,.0f}"), cell("random_write_iops", f"{d.random_write_iops:,.0f}"),
+                      cell("steady_random_write_iops", f"{d.steady_random_write_iops:,.0f}"),
+                      cell("endurance_bytes_written", f"{d.endurance_bytes_written / 1e12:,.0f}"),
+                      cell("price_usd", f"{d.price_usd:,.0f}"), cell("active_power_w", f"{d.active_power_w:g}"))
     render.stdout_console().print(table)
     if one:
         for p in drives[0].provenance:

@@ -156,3 +156,20 @@ def rpc_error_lines(code_name: str, details: str, violations: Iterable[tuple[str
         return [f"{code_name}: {found[0][0]}: {found[0][1]}"]
     return [f"{code_name}: {len(found)} invalid fields", *[f"  {field}: {reason}" for field, reason in found]]
 
+
+#: What ``arrayplan drives`` prints for a value the catalog does not give (table; JSON has null).
+UNKNOWN = "-"
+
+#: Drive values that are numbers in the API message and catalog values with provenance (same
+#: names): a 0 there with no provenance entry is a value the catalog does not give, not a zero.
+DRIVE_VALUE_FIELDS = ("random_read_iops", "random_write_iops", "steady_random_write_iops", "endurance_bytes_written",
+                      "price_usd", "active_power_w", "idle_power_w", "annual_failure_rate")
+
+
+def drive_unknown_fields(drive: pb.Drive) -> set[str]:
+    """The ``DRIVE_VALUE_FIELDS`` the catalog does not give for ``drive``: every catalog value
+    carries its provenance, so a 0 without one is unknown (the message's plain doubles cannot
+    say so themselves)."""
+    known = {p.field for p in drive.provenance}
+    return {f for f in DRIVE_VALUE_FIELDS if f not in known and not getattr(drive, f)}
+
