@@ -129,3 +129,13 @@ def test_an_unknown_value_is_shown_unknown_not_zero(capsys, monkeypatch) -> None
     assert cells["rand write IOPS"] == "-" and cells["steady write"] == "11,500" and cells["rand read IOPS"] == "75,000"
     assert _table_row(out, "intel-ssd-320-300gb")["rand write IOPS"] not in ("-", "0")
 
+
+def test_provenance_says_assumed_once(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`drives NAME` prints an assumed value as `field: assumed: reason`; no reason in the catalog
+    repeats the word (it read "assumed: assumed: a typical 2024 street price ...")."""
+    doubled = [(d.name, f) for d in all_drives() for f, p in d.provenance.items() if p.assumed and p.reason.lower().startswith("assumed")]
+    assert not doubled
+    code, out, _ = _run(["drives", "kioxia-cm6-r-30720gb"], capsys, monkeypatch)
+    assert code == 0
+    assert "  price_usd: assumed: a typical 2024 street price for this class of drive" in out
+    assert "assumed: assumed:" not in out
