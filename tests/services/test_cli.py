@@ -237,3 +237,6 @@ def test_several_field_violations_are_listed_once_each() -> None:
     assert rpc_error_lines("INVALID_ARGUMENT", "; ".join(f"{f}: {r}" for f, r in two), two) == [
         "INVALID_ARGUMENT: 2 invalid fields", "  plan.spec.workload.read_fraction: must be in [0, 1], got 2.5",
         "  plan.spec.workload.queue_depth: must be >= 1, got 0"]
+    # the server lists at most MAX_VIOLATIONS; its message says how many more there were
+    assert rpc_error_lines("INVALID_ARGUMENT", "a: x; b: y; and 7 more (3 not listed)", [("a", "x")]) == [
+        "INVALID_ARGUMENT: 4 invalid fields", "  a: x", "  ... and 3 more not listed"]

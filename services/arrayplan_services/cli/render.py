@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -148,13 +149,17 @@ def rpc_error_lines(code_name: str, details: str, violations: Iterable[tuple[str
     """A failed call's error for stderr, each field violation once. The server's message of an
     INVALID_ARGUMENT is its field violations joined (``field: reason; ...``), so with violations
     the message is not printed again: one violation is one line (``CODE: field: reason``),
-    several are a headline and one indented line each. Without violations, ``CODE: message``."""
+    several are a headline and one indented line each (and how many the server did not list,
+    which only its message says). Without violations, ``CODE: message``."""
     found = list(violations)
     if not found:
         return [f"{code_name}: {details}"]
-    if len(found) == 1:
+    unlisted = re.search(r"\((\d+) not listed\)$", details)
+    hidden = int(unlisted.group(1)) if unlisted else 0
+    if len(found) == 1 and not hidden:
         return [f"{code_name}: {found[0][0]}: {found[0][1]}"]
-    return [f"{code_name}: {len(found)} invalid fields", *[f"  {field}: {reason}" for field, reason in found]]
+    return [f"{code_name}: {len(found) + hidden} invalid fields", *[f"  {field}: {reason}" for field, reason in found],
+            *([f"  ... and {hidden} more not listed"] if hidden else [])]
 
 
 #: What ``arrayplan drives`` prints for a value the catalog does not give (table; JSON has null).
