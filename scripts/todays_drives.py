@@ -12,7 +12,7 @@ from arrayplan_engine.catalog import drive_from_fields, drive_to_toml
 
 OUT = Path(__file__).resolve().parents[1] / "engine" / "arrayplan_engine" / "data" / "drives"
 TB = 10**12
-PRICE_NOTE = ("assumed: a typical 2024 street price for this class of drive, not from a searched page (prices move; "
+PRICE_NOTE = ("a typical 2024 street price for this class of drive, not from a searched page (prices move; "
               "check a current quote before buying)")
 
 

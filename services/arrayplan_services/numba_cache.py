@@ -16,10 +16,16 @@ import os
 import sys
 from pathlib import Path
 
-#: The kernels a plan runs (module, dispatcher): the array simulation and the FTL write paths.
-#: Not here: ftl._trim_kernel and reliability._simulate_kernel (the ftl and reliability commands).
-PLAN_KERNELS = (("arrayplan_engine.array", "_simulate_kernel"), ("arrayplan_engine.array", "_simulate_kernel_closed"),
-                ("arrayplan_engine.ftl", "_write_kernel"), ("arrayplan_engine.ftl", "_timed_kernel"))
+#: The kernels a plan runs (module, dispatcher): the array simulation, open and closed loop. Its
+#: SSD service models, consistency runs and reports run on the array kernel too, so the FTL
+#: kernels are not here: a plan never compiles them, and listing them kept a warmed cache "cold"
+#: (every plan and `serve` start said it was compiling). They and reliability._simulate_kernel
+#: serve the ``ftl``, ``reliability`` commands and the SSD calibration; ``warm`` compiles the FTL
+#: ones too (``FTL_KERNELS``).
+PLAN_KERNELS = (("arrayplan_engine.array", "_simulate_kernel"), ("arrayplan_engine.array", "_simulate_kernel_closed"))
+#: The FTL kernels (``arrayplan ftl``, ``ssd.trim_experiment``, ``ssd.calibration_report``).
+FTL_KERNELS = (("arrayplan_engine.ftl", "_write_kernel"), ("arrayplan_engine.ftl", "_timed_kernel"),
+               ("arrayplan_engine.ftl", "_trim_kernel"))
 
 
 def default_cache_dir() -> Path:
@@ -50,19 +56,19 @@ def configure() -> Path:
 _ALL_WARM = False
 
 
-def cold_kernels() -> list[str]:
-    """The plan kernels (``PLAN_KERNELS``) with no compiled code in the cache for their current
-    source (numba's own index, stamped with the source file's mtime and size). Empty when all are
-    warm, or when numba's cache layout is not the one expected (then nothing is claimed). Once all
-    are warm the answer holds for the rest of the process (a cache is not un-compiled under a
-    running server), so later plans do not read the index again."""
+def cold_kernels(kernels: tuple[tuple[str, str], ...] = PLAN_KERNELS) -> list[str]:
+    """The plan kernels (``PLAN_KERNELS``, or ``kernels``) with no compiled code in the cache for
+    their current source (numba's own index, stamped with the source file's mtime and size). Empty
+    when all are warm, or when numba's cache layout is not the one expected (then nothing is
+    claimed). Once all plan kernels are warm the answer holds for the rest of the process (a cache
+    is not un-compiled under a running server), so later plans do not read the index again."""
     import importlib
 
     global _ALL_WARM
-    if _ALL_WARM:
+    if _ALL_WARM and kernels == PLAN_KERNELS:
         return []
     cold = []
-    for module_name, name in PLAN_KERNELS:
+    for module_name, name in kernels:
         kernel = getattr(importlib.import_module(module_name), name, None)
         try:
             index = kernel._cache._cache_file._load_index()  # type: ignore[union-attr]
@@ -70,13 +76,29 @@ def cold_kernels() -> list[str]:
             return []
         if not index:
             cold.append(f"{module_name.rsplit('.', 1)[1]}.{name}")
-    _ALL_WARM = not cold
+    if kernels == PLAN_KERNELS:
+        _ALL_WARM = not cold
     return cold
+
+
+def warm_ftl() -> None:
+    """Compile the FTL kernels (``FTL_KERNELS``) into the cache: a small steady-state run, a
+    timed run and a TRIM, through the engine's public functions (seconds once compiled)."""
+    from arrayplan_engine import ftl
+
+    config = ftl.FtlConfig(user_pages=1 << 12, pages_per_block=64, spare_fraction_of_raw=0.2)
+    ftl.simulate(config, seed=0, max_drive_writes=3)
+    st = ftl.new_state(config, seed=0)
+    ftl.fill_sequential(st)
+    ftl.timed_run(st, ftl.FtlWorkload(), ftl.TimedCosts(controller_s=1e-5, nand_s=1e-5, relocation_s=1e-5, erase_s=1e-3,
+                                                         ios_per_write=1.0), duration_s=1)
+    ftl.trim(st, 0, config.user_pages)
 
 
 def warm(examples: Path) -> int:
     """Compile every kernel a plan uses into the cache, through the public API (the example plans
-    and a few arrays, deploy/warm_numba.py). Returns its exit code."""
+    and a few arrays, deploy/warm_numba.py), then the FTL kernels the ``ftl`` command and the SSD
+    calibration use (``warm_ftl``). Returns the exit code."""
     import runpy
 
     script = Path(__file__).resolve().parents[2] / "deploy" / "warm_numba.py"
@@ -85,7 +107,9 @@ def warm(examples: Path) -> int:
     try:
         runpy.run_path(str(script), run_name="__main__")
     except SystemExit as exc:
-        return int(exc.code or 0)
+        if exc.code:
+            return int(exc.code)
+    warm_ftl()
     return 0
 
 
@@ -99,5 +123,9 @@ if __name__ == "__main__":
         configure()
         print("\n".join(cold_kernels()))
         sys.exit(0)
-    print("usage: python -m arrayplan_services.numba_cache --warm EXAMPLES_DIR | --dir | --cold", file=sys.stderr)
+    if sys.argv[1:] == ["--cold-ftl"]:
+        configure()
+        print("\n".join(cold_kernels(FTL_KERNELS)))
+        sys.exit(0)
+    print("usage: python -m arrayplan_services.numba_cache --warm EXAMPLES_DIR | --dir | --cold | --cold-ftl", file=sys.stderr)
     sys.exit(2)

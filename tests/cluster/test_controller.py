@@ -108,6 +108,37 @@ def controller(cluster: Cluster, ns: str, planner: Planner, procs: list[Proc], t
     return p
 
 
+def barrier(api: client.CustomObjectsApi, ns: str, name: str, procs: list[Proc]) -> None:
+    """Wait until the controller has reconciled everything it was told before now: a CapacityPlan
+    the planner refuses (an unknown drive; no run) is created, and its Failed status is written by
+    the one reconcile worker, which takes names in the order the watch delivered their events. So
+    every earlier event has been reconciled once that status is there."""
+    create(api, ns, name, {**SMALL, "candidate_space": {"drive_models": ["intel-ssd-999"]}})
+    obj = wait_status(api, ns, name, finished(1), 60, "the barrier plan reconciled (Failed)", procs)
+    assert obj["status"]["phase"] == "Failed", obj["status"]
+
+
+def leader_renews_through_a_lease_duration(cluster: Cluster, ns: str, timeout_s: float = 60) -> client.V1Lease:
+    """Wait until the lease's holder has renewed it over more than one lease duration (its
+    renewTimes, read from the API server), failing at once if the holder changes: a standby that
+    would wrongly take a renewed lease has had a whole duration to do it."""
+    coord = client.CoordinationV1Api(cluster.api_client())
+    first = coord.read_namespaced_lease("arrayplan-controller", ns)
+    holder, duration_s = first.spec.holder_identity, first.spec.lease_duration_seconds
+    assert holder and duration_s, first.spec
+    deadline = time.monotonic() + timeout_s
+    while True:
+        lease = coord.read_namespaced_lease("arrayplan-controller", ns)
+        if lease.spec.holder_identity != holder:
+            pytest.fail(f"the lease moved from {holder} to {lease.spec.holder_identity} while {holder} renewed it")
+        if (lease.spec.renew_time - first.spec.renew_time).total_seconds() > duration_s:
+            return lease
+        if time.monotonic() > deadline:
+            pytest.fail(f"{holder} did not renew the lease through {duration_s} s of renewals within {timeout_s} s "
+                        f"(renewTime {first.spec.renew_time} -> {lease.spec.renew_time})")
+        time.sleep(0.1)
+
+
 def test_plan_succeeds_with_recommendations(cluster: Cluster, planner: Planner, ns: str, api: client.CustomObjectsApi,
                                             stub: pb_grpc.PlannerServiceStub, controllers: list[Proc], tmp_path: Path) -> None:
     spec, _ = load_plan_file(ROOT / "examples" / "oltp.yaml")
@@ -140,7 +171,7 @@ def test_plan_succeeds_with_recommendations(cluster: Cluster, planner: Planner, 
     obj2 = wait_status(api, ns, "oltp", finished(2), 120, "generation 2 Succeeded", controllers)
     assert obj2["metadata"]["generation"] == 2
     assert obj2["status"]["runName"].endswith("-g2") and len(obj2["status"]["recommendations"]) <= 3
-    time.sleep(1.5)  # room for a (wrong) extra run to show up
+    barrier(api, ns, "after-oltp", controllers)  # every oltp event (labels, spec, status writes) reconciled
     assert sorted(p.name for p in runs_of(stub, obj2)) == sorted([status["runName"], obj2["status"]["runName"]])
     assert ctl.log().count("created run") == 2
 
@@ -198,8 +229,13 @@ def test_controller_killed_mid_plan_never_runs_twice(cluster: Cluster, planner: 
     running = wait_status(api, ns, "long", lambda s: s.get("phase") == "Running" and s.get("progress", {}).get("candidatesToEvaluate", 0) > 0,
                           120, "Running", controllers)
     run_name = running["status"]["runName"]
-    # Let a lease renewal carry the latest resourceVersion, then kill without any clean-up.
-    time.sleep(0.8)
+    # Wait for a lease renewal that carries the watch past the Running status (resourceVersions are
+    # etcd revisions here, so they compare as integers), then kill without any clean-up.
+    coord = client.CoordinationV1Api(cluster.api_client())
+    seen = int(running["metadata"]["resourceVersion"])
+    wait_for(lambda: int((coord.read_namespaced_lease("arrayplan-controller", ns).metadata.annotations or {})
+                         .get(RESOURCE_VERSION_ANNOTATION, "0")) >= seen, 30,
+             f"a lease renewal saving resourceVersion >= {seen} (the Running status)")
     first.stop(signal.SIGKILL)
     assert stub.GetPlan(pb.GetPlanRequest(name=run_name), timeout=30).state == pb.Plan.STATE_RUNNING, "the run goes on without a controller"
 
@@ -238,16 +274,13 @@ def test_leader_election_one_acts_then_failover(cluster: Cluster, planner: Plann
     wait_for(lambda: "waiting for lease" in b.log(), 30, "the second replica to start")
     create(api, ns, "one", SMALL)
     obj = wait_status(api, ns, "one", finished(1), 60, "Succeeded", controllers)
-    time.sleep(2)
+    lease = leader_renews_through_a_lease_duration(cluster, ns)
     assert "is the leader" not in b.log() and "created run" not in b.log(), "the standby replica does nothing"
     assert len(runs_of(stub, obj)) == 1
-    lease = client.CoordinationV1Api(cluster.api_client()).read_namespaced_lease("arrayplan-controller", ns)
     assert lease.spec.holder_identity and lease.spec.holder_identity in a.log()
 
     a.stop(signal.SIGKILL)  # no release: b must wait out the lease
-    t0 = time.monotonic()
-    wait_for(lambda: "is the leader" in b.log(), 30, "the standby to take over")
-    assert time.monotonic() - t0 < 10
+    wait_for(lambda: "is the leader" in b.log(), 60, "the standby to take over once the killed leader's lease expired")
     create(api, ns, "two", {**SMALL, "seed": 2})
     wait_status(api, ns, "two", finished(1), 60, "Succeeded under the new leader", controllers)
     lease = client.CoordinationV1Api(cluster.api_client()).read_namespaced_lease("arrayplan-controller", ns)

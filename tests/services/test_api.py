@@ -140,7 +140,22 @@ def test_worker_spans_share_the_plan_trace(stub, server: ServerProcess) -> None:
     assert all(r[2] != f"worker:{server_pid}" for r in workers), "worker spans come from Ray worker processes"
 
 
-def test_cancel_plan_stops_its_tasks(stub) -> None:  # type: ignore[no-untyped-def]
+def _plan_span(server: ServerProcess, trace_id: str, timeout_s: float = 60) -> tuple[str, str]:
+    """The run's stored ``arrayplan.plan`` span (attributes JSON, status), polled until it is there;
+    fails naming the run at the deadline."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with sqlite3.connect(server.data_dir / "runs.sqlite3") as db:
+            row = db.execute("SELECT attributes_json, status FROM spans WHERE trace_id=? AND name='arrayplan.plan'",
+                             (trace_id,)).fetchone()
+        if row is not None:
+            return row[0], row[1]
+        if time.monotonic() > deadline:
+            pytest.fail(f"the run of trace {trace_id} stored no arrayplan.plan span within {timeout_s} s: its thread has not ended")
+        time.sleep(0.2)
+
+
+def test_cancel_plan_stops_its_tasks(stub, server: ServerProcess) -> None:  # type: ignore[no-untyped-def]
     big = pb.PlanSpec()
     big.CopyFrom(OLTP)
     big.constraints.usable_capacity_bytes = 1_000_000_000
@@ -156,7 +171,10 @@ def test_cancel_plan_stops_its_tasks(stub) -> None:  # type: ignore[no-untyped-d
     cancelled = stub.CancelPlan(pb.CancelPlanRequest(name=created.name), timeout=60)
     assert cancelled.state == pb.Plan.STATE_CANCELLED, pb.Plan.State.Name(cancelled.state)
     assert cancelled.progress.candidates_evaluated < cancelled.progress.candidates_to_evaluate
-    time.sleep(2)
+    # The run's own end: its plan span is stored once its thread has left the fan-out, the only
+    # place a task's result is counted. After it no task can report, however late it finishes.
+    ended = _plan_span(server, created.trace_id)
+    assert json.loads(ended[0])["arrayplan.cancelled"] is True, ended
     again = stub.GetPlan(pb.GetPlanRequest(name=created.name), timeout=30)
     assert again.state == pb.Plan.STATE_CANCELLED
     assert again.progress.candidates_evaluated == cancelled.progress.candidates_evaluated, "no task reported after cancel"

@@ -201,3 +201,43 @@ def test_full_plan_from_a_trace_to_a_report(tmp_path: Path) -> None:
     assert body["spec"]["workload"]["read_fraction"] == pytest.approx(0.508)
     assert body["result"]["constraints_met"] is True
     assert (tmp_path / "report" / "index.html").stat().st_size > 50_000
+
+
+def test_plan_quiet_prints_only_the_result(tmp_path: Path) -> None:
+    """--quiet: the result on stdout and nothing on stderr for a plan that succeeds with no
+    warnings (not the 'plan created' and 'run stored' lines); `plan --help` says what it keeps."""
+    out = run_cli("plan", small_plan(tmp_path), "--local", "--executor", "local", "--data-dir", str(tmp_path / "d"),
+                  "--format", "json", "--quiet")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == "", out.stderr
+    assert json.loads(out.stdout)["state"] == "STATE_SUCCEEDED"
+    loud = run_cli("plan", small_plan(tmp_path), "--local", "--executor", "local", "--data-dir", str(tmp_path / "d"),
+                   "--format", "json")
+    assert loud.returncode == 0 and "created (trace id" in loud.stderr and "stored in" in loud.stderr, loud.stderr
+    helped = run_cli("plan", "--help")
+    quiet_help = " ".join(helped.stdout.split()).split("--quiet ")[1]
+    assert quiet_help.startswith("print only the result (stdout) and, on stderr, errors and the plan file's warnings")
+
+
+def test_a_mistyped_drive_prints_its_error_once(tmp_path: Path) -> None:
+    """The server's INVALID_ARGUMENT message is its field violations joined: each is printed once."""
+    out = run_cli("simulate", "--local", "--drive", "intel-dc-s3500-48gb", "--drives", "8", "--layout", "raid10",
+                  "--read-fraction", "0.7", cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.count("unknown 'intel-dc-s3500-48gb'") == 1, out.stderr
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("arrayplan: INVALID_ARGUMENT: drive_model: unknown 'intel-dc-s3500-48gb'; "
+                                                   "did you mean intel-dc-s3500-480gb"), out.stderr
+
+
+def test_several_field_violations_are_listed_once_each() -> None:
+    from arrayplan_services.cli.render import rpc_error_lines
+
+    assert rpc_error_lines("NOT_FOUND", "plan 'x' not found", []) == ["NOT_FOUND: plan 'x' not found"]
+    two = [("plan.spec.workload.read_fraction", "must be in [0, 1], got 2.5"), ("plan.spec.workload.queue_depth", "must be >= 1, got 0")]
+    assert rpc_error_lines("INVALID_ARGUMENT", "; ".join(f"{f}: {r}" for f, r in two), two) == [
+        "INVALID_ARGUMENT: 2 invalid fields", "  plan.spec.workload.read_fraction: must be in [0, 1], got 2.5",
+        "  plan.spec.workload.queue_depth: must be >= 1, got 0"]
+    # the server lists at most MAX_VIOLATIONS; its message says how many more there were
+    assert rpc_error_lines("INVALID_ARGUMENT", "a: x; b: y; and 7 more (3 not listed)", [("a", "x")]) == [
+        "INVALID_ARGUMENT: 4 invalid fields", "  a: x", "  ... and 3 more not listed"]

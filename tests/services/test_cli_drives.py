@@ -99,3 +99,43 @@ def test_drives_fit_refuses_a_log_that_is_not_fio(tmp_path: Path, capsys, monkey
     assert code == 2 and "--iterations: must be an integer in [3, 30], got 2" in err
     code, _, err = _run(["drives", "fit", "--base", "intel-dc-s3500-480gb", "--fio-log", str(tmp_path / "x.log")], capsys, monkeypatch)
     assert code == 2 and f"{tmp_path / 'x.log'}:1: not a fio write_iops_log line" in err
+
+
+def _table_row(out: str, name: str) -> dict[str, str]:
+    """The cells of ``name``'s row in the drives table, by column title."""
+    lines = out.splitlines()
+    head = next(line for line in lines if "rand write IOPS" in line)
+    row = next(line for line in lines if f" {name} " in line)
+    titles = [c.strip() for c in head.strip("┃").split("┃")]
+    return dict(zip(titles, [c.strip() for c in row.strip("│").split("│")], strict=True))
+
+
+def test_an_unknown_value_is_shown_unknown_not_zero(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The DC S3500 spec gives no fresh random-write IOPS (only steady state): '-' in the table and
+    null in JSON, as the other values the catalog does not give; a known value stays a number."""
+    assert get_drive("intel-dc-s3500-480gb").random_write_iops is None
+    code, out, _ = _run(["drives", "--format", "json"], capsys, monkeypatch)
+    assert code == 0
+    rows = {r["name"]: r for r in json.loads(out)}
+    s3500, hdd = rows["intel-dc-s3500-480gb"], rows["hdd-15k-sas-300gb"]
+    assert s3500["random_write_iops"] is None and s3500["steady_random_write_iops"] == 11_500
+    assert hdd["steady_random_write_iops"] is None and hdd["endurance_bytes_written"] is None and hdd["random_write_iops"] > 0
+    for d in all_drives():  # null exactly where the catalog has no value
+        for key in ("random_read_iops", "random_write_iops", "steady_random_write_iops", "endurance_bytes_written", "price_usd"):
+            assert (rows[d.name][key] is None) == (getattr(d, key) is None), (d.name, key)
+    code, out, _ = _run(["drives", "--kind", "ssd"], capsys, monkeypatch)
+    assert code == 0
+    cells = _table_row(out, "intel-dc-s3500-480gb")
+    assert cells["rand write IOPS"] == "-" and cells["steady write"] == "11,500" and cells["rand read IOPS"] == "75,000"
+    assert _table_row(out, "intel-ssd-320-300gb")["rand write IOPS"] not in ("-", "0")
+
+
+def test_provenance_says_assumed_once(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`drives NAME` prints an assumed value as `field: assumed: reason`; no reason in the catalog
+    repeats the word (it read "assumed: assumed: a typical 2024 street price ...")."""
+    doubled = [(d.name, f) for d in all_drives() for f, p in d.provenance.items() if p.assumed and p.reason.lower().startswith("assumed")]
+    assert not doubled
+    code, out, _ = _run(["drives", "kioxia-cm6-r-30720gb"], capsys, monkeypatch)
+    assert code == 0
+    assert "  price_usd: assumed: a typical 2024 street price for this class of drive" in out
+    assert "assumed: assumed:" not in out

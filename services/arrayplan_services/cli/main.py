@@ -55,9 +55,12 @@ def grpc_error_exit(exc: object) -> int:
 
     assert isinstance(exc, grpc.RpcError)
     code = exc.code()
-    _err(f"{code.name}: {exc.details()}")
-    for field, reason in field_violations(exc):
-        print(f"  {field}: {reason}", file=sys.stderr)
+    from .render import rpc_error_lines
+
+    first, *rest = rpc_error_lines(code.name, exc.details() or "", field_violations(exc))
+    _err(first)
+    for line in rest:
+        print(line, file=sys.stderr)
     if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.NOT_FOUND,
                 grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.OUT_OF_RANGE):
         return EXIT_BAD_INPUT
@@ -259,7 +262,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
                 if exc.code() == grpc.StatusCode.INVALID_ARGUMENT:
                     _point_at_lines(exc, Path(args.plan_file))
                 return code
-            print(f"plan {plan.name} created (trace id {plan.trace_id})", file=sys.stderr)
+            if not args.quiet:
+                print(f"plan {plan.name} created (trace id {plan.trace_id})", file=sys.stderr)
             update, bar = _progress_reporter(args.quiet or args.format == "json" and not sys.stderr.isatty())
             final = None
             with bar:
@@ -278,7 +282,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         _err(f"plan {final.name} {pb.Plan.State.Name(final.state).removeprefix('STATE_').lower()}: {final.error_message}")
         return EXIT_ERROR
     _emit(final, args)
-    if getattr(args, "local_store", None):
+    if getattr(args, "local_store", None) and not args.quiet:
         print(f"run {final.name} stored in {args.local_store} (--data-dir or $ARRAYPLAN_DATA_DIR to change; "
               f"`arrayplan runs --local` lists it)", file=sys.stderr)
     if args.report:
@@ -288,7 +292,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         left_s = max(0.0, args.timeout - (time.monotonic() - started_s))
         path = report.write_report(final, Path(args.report), image_base_url=args.report_image_base_url,
                                    simulation_timeout_s=min(report.DEFAULT_SIMULATION_TIMEOUT_S, left_s))
-        print(f"report written to {path}", file=sys.stderr)
+        if not args.quiet:
+            print(f"report written to {path}", file=sys.stderr)
     met = final.result.constraints_met
     if met and args.fail_if_headroom_below is not None:
         best = final.result.recommendations[0]
@@ -409,10 +414,12 @@ def _drives_json(drives: list[pb.Drive]) -> str:
     from arrayplan.v1 import planner_pb2 as pb
 
     from .. import jsonout
+    from .render import drive_unknown_fields
 
     rows = []
     for d in drives:
         row = jsonout.to_json(d)
+        row.update({f: None for f in drive_unknown_fields(d)})  # a value the catalog does not give: null, not 0
         row["kind"] = pb.DriveKind.Name(d.kind).removeprefix("DRIVE_KIND_").lower()
         row["sources"] = sorted({p.source for p in d.provenance if p.source})
         rows.append(row)
@@ -430,11 +437,16 @@ def _drives_table(drives: list[pb.Drive], one: bool) -> None:
     for c in ("name", "kind", "interface", "capacity GB", "spare", "rand read IOPS", "rand write IOPS", "steady write", "endurance TBW", "$", "W active"):
         table.add_column(c, justify="left" if c in ("name", "kind", "interface") else "right")
     for d in drives:
+        unknown = render.drive_unknown_fields(d)
+
+        def cell(name: str, text: str, unknown: set[str] = unknown) -> str:
+            return render.UNKNOWN if name in unknown else text
         table.add_row(d.name, pb.DriveKind.Name(d.kind).removeprefix("DRIVE_KIND_").lower(), d.interface, f"{d.capacity_bytes / 1e9:,.0f}",
-                      f"{d.spare_bytes_per_user_byte:.1%}" if d.spare_bytes_per_user_byte else "-", f"{d.random_read_iops:,.0f}", f"{d.random_write_iops:,.0f}",
-                      f"{d.steady_random_write_iops:,.0f}" if d.steady_random_write_iops else "-",
-                      f"{d.endurance_bytes_written / 1e12:,.0f}" if d.endurance_bytes_written else "-",
-                      f"{d.price_usd:,.0f}" if d.price_usd else "-", f"{d.active_power_w:g}" if d.active_power_w else "-")
+                      f"{d.spare_bytes_per_user_byte:.1%}" if d.spare_bytes_per_user_byte else render.UNKNOWN,
+                      cell("random_read_iops", f"{d.random_read_iops:,.0f}"), cell("random_write_iops", f"{d.random_write_iops:,.0f}"),
+                      cell("steady_random_write_iops", f"{d.steady_random_write_iops:,.0f}"),
+                      cell("endurance_bytes_written", f"{d.endurance_bytes_written / 1e12:,.0f}"),
+                      cell("price_usd", f"{d.price_usd:,.0f}"), cell("active_power_w", f"{d.active_power_w:g}"))
     render.stdout_console().print(table)
     if one:
         for p in drives[0].provenance:
@@ -691,7 +703,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="override the plan file's seed")
     p.add_argument("--timeout", type=seconds_arg, default=3600.0, metavar="SECONDS",
                    help="cancel the plan if not done within this many seconds, or a duration: 90s, 30min (default 3600)")
-    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--quiet", action="store_true",
+                   help="print only the result (stdout) and, on stderr, errors and the plan file's warnings: no progress, "
+                        "no 'plan created', 'run stored' or 'report written' lines")
     p.add_argument("--report", metavar="DIR", help="write an HTML + Markdown report into this directory")
     p.add_argument("--report-image-base-url", metavar="URL",
                    help="report.md links its PNGs under URL (where CI publishes DIR) so they show in a pull-request comment")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -142,3 +143,38 @@ def plan_table(plan: pb.Plan, console: Any, warnings: Iterable[str] = ()) -> Non
     console.print(plan.result.summary, soft_wrap=True, highlight=False)
     console.print(applied_constraints(plan), soft_wrap=True, highlight=False)
     console.print(f"trace id: {plan.trace_id}   stored run: {plan.name}")
+
+
+def rpc_error_lines(code_name: str, details: str, violations: Iterable[tuple[str, str]]) -> list[str]:
+    """A failed call's error for stderr, each field violation once. The server's message of an
+    INVALID_ARGUMENT is its field violations joined (``field: reason; ...``), so with violations
+    the message is not printed again: one violation is one line (``CODE: field: reason``),
+    several are a headline and one indented line each (and how many the server did not list,
+    which only its message says). Without violations, ``CODE: message``."""
+    found = list(violations)
+    if not found:
+        return [f"{code_name}: {details}"]
+    unlisted = re.search(r"\((\d+) not listed\)$", details)
+    hidden = int(unlisted.group(1)) if unlisted else 0
+    if len(found) == 1 and not hidden:
+        return [f"{code_name}: {found[0][0]}: {found[0][1]}"]
+    return [f"{code_name}: {len(found) + hidden} invalid fields", *[f"  {field}: {reason}" for field, reason in found],
+            *([f"  ... and {hidden} more not listed"] if hidden else [])]
+
+
+#: What ``arrayplan drives`` prints for a value the catalog does not give (table; JSON has null).
+UNKNOWN = "-"
+
+#: Drive values that are numbers in the API message and catalog values with provenance (same
+#: names): a 0 there with no provenance entry is a value the catalog does not give, not a zero.
+DRIVE_VALUE_FIELDS = ("random_read_iops", "random_write_iops", "steady_random_write_iops", "endurance_bytes_written",
+                      "price_usd", "active_power_w", "idle_power_w", "annual_failure_rate")
+
+
+def drive_unknown_fields(drive: pb.Drive) -> set[str]:
+    """The ``DRIVE_VALUE_FIELDS`` the catalog does not give for ``drive``: every catalog value
+    carries its provenance, so a 0 without one is unknown (the message's plain doubles cannot
+    say so themselves)."""
+    known = {p.field for p in drive.provenance}
+    return {f for f in DRIVE_VALUE_FIELDS if f not in known and not getattr(drive, f)}
+
