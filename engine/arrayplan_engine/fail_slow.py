@@ -87,8 +87,8 @@ def validate_episodes(spec: ArraySpec, episodes: tuple[SlowEpisode, ...], prefix
         Range(lo=0, hi=n - 1, integer=True, note=f"(a simulated member of the {n})").check(v, f"{prefix}[{i}].drive_index", e.drive_index)
         FACTOR.check(v, f"{prefix}[{i}].factor", e.factor)
         Range(lo=0, hi=spec.duration_s, hi_open=True, unit="s", hi_name="duration").check(v, f"{prefix}[{i}].start_s", e.start_s)
-        if not (e.duration_s > 0):
-            v.append(Violation(field=f"{prefix}[{i}].duration_s", reason=f"must be > 0 s (inf: to the window's end), got {e.duration_s}"))
+        if e.duration_s != math.inf:  # inf: to the window's end
+            Range(lo=0, lo_open=True, unit="s", note="(unset: to the window's end)").check(v, f"{prefix}[{i}].duration_s", e.duration_s)
     return v
 
 
