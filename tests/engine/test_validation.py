@@ -10,8 +10,10 @@ either direction is seen (docs/validation.md says why it misses).
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from arrayplan_engine import array as arr
@@ -189,6 +191,19 @@ def test_s3500_consistency_curve() -> None:
     assert 1.10 * 11_500 <= late <= 1.45 * 11_500
     cliff = int((r.iops < 0.5 * r.fob_iops).argmax())
     assert 100 <= cliff <= 300
+
+
+@pytest.mark.slow
+def test_s3700_performance_consistency_within_intels_bound() -> None:
+    # Intel DC S3700 product specification: "Performance Consistency ... Read/Write: Up to
+    # 90%/90% (99.9%)" -- the slowest 0.1 % of 1-second intervals' IOPS over the mean, 4 KB random
+    # at QD32 in steady state (https://docslib.org/doc/12283368/intel%C2%AE-solid-state-drive-dc-s3700-series).
+    # A bound, not a fit: the model's writes from the PTS steady start give 0.91 (0.99 over
+    # 1,400-2,000 s, after the ring the fluid log leaves; docs/ssd-model.md section 4).
+    r = ssd.consistency_experiment("intel-dc-s3700-200gb", duration_s=2000, seed=0)
+    assert math.isfinite(r.steady_start_s)
+    steady = np.asarray(r.iops[int(r.steady_start_s):], dtype=float)
+    assert float(np.quantile(steady, 0.001)) / float(steady.mean()) >= 0.90
 
 
 def test_ssd_910_card_in_an_array_is_its_controllers(steady: dict[str, float]) -> None:
