@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from . import array, catalog, hdd, ssd
+from . import array, catalog, fail_slow, hdd, ssd
 from .catalog import Drive
 from .errors import InvalidInputError, Violation, check, check_range, require_range
-from .layout import Layout, usable_capacity_bytes
+from .layout import Layout, group_count, usable_capacity_bytes
 from .service import ServiceModel
 from .workload import Workload
 
@@ -145,6 +145,9 @@ class SimulatedFigures:
     utilization: float
     kept_up: bool
     model: str = SIMULATION_MODEL
+    # the latency at the percentile over time with fail-slow drives at the field rates
+    # (``fail_slow``); NaN when not asked for
+    latency_at_percentile_fail_slow_s: float = math.nan
 
 
 def saturation_spec(spec: array.ArraySpec, *, simulated_s: float, upper_bound_iops: float) -> array.ArraySpec:
@@ -162,8 +165,10 @@ def saturation_spec(spec: array.ArraySpec, *, simulated_s: float, upper_bound_io
 
 
 def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simulated_s: float,
-                     upper_bound_iops: float) -> SimulatedFigures:
-    """Simulate ``spec`` (the offered load) and its saturation run; see the module docstring."""
+                     upper_bound_iops: float, fail_slow_field_rates: bool = False) -> SimulatedFigures:
+    """Simulate ``spec`` (the offered load) and its saturation run; see the module docstring.
+    ``fail_slow_field_rates``: also the offered load with the first member of group 0 at
+    ``fail_slow.FIELD_SLOWDOWN``, for the percentile over time at the field rates."""
     r = array.simulate(spec)
     offered = spec.workload.target_iops
     # kept up: the host IOs that arrived in the window completed in it (arrivals, not the nominal
@@ -183,7 +188,15 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
                                 kept_up=False)
     worst = r.worst_second_p99_latency_s
     at_p = float(r.latency_percentile_s(latency_percentile / 100.0))
+    at_p_slow = math.nan
+    if fail_slow_field_rates:
+        slow = array.simulate(fail_slow.with_slow_members(spec, {0: fail_slow.FIELD_SLOWDOWN}))
+        kind = "hdd" if spec.service_models[0].mechanical else "ssd"
+        share = fail_slow.slow_time_fraction(kind, max(1, group_count(spec.layout, spec.drive_count)))
+        at_p_slow = fail_slow.mixture_percentile_s(r, slow, share, latency_percentile / 100.0) \
+            if kept_up and not slow.saturated else math.inf
     return SimulatedFigures(
+        latency_at_percentile_fail_slow_s=at_p_slow,
         max_iops=max_iops, achieved_iops=float(r.achieved_iops), member_ios_per_host_io=float(r.member_ios_per_host_io),
         latency_p50_s=float(r.latency_percentile_s(0.5)), latency_at_percentile_s=at_p if kept_up else math.inf,
         worst_second_latency_s=(float(worst) if worst is not None and math.isfinite(worst) else float(r.latency_percentile_s(0.99)))

@@ -68,6 +68,9 @@ class Constraints:
     max_drive_count: int = 0
     max_power_w: float = 0.0
     max_data_loss_probability: float = 0.0
+    # Hold the latency target with fail-slow drives at The Tail at Store's field rates
+    # (fail_slow.FIELD_RATES): each year is simulated again with a member 2x slower.
+    fail_slow_field_rates: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,6 +138,7 @@ class YearPerformance:
     cumulative_life_used_fraction: float
     predicted_iops: float
     latency_at_percentile_s: float
+    latency_at_percentile_fail_slow_s: float = math.nan  # with fail-slow drives at the field rates
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -173,6 +177,9 @@ class Evaluation:
     headroom_fraction: float
     performance_model: str
     years: tuple[YearPerformance, ...] = ()
+    # the latency at the percentile over time with fail-slow drives at the field rates, in the
+    # year it is highest (constraints.fail_slow_field_rates; NaN otherwise)
+    latency_at_percentile_fail_slow_s: float = math.nan
     wear_out_year: int | None = None
     replacement_drive_count: float = 0.0
     hot_spare_count: int = 0
@@ -646,7 +653,8 @@ def candidate_year_case(req: PlanRequest, cand: Candidate, year: int, catalog: C
 def simulate_candidate_year(req: PlanRequest, case: CandidateYear) -> one_path.SimulatedFigures:
     """The figures of one candidate-year: its offered-load and saturation simulations."""
     return one_path.simulate_figures(case.spec, latency_percentile=req.constraints.latency_percentile,
-                                     simulated_s=req.simulated_seconds, upper_bound_iops=case.upper_bound_iops)
+                                     simulated_s=req.simulated_seconds, upper_bound_iops=case.upper_bound_iops,
+                                     fail_slow_field_rates=req.constraints.fail_slow_field_rates)
 
 
 def find_candidate(req: PlanRequest, *, drive_model: str, layout: str, group_width: int, drive_count: int,
@@ -687,7 +695,8 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
         year_figures.append(YearPerformance(
             year=y, fill_fraction=yw.fill_fraction, required_iops=required_y, write_amplification=yw.write_amplification,
             life_used_fraction=yw.life_used_fraction, cumulative_life_used_fraction=yw.cumulative_life_used_fraction,
-            predicted_iops=perf_y.max_iops, latency_at_percentile_s=perf_y.latency_at_percentile_s))
+            predicted_iops=perf_y.max_iops, latency_at_percentile_s=perf_y.latency_at_percentile_s,
+            latency_at_percentile_fail_slow_s=perf_y.latency_at_percentile_fail_slow_s))
     # The year that binds: the least IOPS headroom, then the highest latency.
     worst = min(range(years), key=lambda i: ((perfs[i].max_iops - required[i]) / required[i] if required[i] > 0 else math.inf,
                                              -perfs[i].latency_at_percentile_s))
@@ -720,8 +729,11 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
     checks = [_check("usable_capacity", required_capacity_bytes(req), usable, "bytes", at_most=False)]
     if required[worst] > 0:
         checks.append(_check("iops", required[worst], perf.max_iops, "iops", at_most=False))
+    slow_worst = max(p.latency_at_percentile_fail_slow_s for p in perfs) if c.fail_slow_field_rates else math.nan
     if c.latency_target_s > 0:
-        checks.append(_check("latency", c.latency_target_s, perfs[latency_worst].latency_at_percentile_s, "s", at_most=True))
+        # with fail-slow drives asked for, the target holds over time with them
+        at_p = slow_worst if c.fail_slow_field_rates else perfs[latency_worst].latency_at_percentile_s
+        checks.append(_check("latency", c.latency_target_s, at_p, "s", at_most=True))
     if c.worst_second_latency_target_s > 0:
         worst_second = max(p.worst_second_latency_s for p in perfs)
         checks.append(_check("worst_second_latency", c.worst_second_latency_target_s, worst_second, "s", at_most=True))
@@ -746,7 +758,8 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
         power_w=power, data_loss_probability=loss_p, checks=tuple(checks),
         meets_constraints=all(k.met for k in checks), binding_constraint=binding.constraint,
         headroom_fraction=binding.headroom_fraction, performance_model=perf.model,
-        years=tuple(year_figures), wear_out_year=wear.wear_out_year, replacement_drive_count=replacements, hot_spare_count=spares,
+        years=tuple(year_figures), latency_at_percentile_fail_slow_s=slow_worst,
+        wear_out_year=wear.wear_out_year, replacement_drive_count=replacements, hot_spare_count=spares,
         mttdl_hours=mttdl_h, rebuild_s=repair_h * HOUR_S, cost_per_usable_tb_usd=total_cost / (usable / 1e12) if usable else math.inf,
         cost_per_iops_usd=total_cost / sustained if sustained > 0 else math.inf,
     )

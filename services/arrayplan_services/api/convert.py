@@ -240,6 +240,7 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
             worst_second_latency_target_s=duration_s(c.worst_second_latency_target) if c.HasField("worst_second_latency_target") else 0.0,
             max_purchase_cost_usd=c.max_purchase_cost_usd,
             max_drive_count=c.max_drive_count, max_power_w=c.max_power_w, max_data_loss_probability=c.max_data_loss_probability,
+            fail_slow_field_rates=c.fail_slow_field_rates,
             # Unset: the engine's default margin applies (the planner writes it into the stored spec).
             **({"endurance_margin_fraction": c.endurance_margin_fraction} if c.HasField("endurance_margin_fraction") else {}),
         ),
@@ -298,7 +299,8 @@ def recommendation_to_proto(r: recommend.Recommendation) -> pb.Recommendation:
         if lat is not None:
             ym.latency_at_percentile.CopyFrom(lat)
     for name, value in (("latency_p50", e.latency_p50_s), ("latency_at_percentile", e.latency_at_percentile_s),
-                        ("worst_second_latency", e.worst_second_latency_s)):
+                        ("worst_second_latency", e.worst_second_latency_s),
+                        ("latency_at_percentile_with_fail_slow", e.latency_at_percentile_fail_slow_s)):
         d = to_duration(value)
         if d is not None:
             getattr(msg, name).CopyFrom(d)

@@ -268,7 +268,8 @@ def question(plan: pb.Plan, frame: Frame) -> list[str]:
         out.append(f"IOPS ≥ {frame.required_iops:,.0f}" + _grown(frame.required_iops, frame.final_required_iops,
                                                                   frame.service_life_years, f"{frame.final_required_iops:,.0f}"))
     if frame.latency_target_s:
-        out.append(f"{frame.pct_label} ≤ {frame.latency_target_s * 1e3:.3g} ms")
+        out.append(f"{frame.pct_label} ≤ {frame.latency_target_s * 1e3:.3g} ms"
+                   + (" with fail-slow drives at field rates (The Tail at Store)" if c.fail_slow_field_rates else ""))
     if c.HasField("worst_second_latency_target"):
         out.append(f"worst second ≤ {seconds_of(c.worst_second_latency_target) * 1e3:.3g} ms")
     out.append(f"endurance used ≤ {frame.endurance_limit_fraction:.0%}")

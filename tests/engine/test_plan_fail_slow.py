@@ -1,0 +1,61 @@
+"""The plan option ``constraints.fail_slow_field_rates``: each candidate-year is simulated again
+with a member 2x slower, and the latency check reads the percentile over time at The Tail at
+Store's field rates (FAST'16: a RAID group holds a >2x slower drive 2.2 % (SSD) of the time);
+the answer carries the figure with and without."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from arrayplan_engine import recommend as rc
+from arrayplan_engine.workload import Workload
+
+
+def _request(*, fail_slow: bool, percentile: float = 99.9, target_s: float = 0.0) -> rc.PlanRequest:
+    # reads only: no NAND program waits, so the tail at p99.9 is the slow member's (2 x a read)
+    wl = Workload(read_fraction=1.0, io_size_mix=((8192, 1.0),), queue_depth=32, target_iops=20_000, daily_write_bytes=1e11)
+    return rc.PlanRequest(
+        workload=wl, service_life_years=2, seed=3,
+        constraints=rc.Constraints(usable_capacity_bytes=2e12, latency_percentile=percentile, latency_target_s=target_s,
+                                   fail_slow_field_rates=fail_slow),
+        candidate_space=rc.CandidateSpace(drive_models=("intel-dc-s3700-400gb",), layouts=("raid6",), group_widths=(8,),
+                                          min_drive_count=8, max_drive_count=8))
+
+
+def _only(req: rc.PlanRequest) -> rc.Evaluation:
+    out = rc.plan(req)
+    assert len(out.recommendations) == 1
+    return out.recommendations[0].evaluation
+
+
+def test_without_the_option_nothing_changes() -> None:
+    e = _only(_request(fail_slow=False))
+    assert math.isnan(e.latency_at_percentile_fail_slow_s)
+    assert all(math.isnan(y.latency_at_percentile_fail_slow_s) for y in e.years)
+
+
+def test_the_answer_carries_the_tail_with_and_without() -> None:
+    plain = _only(_request(fail_slow=False))
+    slow = _only(_request(fail_slow=True))
+    # the same simulations without the slow member: the same figures
+    assert slow.latency_at_percentile_s == plain.latency_at_percentile_s
+    # one RAID 6 group of 8: a member 2x slower 2.2 % of the time takes 1/8 of the reads then,
+    # 0.27 % of all reads: the p99.9 over time is a read on the slow member, ~2x the array's own
+    assert 1.6 * slow.latency_at_percentile_s <= slow.latency_at_percentile_fail_slow_s <= 2.4 * slow.latency_at_percentile_s
+    assert slow.latency_at_percentile_fail_slow_s == max(y.latency_at_percentile_fail_slow_s for y in slow.years)
+
+
+def test_the_latency_check_reads_the_figure_with_fail_slow_drives() -> None:
+    """A target between the tail without and with fail-slow drives: met without the option, not
+    met with it."""
+    slow = _only(_request(fail_slow=True))
+    lo, hi = slow.latency_at_percentile_s, slow.latency_at_percentile_fail_slow_s
+    assert hi > 1.5 * lo
+    target = 0.5 * (lo + hi)
+    without = _only(replace(_request(fail_slow=False), constraints=replace(_request(fail_slow=False).constraints, latency_target_s=target)))
+    with_ = _only(replace(_request(fail_slow=True), constraints=replace(_request(fail_slow=True).constraints, latency_target_s=target)))
+    lat_without = next(k for k in without.checks if k.constraint == "latency")
+    lat_with = next(k for k in with_.checks if k.constraint == "latency")
+    assert lat_without.predicted == lo and lat_without.met
+    assert lat_with.predicted == hi and not lat_with.met
