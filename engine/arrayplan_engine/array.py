@@ -155,12 +155,14 @@ _K_WBUF_S, _K_WACK, _K_WACKB = 35, 36, 37
 # 1 / parallel units when that is a power of two (x / n is then exactly x * (1 / n)), else 0
 _K_INVNUNITS = 38
 # NAND operations on the dies (docs/ssd-model.md, "NAND operations"): simulated dies (0: none),
-# 4 KiB pages per program and per erase, tPROG, tBERS, the longest a read waits when the drive
-# suspends operations for reads (0: no suspend), the pages programmed and cleaned already laid
+# 4 KiB pages per program and per erase, tPROG, tBERS, the longest a read waits (the suspend time
+# on a drive that suspends operations for reads, else tBERS), the pages programmed and cleaned already laid
 # out as operations, the next die, then each die's end of its last operation
 _K_NDIES, _K_NOPPG, _K_NERPG, _K_NPROG, _K_NBERS, _K_NSUSP, _K_NISSP, _K_NISSE, _K_NNEXT = range(39, 48)
 _K_DIE0 = 48
 _MAX_DIES = 64
+# programs laid out per call of _nand_issue (see _clean_write)
+_NAND_BATCH = 4.0
 _K_COUNT = _K_DIE0 + _MAX_DIES
 # An eager drive's cleaner wakes when this many pages are used below its high mark (assumed:
 # 256 KiB, "early and often" on the scale of a pool of ~0.5 % of the flash; it saves waking the
@@ -464,7 +466,11 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
     else:
         c_floor = bs + pages * cl[d, _K_HOSTPG]
     cl[d, _K_BE] = c_floor
-    if cl[d, _K_NDIES] > 0.0:
+    # the NAND operations of what was programmed and cleaned, laid out a few at a time (a call
+    # per _NAND_BATCH programs, or at the next erase: their starts move by a few writes' gaps,
+    # which leaves each die's busy share as it is)
+    if (cl[d, _K_HOSTP] + cl[d, _K_RELOCS] - cl[d, _K_NISSP] >= _NAND_BATCH * cl[d, _K_NOPPG]
+            or cl[d, _K_CLEANED] - cl[d, _K_NISSE] >= cl[d, _K_NERPG]) and cl[d, _K_NDIES] > 0.0:
         _nand_issue(cl, d, bs)
     return s, svc, c_floor
 
@@ -550,16 +556,12 @@ def _nand_read(cl, d, s, off_):
     """Stage: a member read whose die (a hash of its page over the simulated dies) has a program
     or an erase in flight at its start waits for it to end, or for ``_K_NSUSP`` on a drive that
     suspends them for reads. The die serves the read next (reads go before queued programs), so
-    the wait is at most one operation: tBERS. Returns the start."""
+    the wait is at most one operation: tBERS (``_K_NSUSP`` holds the cap: the suspend time, or
+    tBERS on a drive that does not suspend). Returns the start."""
     h32 = (np.uint64(off_ >> _MAP_SHIFT) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)
     die = (h32 * np.uint64(np.int64(cl[d, _K_NDIES]))) >> np.uint64(32)
-    f = cl[d, _K_DIE0 + np.int64(die)]
-    if f > s:
-        cap = cl[d, _K_NSUSP]
-        if cap <= 0.0:
-            cap = cl[d, _K_NBERS]
-        s += min(f - s, cap)
-    return s
+    # branch-free (whether the die is busy is a coin toss per read: a branch on it mispredicts)
+    return s + min(max(cl[d, _K_DIE0 + np.int64(die)] - s, 0.0), cl[d, _K_NSUSP])
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -2333,7 +2335,8 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
             row[_K_NERPG] = mo.nand_erase_pages
             row[_K_NPROG] = mo.nand_program_s
             row[_K_NBERS] = mo.nand_erase_s
-            row[_K_NSUSP] = mo.nand_suspend_s
+            # the longest a read waits: the suspend time, or a whole erase without suspend
+            row[_K_NSUSP] = mo.nand_suspend_s if mo.nand_suspend_s > 0.0 else mo.nand_erase_s
         if mo.write_buffer_pages > 0.0:
             row[_K_WBUF_S] = mo.write_buffer_s
             row[_K_WACK] = mo.posted_write_fixed_s
