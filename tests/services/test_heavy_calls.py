@@ -198,11 +198,12 @@ def test_abandoned_day_long_calls_stop_and_cheap_calls_answer(local_server: Serv
 def test_heavy_calls_run_in_fresh_workers_with_the_in_process_answers(local_server: ServerProcess) -> None:
     """After abandoned calls the slots are free again: a short consistency test, a simulation and a
     forecast with a re-plan run in the worker processes and answer what the in-process functions do."""
+    from test_forecast_api import _request
+
     from arrayplan_engine.catalog import builtin_catalog
     from arrayplan_services import simulate
     from arrayplan_services.fanout import LocalExecutor
     from arrayplan_services.server.forecast import forecast_response
-    from test_forecast_api import _request
 
     with grpc.insecure_channel(local_server.address) as channel:
         stub = pb_grpc.PlannerServiceStub(channel)
@@ -236,3 +237,51 @@ def test_heavy_calls_run_in_fresh_workers_with_the_in_process_answers(local_serv
         assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         stub.CancelPlan(pb.CancelPlanRequest(name=plan.name), timeout=60)
     assert local_server.proc.poll() is None
+
+
+def test_admission_is_fifo_bounded_per_caller_and_forgets_callers_who_left() -> None:
+    """HeavyAdmission itself (the server's object, on an event loop of its own): one slot, a queue
+    of two, two calls per caller."""
+    from arrayplan_services.server.errors import status_for
+    from arrayplan_services.server.heavy import HeavyAdmission, HeavyCallsFullError
+
+    async def settle(admission: HeavyAdmission, queued: int) -> None:
+        for _ in range(100):  # let the waiting tasks reach the queue (no clock involved)
+            if admission.queued == queued:
+                return
+            await asyncio.sleep(0)
+        raise AssertionError(f"queue length {admission.queued}, expected {queued}")
+
+    async def scenario() -> None:
+        admission = HeavyAdmission(max_running=1, max_queued=2, max_per_caller=2)
+        first = await admission.acquire("a")
+        b = asyncio.create_task(admission.acquire("b"))
+        c = asyncio.create_task(admission.acquire("c"))
+        await settle(admission, 2)
+        with pytest.raises(HeavyCallsFullError) as full:
+            await admission.acquire("d")  # the queue is full
+        status = status_for(full.value)
+        assert status.code == grpc.StatusCode.RESOURCE_EXHAUSTED.value[0]
+        assert [d.TypeName() for d in status.details] == ["google.rpc.ErrorInfo", "google.rpc.RetryInfo"]
+        info = error_details_pb2.ErrorInfo()
+        status.details[0].Unpack(info)
+        assert info.reason == "HEAVY_CALLS_FULL"
+        c.cancel()  # a caller who leaves while waiting leaves the queue
+        with pytest.raises(asyncio.CancelledError):
+            await c
+        assert admission.queued == 1
+        a2 = asyncio.create_task(admission.acquire("a"))
+        await settle(admission, 2)
+        with pytest.raises(HeavyCallsFullError) as mine:
+            await admission.acquire("a")  # "a" has one running and one waiting
+        assert mine.value.reason_code == "HEAVY_CALLS_PER_CALLER"
+        admission.release(first, elapsed_s=3.0)  # the slot goes to the first in line, b
+        second = await b
+        assert not a2.done() and admission.running == 1 and admission.queued == 1
+        admission.release(second)
+        third = await a2
+        admission.release(third)
+        assert admission.running == 0 and admission.queued == 0
+        assert await admission.acquire("a") is not None  # nothing left counted against anyone
+
+    asyncio.run(scenario())
