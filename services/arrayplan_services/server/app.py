@@ -173,12 +173,6 @@ def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, 
     runner = PlanRunner(store, executor, catalog=catalog, candidate_limit=candidate_limit,
                         max_running=max_running_plans, max_queued=max_queued_plans)
     heavy = HeavyCalls(executor, max_running=max_running_heavy, max_queued=max_queued_heavy, max_per_caller=max_heavy_per_caller)
-    try:
-        heavy.start()  # with the local executor: the forkserver and its warm worker processes
-    except BaseException:
-        heavy.close()
-        executor.shutdown()
-        raise
     servicer = PlannerServicer(runner, catalog, auth=auth, heavy=heavy)
     loop, thread = _loop_thread()
     extra_servers: list[grpc.aio.Server] = []

@@ -16,7 +16,8 @@ from the server's event loop and its thread pools, stopped when their caller lea
   call's done callback fires) the call's ``gone`` event is set; the executor cancels its work:
   ``ray.cancel(force=True)`` on Ray, SIGKILL of the worker process locally (a numba kernel cannot
   be interrupted any other way). The slot is freed when the work has really stopped, and a fresh
-  worker replaces the killed one.
+  worker replaces the killed one. Workers start with the first heavy call and are kept (at most
+  ``max_running``) for the next ones.
 """
 
 from __future__ import annotations
@@ -261,8 +262,8 @@ class _Worker:
 
 
 class WorkerPool:
-    """Worker processes for heavy calls under ``--executor local``: ``size`` kept warm, one per
-    running call; a killed one is replaced in the background."""
+    """Worker processes for heavy calls under ``--executor local``: one per running call, up to
+    ``size`` kept idle for the next; a killed one is replaced in the background."""
 
     def __init__(self, size: int, *, nice: int = WORKER_NICE) -> None:
         self.size = size
@@ -272,22 +273,18 @@ class WorkerPool:
         self._idle: list[_Worker] = []
         self._lock = threading.Lock()
         self._closed = False
-        self.killed_count = 0
-
-    def warm(self) -> None:
-        """Start the forkserver and the warm workers (a few seconds, once, at server start)."""
-        workers = [_Worker(self._ctx, self.nice) for _ in range(self.size)]
-        with self._lock:
-            self._idle.extend(workers)
-        log.info("heavy-call worker processes ready: %s", sorted(w.pid for w in workers))
 
     def checkout(self) -> _Worker:
+        """An idle worker, or a new one (the first starts the forkserver: a second or two, once;
+        ``arrayplan plan --local`` and other in-process servers that never simulate pay nothing)."""
         with self._lock:
             while self._idle:
                 w = self._idle.pop()
                 if w.alive:
                     return w
-        return _Worker(self._ctx, self.nice)
+        w = _Worker(self._ctx, self.nice)
+        log.info("heavy-call worker process %d started", w.pid)
+        return w
 
     def give_back(self, worker: _Worker) -> None:
         if worker.alive and not self._closed:
@@ -297,8 +294,6 @@ class WorkerPool:
                     return
             worker.close()
             return
-        if worker.killed:
-            self.killed_count += 1
         if not self._closed:
             threading.Thread(target=self._replace, name="heavy-worker-replace", daemon=True).start()
 
@@ -358,11 +353,6 @@ class HeavyCalls:
         # queue here, and nothing else (store reads, catalog look-ups) ever runs on them.
         self.threads = ThreadPoolExecutor(max_workers=max_running, thread_name_prefix="rpc-heavy")
         self.pool = WorkerPool(max_running) if isinstance(executor, LocalExecutor) else None
-        self.stopped_count = 0  # calls whose work was stopped because the caller left
-
-    def start(self) -> None:
-        if self.pool is not None:
-            self.pool.warm()
 
     def close(self) -> None:
         self.threads.shutdown(wait=False, cancel_futures=True)
@@ -392,7 +382,6 @@ class HeavyCalls:
                 return ctx.run(fn, ProcessExecutor(worker, on_start), lambda: not gone.is_set())
             finally:
                 if worker.killed:
-                    self.stopped_count += 1
                     log.info("heavy call %s (caller %r): the caller left; worker process %d killed", what, caller, worker.pid)
                 self.pool.give_back(worker)
 
