@@ -294,6 +294,7 @@ class WorkerPool:
                     return
             worker.close()
             return
+        worker.conn.close()  # killed, or ended on its own: its pipe goes too
         if not self._closed:
             threading.Thread(target=self._replace, name="heavy-worker-replace", daemon=True).start()
 
