@@ -369,6 +369,7 @@ class HeavyCalls:
         ticket = await self.admission.acquire(caller)
         ctx = contextvars.copy_context()
         started = time.monotonic()
+        killed: list[int] = []
 
         def work() -> T:
             if gone.is_set():
@@ -383,11 +384,16 @@ class HeavyCalls:
                 return ctx.run(fn, ProcessExecutor(worker, on_start), lambda: not gone.is_set())
             finally:
                 if worker.killed:
-                    log.info("heavy call %s (caller %r): the caller left; worker process %d killed", what, caller, worker.pid)
+                    killed.append(worker.pid)
                 self.pool.give_back(worker)
 
+        def done(_f: object) -> None:
+            self.admission.release(ticket, time.monotonic() - started)
+            for pid in killed:  # said once the slot is free again
+                log.info("heavy call %s (caller %r): the caller left; worker process %d killed", what, caller, pid)
+
         future = loop.run_in_executor(self.threads, work)
-        future.add_done_callback(lambda _f: self.admission.release(ticket, time.monotonic() - started))
+        future.add_done_callback(done)
         try:
             return await asyncio.shield(future)
         except asyncio.CancelledError:
