@@ -80,13 +80,15 @@ def slowed_model(model: ServiceModel, factor: float) -> ServiceModel:
     return replace(model, **{name: getattr(model, name) * factor for name in _TIME_FIELDS})
 
 
-def validate_episodes(spec: ArraySpec, episodes: tuple[SlowEpisode, ...], prefix: str = "slow_drives") -> list[Violation]:
+def validate_episodes(members: int, duration_s: float, episodes: tuple[SlowEpisode, ...], prefix: str = "slow_drives") -> list[Violation]:
+    """Each episode's member among the ``members`` simulated, factor, and start inside the
+    ``duration_s`` window."""
     v: list[Violation] = []
-    n = spec.simulated_drive_count
+    n = members
     for i, e in enumerate(episodes):
         Range(lo=0, hi=n - 1, integer=True, note=f"(a simulated member of the {n})").check(v, f"{prefix}[{i}].drive_index", e.drive_index)
         FACTOR.check(v, f"{prefix}[{i}].factor", e.factor)
-        Range(lo=0, hi=spec.duration_s, hi_open=True, unit="s", hi_name="duration").check(v, f"{prefix}[{i}].start_s", e.start_s)
+        Range(lo=0, hi=duration_s, hi_open=True, unit="s", hi_name="duration").check(v, f"{prefix}[{i}].start_s", e.start_s)
         if e.duration_s != math.inf:  # inf: to the window's end
             Range(lo=0, lo_open=True, unit="s", note="(unset: to the window's end)").check(v, f"{prefix}[{i}].duration_s", e.duration_s)
     return v
@@ -108,7 +110,7 @@ def slow_specs(spec: ArraySpec, episodes: tuple[SlowEpisode, ...]) -> list[Array
     so an episode covers whole pieces), each piece a replica (seeds from the spec's seed and the
     piece's index, as ``array.split_simulation``) with the members slowed that an episode covers.
     No episode: ``[spec]``. Merge the pieces' results with ``array.merge_results``."""
-    check(validate_episodes(spec, episodes))
+    check(validate_episodes(spec.simulated_drive_count, spec.duration_s, episodes))
     if not episodes:
         return [spec]
     if spec.rebuild_rate_bytes_per_s > 0:

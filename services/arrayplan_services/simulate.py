@@ -76,15 +76,29 @@ def _validate(request: pb.SimulateArrayRequest, catalog: Catalog):  # type: igno
     return drive, layout, workload
 
 
-def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor: Executor, *,
-                   is_active: Callable[[], bool] = lambda: True) -> pb.SimulateArrayResponse:
-    """The array simulation of one explicit array, split into time windows that run as tasks on
-    the executor (Ray) and merge exactly; a client that goes away cancels the tasks."""
+def validate_simulate_request(request: pb.SimulateArrayRequest, catalog: Catalog):  # type: ignore[no-untyped-def]
+    """SimulateArray's checks of the request alone (microseconds: no service model, no
+    simulation), so the server refuses bad input before the call waits for a slot. Returns the
+    drive, layout and workload; raises InvalidInputError naming the fields and their ranges."""
     drive, layout, workload = _validate(request, catalog)
     fill = request.fill_fraction if request.HasField("fill_fraction") else 1.0
     require_range("fill_fraction", fill, 0, 1, lo_open=True)
     require_range("rebuild_rate_bytes_per_second", request.rebuild_rate_bytes_per_second, 0, 1e12, unit="bytes/s", note="(a terabyte a second)")
-    duration_s = request.duration.ToNanoseconds() / 1e9 if request.HasField("duration") else 10.0
+    _slow_episodes(request, group_count(layout, request.drive_count) * layout.group_width, _duration_s(request))
+    return drive, layout, workload
+
+
+def _duration_s(request: pb.SimulateArrayRequest) -> float:
+    return request.duration.ToNanoseconds() / 1e9 if request.HasField("duration") else 10.0
+
+
+def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor: Executor, *,
+                   is_active: Callable[[], bool] = lambda: True) -> pb.SimulateArrayResponse:
+    """The array simulation of one explicit array, split into time windows that run as tasks on
+    the executor (Ray) and merge exactly; a client that goes away cancels the tasks."""
+    drive, layout, workload = validate_simulate_request(request, catalog)
+    fill = request.fill_fraction if request.HasField("fill_fraction") else 1.0
+    duration_s = _duration_s(request)
     tracer = telemetry.tracer()
     with tracer.start_as_current_span("arrayplan.service_model", attributes={"arrayplan.drive_model": drive.name}):
         # the planner's factory: same drive, layout, workload, fill and seed -> the same simulation
@@ -97,7 +111,7 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
         except InvalidInputError as exc:
             raise InvalidInputError([Violation(field=_SPEC_TO_REQUEST.get(x.field.removeprefix("spec.").split(".")[0].split("[")[0], "workload"),
                                                reason=x.reason) for x in exc.violations]) from None
-        episodes = _slow_episodes(request, spec)
+        episodes = _slow_episodes(request, spec.simulated_drive_count, spec.duration_s)
         if episodes:
             parts = fail_slow.slow_specs(spec, episodes)
         slow_parts: list[array.ArraySpec] = []
@@ -185,9 +199,9 @@ def _watch_client(is_active: Callable[[], bool], cancel: threading.Event) -> Non
             cancel.set()
 
 
-def _slow_episodes(request: pb.SimulateArrayRequest, spec: array.ArraySpec) -> tuple[fail_slow.SlowEpisode, ...]:
-    """The request's fail-slow episodes, validated against the simulated array (field paths are
-    the request's)."""
+def _slow_episodes(request: pb.SimulateArrayRequest, members: int, duration_s: float) -> tuple[fail_slow.SlowEpisode, ...]:
+    """The request's fail-slow episodes, validated against the ``members`` simulated and the
+    window (field paths are the request's)."""
     v: list[Violation] = []
     check_range(v, "slow_drives", len(request.slow_drives), 0, MAX_SLOW_DRIVES, note="entries")
     if v:
@@ -197,7 +211,7 @@ def _slow_episodes(request: pb.SimulateArrayRequest, spec: array.ArraySpec) -> t
         duration_s=x.duration.ToNanoseconds() / 1e9 if x.HasField("duration") else math.inf) for x in request.slow_drives)
     renamed = {"factor": "slowdown_factor", "start_s": "start", "duration_s": "duration"}
     v = [Violation(field=".".join([x.field.rsplit(".", 1)[0], renamed.get(x.field.rsplit(".", 1)[1], x.field.rsplit(".", 1)[1])]),
-                   reason=x.reason) for x in fail_slow.validate_episodes(spec, episodes)]
+                   reason=x.reason) for x in fail_slow.validate_episodes(members, duration_s, episodes)]
     if episodes and request.rebuild_rate_bytes_per_second > 0:
         v.append(Violation(field="slow_drives", reason="cannot be combined with rebuild_rate_bytes_per_second > 0 (a rebuild is not split)"))
     if v:
@@ -233,6 +247,34 @@ def consistency_test(request: pb.RunConsistencyTestRequest, catalog: Catalog, ex
                      is_active: Callable[[], bool] = lambda: True) -> pb.RunConsistencyTestResponse:
     """RunConsistencyTest: the engine's consistency experiment as one task on the executor,
     converted; a client that goes away cancels it."""
+    drive, duration_s = validate_consistency_request(request, catalog)
+    try:
+        r: ssd.ConsistencyResult = _run_cancellable(executor, consistency_run,
+                                                    [(drive, duration_s, request.over_provisioning_fraction, request.seed)], is_active)[0]
+    except InvalidInputError as exc:
+        raise InvalidInputError([Violation(field=_CONSISTENCY_FIELDS.get(x.field, x.field), reason=x.reason)
+                                 for x in exc.violations]) from None
+    resp = pb.RunConsistencyTestResponse(
+        iops_per_second=[float(x) for x in r.iops], fresh_iops=r.fob_iops, steady_state_reached=r.steady is not None,
+        steady_state_start_second=int(r.steady_start_s) if math.isfinite(r.steady_start_s) else max(0, len(r.iops) - 5 * 60),
+        steady_state_iops=r.steady_iops_mean, first_percentile_over_mean=r.p1_over_mean, dip_depth_fraction=r.dip_depth,
+        write_amplification=r.write_amplification, spare_factor=r.spare_factor, gc_policy=r.gc_policy,
+    )
+    for name, value in (("dip_period", r.dip_period_s), ("worst_second_latency", r.worst_second_latency_s)):
+        d = to_duration(value)
+        if d is not None:
+            getattr(resp, name).CopyFrom(d)
+    return resp
+
+
+# The engine's consistency-run arguments -> the request fields a client set.
+_CONSISTENCY_FIELDS = {"duration_s": "duration", "op": "over_provisioning_fraction"}
+
+
+def validate_consistency_request(request: pb.RunConsistencyTestRequest, catalog: Catalog) -> tuple[Drive, float]:
+    """RunConsistencyTest's checks of the request alone (an SSD of the catalog, the duration in
+    [60 s, 86,400 s], the spare fraction, the seed): microseconds, so the server refuses bad input
+    before the call waits for a slot. Returns the drive and the duration in seconds."""
     v: list[Violation] = []
     drive = None
     if not request.drive_model:
@@ -246,23 +288,11 @@ def consistency_test(request: pb.RunConsistencyTestRequest, catalog: Catalog, ex
             v.append(Violation(field="drive_model", reason=exc.violations[0].reason))
     duration_s = request.duration.ToNanoseconds() / 1e9 if request.HasField("duration") else 2000.0
     check_range(v, "seed", request.seed, 0, integer=True)
+    try:
+        ssd._validate_run(duration_s, request.over_provisioning_fraction)  # the engine's own limits, checked once
+    except InvalidInputError as exc:
+        v.extend(Violation(field=_CONSISTENCY_FIELDS.get(x.field, x.field), reason=x.reason) for x in exc.violations)
     if v:
         raise InvalidInputError(v)
     assert drive is not None  # a missing or unknown drive is in v
-    try:
-        r: ssd.ConsistencyResult = _run_cancellable(executor, consistency_run,
-                                                    [(drive, duration_s, request.over_provisioning_fraction, request.seed)], is_active)[0]
-    except InvalidInputError as exc:
-        renamed = {"duration_s": "duration", "op": "over_provisioning_fraction"}
-        raise InvalidInputError([Violation(field=renamed.get(x.field, x.field), reason=x.reason) for x in exc.violations]) from None
-    resp = pb.RunConsistencyTestResponse(
-        iops_per_second=[float(x) for x in r.iops], fresh_iops=r.fob_iops, steady_state_reached=r.steady is not None,
-        steady_state_start_second=int(r.steady_start_s) if math.isfinite(r.steady_start_s) else max(0, len(r.iops) - 5 * 60),
-        steady_state_iops=r.steady_iops_mean, first_percentile_over_mean=r.p1_over_mean, dip_depth_fraction=r.dip_depth,
-        write_amplification=r.write_amplification, spare_factor=r.spare_factor, gc_policy=r.gc_policy,
-    )
-    for name, value in (("dip_period", r.dip_period_s), ("worst_second_latency", r.worst_second_latency_s)):
-        d = to_duration(value)
-        if d is not None:
-            getattr(resp, name).CopyFrom(d)
-    return resp
+    return drive, duration_s

@@ -9,6 +9,10 @@ The server runs on its own event loop thread (``build_server`` returns at once, 
 * ``--max-running-plans`` / ``--max-queued-plans``: plans beyond the running slots wait PENDING in
   a queue (their place in ``progress.queue_position``); beyond the queue, CreatePlan answers
   RESOURCE_EXHAUSTED with a ``google.rpc.RetryInfo``.
+* Heavy calls (SimulateArray, RunConsistencyTest, ForecastArray; ``heavy.py``): at most
+  ``max_running_heavy`` at once, ``max_queued_heavy`` waiting and ``max_heavy_per_caller`` per
+  caller; beyond, RESOURCE_EXHAUSTED with a RetryInfo. They run as Ray tasks, or with the local
+  executor in worker processes, and stop when their caller leaves.
 * The run store on a full or read-only disk: UNAVAILABLE, health NOT_SERVING until a probe write
   succeeds again; running plans keep their results in memory and write them then.
 * A damaged run store (``PRAGMA quick_check`` fails, not a SQLite file, not readable): the server
@@ -44,6 +48,7 @@ from ..planner import DEFAULT_CANDIDATE_LIMIT, DEFAULT_MAX_QUEUED_PLANS, DEFAULT
 from ..store import STORE_FILE, RunStore, check_store
 from .auth import OPEN_SERVICES, Authenticator, ReadPolicy
 from .errors import status_for
+from .heavy import DEFAULT_MAX_HEAVY_PER_CALLER, DEFAULT_MAX_QUEUED_HEAVY, DEFAULT_MAX_RUNNING_HEAVY, HeavyCalls
 from .servicer import PlannerServicer
 
 log = logging.getLogger(__name__)
@@ -159,7 +164,8 @@ def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, 
                  max_queued_plans: int = DEFAULT_MAX_QUEUED_PLANS, tls: TlsConfig | None = None,
                  auth_token_file: Path | None = None, reflection_enabled: bool = True,
                  health_port: int | None = None, max_workers: int | None = None,
-                 catalog: Catalog | None = None, shared_reads: bool = False) -> Server:
+                 catalog: Catalog | None = None, shared_reads: bool = False, max_running_heavy: int = DEFAULT_MAX_RUNNING_HEAVY,
+                 max_queued_heavy: int = DEFAULT_MAX_QUEUED_HEAVY, max_heavy_per_caller: int = DEFAULT_MAX_HEAVY_PER_CALLER) -> Server:
     del max_workers  # the asyncio server holds no thread per call
     auth = Authenticator(auth_token_file)
     credentials = tls.credentials() if tls is not None else None
@@ -170,7 +176,8 @@ def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, 
     executor = make_executor(executor_kind, ray_address, num_cpus=num_cpus, state_dir=Path(data_dir))
     runner = PlanRunner(store, executor, catalog=catalog, candidate_limit=candidate_limit,
                         max_running=max_running_plans, max_queued=max_queued_plans)
-    servicer = PlannerServicer(runner, catalog, auth=auth, reads=ReadPolicy(shared_reads=shared_reads))
+    heavy = HeavyCalls(executor, max_running=max_running_heavy, max_queued=max_queued_heavy, max_per_caller=max_heavy_per_caller)
+    servicer = PlannerServicer(runner, catalog, auth=auth, reads=ReadPolicy(shared_reads=shared_reads), heavy=heavy)
     loop, thread = _loop_thread()
     extra_servers: list[grpc.aio.Server] = []
 
@@ -206,6 +213,7 @@ def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, 
         grpc_server, health_servicer, bound = asyncio.run_coroutine_threadsafe(start(), loop).result(60)
     except BaseException:
         loop.call_soon_threadsafe(loop.stop)
+        heavy.close()
         executor.shutdown()
         raise
     srv = Server(grpc_server=grpc_server, port=bound, runner=runner, store=store, health=health_servicer, auth=auth,

@@ -2,7 +2,7 @@
 
 InvalidInputError -> INVALID_ARGUMENT with a BadRequest (one FieldViolation per bad field) and an
 ErrorInfo; NotFoundError -> NOT_FOUND; SearchSpaceTooLargeError -> RESOURCE_EXHAUSTED;
-PlanQueueFullError -> RESOURCE_EXHAUSTED with a RetryInfo; StoreUnavailableError -> UNAVAILABLE;
+PlanQueueFullError (and the heavy calls' HeavyCallsFullError) -> RESOURCE_EXHAUSTED with a RetryInfo; StoreUnavailableError -> UNAVAILABLE;
 Unauthenticated/PermissionDenied -> UNAUTHENTICATED/PERMISSION_DENIED. Anything else is a server
 fault -> INTERNAL, whose message carries only an error id: the exception (traceback, paths, pids,
 addresses) goes to the server log under that id, never to the client.
@@ -69,7 +69,7 @@ def status_for(exc: BaseException) -> status_pb2.Status:
                                            metadata={"candidate_count": str(exc.candidate_count), "limit": str(exc.limit)})
         return status_pb2.Status(code=code_pb2.RESOURCE_EXHAUSTED, message=str(exc), details=[_pack(info)])
     if isinstance(exc, PlanQueueFullError):
-        info = error_details_pb2.ErrorInfo(reason="PLAN_QUEUE_FULL", domain=DOMAIN,
+        info = error_details_pb2.ErrorInfo(reason=getattr(exc, "reason_code", "PLAN_QUEUE_FULL"), domain=DOMAIN,
                                            metadata={"running": str(exc.running), "queued": str(exc.queued)})
         retry = error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=max(1, round(exc.retry_after_s))))
         return status_pb2.Status(code=code_pb2.RESOURCE_EXHAUSTED, message=str(exc), details=[_pack(info), _pack(retry)])

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 from google.protobuf import timestamp_pb2
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import forecast as fc
-from arrayplan_engine.catalog import Catalog
+from arrayplan_engine.catalog import Catalog, Drive
 from arrayplan_engine.errors import NON_NEGATIVE, InvalidInputError, Violation, check_range
 from arrayplan_engine.layout import make_layout
 from arrayplan_engine.telemetry import DriveSnapshot, TelemetryError, parse_document
@@ -114,9 +115,10 @@ def _snapshots(docs: list[pb.TelemetryDocument]) -> tuple[list[DriveSnapshot], l
     return snaps, problems
 
 
-def forecast_array(request: pb.ForecastArrayRequest, catalog: Catalog,
-                   create_plan: Callable[[pb.PlanSpec], pb.Plan] | None = None) -> pb.ForecastArrayResponse:
-    """Validate, forecast, convert; with ``create_replan`` the re-plan is created by ``create_plan``."""
+def validate_forecast_request(request: pb.ForecastArrayRequest, catalog: Catalog) -> tuple[fc.ArraySpec, list[CapacitySample]]:
+    """ForecastArray's checks of the request alone (the array, the document count, the capacity
+    samples; the telemetry documents' JSON is read by the forecast itself): cheap, so the server
+    refuses bad input before the call waits for a slot. Returns the array spec and the samples."""
     if not request.HasField("array"):
         raise InvalidInputError.one("array", "is required")
     if len(request.telemetry) > MAX_TELEMETRY_DOCUMENTS:
@@ -128,6 +130,35 @@ def forecast_array(request: pb.ForecastArrayRequest, catalog: Catalog,
     for i, c in enumerate(request.capacity_samples):
         NON_NEGATIVE.require(f"capacity_samples[{i}].used_bytes", c.used_bytes)
         capacity.append(CapacitySample(time_s=_seconds(c.time), used_bytes=c.used_bytes))
+    return spec, capacity
+
+
+def forecast_task(shared: tuple[Drive, ...], request_bytes: bytes,
+                  carrier: dict[str, str]) -> tuple[tuple[bytes, bytes | None], list[dict[str, Any]]]:
+    """ForecastArray's work as an executor task (a worker process or a Ray task): the serialized
+    request in, the serialized response and re-plan spec (None without ``create_replan``) out.
+    The server creates the re-plan itself, through the plan admission."""
+    del carrier
+    request = pb.ForecastArrayRequest.FromString(request_bytes)
+    response, plan_spec = forecast_response(request, Catalog(shared))
+    return (response.SerializeToString(), plan_spec.SerializeToString() if plan_spec is not None else None), []
+
+
+def forecast_array(request: pb.ForecastArrayRequest, catalog: Catalog,
+                   create_plan: Callable[[pb.PlanSpec], pb.Plan] | None = None) -> pb.ForecastArrayResponse:
+    """Validate, forecast, convert; with ``create_replan`` the re-plan is created by ``create_plan``."""
+    out, plan_spec = forecast_response(request, catalog)
+    if plan_spec is not None:
+        if create_plan is None:
+            raise InvalidInputError.one("create_replan", "this server cannot create plans")
+        out.replan_plan_name = create_plan(plan_spec).name
+    return out
+
+
+def forecast_response(request: pb.ForecastArrayRequest, catalog: Catalog) -> tuple[pb.ForecastArrayResponse, pb.PlanSpec | None]:
+    """Validate, forecast, convert: the response without ``replan_plan_name``, and with
+    ``create_replan`` the spec of the re-plan to create (its notes are in the response)."""
+    spec, capacity = validate_forecast_request(request, catalog)
     snaps, problems = _snapshots(list(request.telemetry))
     f = run_forecast(spec, snaps, capacity, catalog)
     array = ArrayFile(path="<request>", spec=spec, telemetry_paths=[], capacity=capacity,
@@ -167,10 +198,8 @@ def forecast_array(request: pb.ForecastArrayRequest, catalog: Catalog,
         t = _ts(o.by_time_s)
         if t is not None:
             om.by_time.CopyFrom(t)
-    if request.create_replan:
-        if create_plan is None:
-            raise InvalidInputError.one("create_replan", "this server cannot create plans")
-        plan_spec, notes = replan_spec(array, f)
-        out.replan_notes.extend(notes)
-        out.replan_plan_name = create_plan(plan_spec).name
-    return out
+    if not request.create_replan:
+        return out, None
+    plan_spec, notes = replan_spec(array, f)
+    out.replan_notes.extend(notes)
+    return out, plan_spec

@@ -1,10 +1,14 @@
 """PlannerService on the asyncio gRPC server: thin methods that validate, call one function,
 convert.
 
-No RPC holds a thread while it waits: blocking work (the run store, simulations) runs on bounded
-thread pools and is awaited; WatchPlan is an async generator that sleeps on an asyncio event the
+No RPC holds a thread while it waits: blocking work (the run store, the catalog) runs on a bounded
+thread pool and is awaited; WatchPlan is an async generator that sleeps on an asyncio event the
 plan runner pokes on every change. So a thousand open WatchPlan streams cost a thousand small
 coroutines, not a thousand threads, and health, GetPlan and ListDrives keep answering.
+
+Heavy calls (SimulateArray, RunConsistencyTest, ForecastArray) are validated here on the event
+loop, then admitted, run and stopped by ``heavy.HeavyCalls``: they never share a thread pool with
+the cheap calls, and their simulations never run in this process's threads.
 """
 
 from __future__ import annotations
@@ -34,10 +38,12 @@ from arrayplan_engine.errors import InvalidInputError, NotFoundError, UnknownNam
 from .. import simulate, telemetry
 from ..api.convert import MAX_NAME_CHARS, drive_to_proto
 from ..api.errors import PermissionDeniedError, UnauthenticatedError
-from ..fanout import Cancelled
+from ..fanout import Cancelled, Executor, TaskCall
 from ..planner import PlanRunner, WatchCursor, parse_name, plan_name
 from .auth import Authenticator, Caller, ReadPolicy, may_cancel
 from .errors import status_for
+from .forecast import forecast_task, validate_forecast_request
+from .heavy import HeavyCalls
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -56,46 +62,65 @@ async def abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException)
 
 class PlannerServicer(pb_grpc.PlannerServiceServicer):
     def __init__(self, runner: PlanRunner, catalog: Catalog, *, auth: Authenticator | None = None,
-                 quick_threads: int = 8, heavy_threads: int = 4, reads: ReadPolicy | None = None) -> None:
+                 quick_threads: int = 8, heavy: HeavyCalls | None = None, reads: ReadPolicy | None = None) -> None:
         self.runner = runner
         self.catalog = catalog
         self.auth = auth or Authenticator(None)
         self.reads = reads or ReadPolicy()  # who reads a stored plan: its creator and admins (server/auth.py)
-        # Store reads/writes and catalog look-ups (milliseconds) do not queue behind simulations.
+        # Store reads/writes and catalog look-ups (milliseconds); heavy calls have threads of their own.
         self.quick = ThreadPoolExecutor(max_workers=quick_threads, thread_name_prefix="rpc-quick")
-        self.heavy = ThreadPoolExecutor(max_workers=heavy_threads, thread_name_prefix="rpc-heavy")
+        self.heavy = heavy or HeavyCalls(runner.executor)
         self._drive_cache: dict[int, tuple[Drive, pb.Drive]] = {}
         self._page_cache: dict[tuple[Any, ...], pb.ListDrivesResponse] = {}
 
     def close(self) -> None:
         self.quick.shutdown(wait=False, cancel_futures=True)
-        self.heavy.shutdown(wait=False, cancel_futures=True)
+        self.heavy.close()
 
-    async def _run(self, context: grpc.aio.ServicerContext[Any, Any], fn: Callable[..., T], *args: Any, heavy: bool = False,
-                   gone: threading.Event | None = None) -> T:
-        """``fn(*args)`` on a pool thread in this call's context (trace span); exceptions become
-        the call's status. ``gone`` is set when the client cancels or its deadline passes."""
+    async def _run(self, context: grpc.aio.ServicerContext[Any, Any], fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` on a quick-pool thread in this call's context (trace span); exceptions
+        become the call's status."""
         loop = asyncio.get_running_loop()
         ctx = contextvars.copy_context()
         deadline = time.monotonic() + (context.time_remaining() or 1e9)
 
         def call() -> T:
-            if (gone is not None and gone.is_set()) or time.monotonic() > deadline:
+            if time.monotonic() > deadline:
                 raise Cancelled()  # the caller gave up while this waited for a thread
             return ctx.run(fn, *args)
         try:
-            return await loop.run_in_executor(self.heavy if heavy else self.quick, call)
-        except asyncio.CancelledError:
-            if gone is not None:
-                gone.set()
-            raise
+            return await loop.run_in_executor(self.quick, call)
         except Cancelled:
-            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED if time.monotonic() > deadline else grpc.StatusCode.CANCELLED,
-                                "the call ended before its work started")
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "the call ended before its work started")
             raise AssertionError("unreachable") from None
         except Exception as exc:  # noqa: BLE001 - every fault becomes a status
             await abort(context, exc)
             raise AssertionError("unreachable") from None
+
+    async def _run_heavy(self, context: grpc.aio.ServicerContext[Any, Any], what: str,
+                         fn: Callable[[Executor, Callable[[], bool]], T]) -> T:
+        """A heavy call whose request is already validated: admitted (RESOURCE_EXHAUSTED with a
+        RetryInfo beyond the limits), ``fn(executor, is_active)`` run by ``self.heavy``, stopped
+        when the caller cancels or its deadline passes; exceptions become the call's status."""
+        gone = threading.Event()
+        context.add_done_callback(lambda _ctx: gone.set())  # type: ignore[arg-type]  # the stub types the callback as a private class, not a Protocol
+        try:
+            return await self.heavy.run(what, self._admission_key(context), fn, gone)
+        except Cancelled:
+            await context.abort(grpc.StatusCode.CANCELLED, "the call ended before its work finished")
+            raise AssertionError("unreachable") from None
+        except Exception as exc:  # noqa: BLE001 - every fault becomes a status
+            await abort(context, exc)
+            raise AssertionError("unreachable") from None
+
+    def _admission_key(self, context: grpc.aio.ServicerContext[Any, Any]) -> str:
+        """Who a heavy call counts against: the token's name, or without tokens the client's
+        address (its host: one client opening many connections is still one caller)."""
+        if self.auth.enabled:
+            return "token:" + self._caller(context).name
+        peer = context.peer() or ""
+        host = peer.rsplit(":", 1)[0] if peer.startswith(("ipv4:", "ipv6:")) else peer
+        return "peer:" + host
 
     def _caller(self, context: grpc.aio.ServicerContext[Any, Any]) -> Caller:
         caller = self.auth.caller(context.invocation_metadata())
@@ -191,26 +216,31 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
             log.exception("cancelling %s after its watcher went away", name)
 
     async def SimulateArray(self, request: pb.SimulateArrayRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.SimulateArrayResponse:
-        gone = threading.Event()
+        try:
+            simulate.validate_simulate_request(request, self.catalog)
+        except InvalidInputError as exc:
+            await abort(context, exc)
 
-        def run() -> pb.SimulateArrayResponse:
-            response = simulate.simulate_array(request, self.catalog, self.runner.executor, is_active=lambda: not gone.is_set())
+        def run(executor: Executor, is_active: Callable[[], bool]) -> pb.SimulateArrayResponse:
+            response = simulate.simulate_array(request, self.catalog, executor, is_active=is_active)
             response.trace_id = telemetry.current_trace_id()
             return response
-        return await self._run(context, run, heavy=True, gone=gone)
+        return await self._run_heavy(context, "SimulateArray", run)
 
     async def RunConsistencyTest(self, request: pb.RunConsistencyTestRequest,
                                  context: grpc.aio.ServicerContext[Any, Any]) -> pb.RunConsistencyTestResponse:
-        gone = threading.Event()
+        try:
+            simulate.validate_consistency_request(request, self.catalog)
+        except InvalidInputError as exc:
+            await abort(context, exc)
 
-        def run() -> pb.RunConsistencyTestResponse:
+        def run(executor: Executor, is_active: Callable[[], bool]) -> pb.RunConsistencyTestResponse:
             with telemetry.tracer().start_as_current_span("arrayplan.consistency_test",
                                                           attributes={"arrayplan.drive_model": request.drive_model[:MAX_NAME_CHARS]}):
-                response = simulate.consistency_test(request, self.catalog, self.runner.executor,
-                                                     is_active=lambda: not gone.is_set())
+                response = simulate.consistency_test(request, self.catalog, executor, is_active=is_active)
             response.trace_id = telemetry.current_trace_id()
             return response
-        return await self._run(context, run, heavy=True, gone=gone)
+        return await self._run_heavy(context, "RunConsistencyTest", run)
 
     async def ListDrives(self, request: pb.ListDrivesRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.ListDrivesResponse:
         return await self._run(context, self._list_drives, request)
@@ -266,12 +296,31 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
 
     async def ForecastArray(self, request: pb.ForecastArrayRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.ForecastArrayResponse:
         caller = self._caller(context)
+        try:
+            validate_forecast_request(request, self.catalog)
+        except InvalidInputError as exc:
+            await abort(context, exc)
 
-        def run() -> pb.ForecastArrayResponse:
-            from .forecast import forecast_array
-
-            response = forecast_array(request, self.catalog,
-                                      create_plan=lambda spec: self.runner.create(pb.Plan(spec=spec), creator=caller.name))
+        def run(executor: Executor, is_active: Callable[[], bool]) -> pb.ForecastArrayResponse:
+            out: list[tuple[bytes, bytes | None]] = []
+            cancel = threading.Event()
+            stop = threading.Thread(target=_cancel_when_gone, args=(is_active, cancel), daemon=True)
+            stop.start()
+            try:
+                executor.run(forecast_task, tuple(self.catalog), [TaskCall(batch=request.SerializeToString(), weight=1)],
+                             telemetry.inject_carrier(), on_result=lambda _call, value: out.append(value[0]), cancel=cancel)
+            finally:
+                cancel.set()
+            response = pb.ForecastArrayResponse.FromString(out[0][0])
+            if out[0][1] is not None:  # the re-plan: a plan like any other, through the plan admission
+                plan = self.runner.create(pb.Plan(spec=pb.PlanSpec.FromString(out[0][1])), creator=caller.name)
+                response.replan_plan_name = plan.name
             response.trace_id = telemetry.current_trace_id()
             return response
-        return await self._run(context, run, heavy=True)
+        return await self._run_heavy(context, "ForecastArray", run)
+
+
+def _cancel_when_gone(is_active: Callable[[], bool], cancel: threading.Event) -> None:
+    while not cancel.wait(0.2):
+        if not is_active():
+            cancel.set()
