@@ -161,12 +161,14 @@ def mixture_percentile_s(normal: ArrayResult, slow: ArrayResult, slow_fraction: 
         return math.nan
     wn = (1.0 - slow_fraction) * rn / hn.sum() if hn.sum() else 0.0
     ws = slow_fraction * rs / hs.sum() if hs.sum() else 0.0
+    vmax = max(_max(normal, kind) if wn > 0 else 0.0, _max(slow, kind) if ws > 0 else 0.0)
+    if q >= 1.0:
+        return vmax  # the longest IO of the states the mixture holds, exactly
     h = wn * hn + ws * hs
     total = h.sum()
     c = np.cumsum(h) / total
     i = int(np.searchsorted(c, q * (1.0 - 1e-12)))
     edges = latency_bucket_edges_s()
-    vmax = max(_max(normal, kind) if wn > 0 else 0.0, _max(slow, kind) if ws > 0 else 0.0)
     return float(min(0.5 * (edges[i] + edges[i + 1]), vmax))
 
 
