@@ -482,8 +482,8 @@ def _reloc_second(cl, sec_reloc, t, w_start, w_end, rl_sec, rl_base):
     second ``rl_sec`` (-1: none; before the window, the window's start): the drives' relocation
     counters have grown by that second's pages since they stood at ``rl_base``. Returns the next
     second's end (+inf past the window), the second that begins at ``t`` and the counters' sum
-    now. (Per write, a store into the series cost ~4 % of the benchmark: after a store to any
-    array LLVM reloads the values it holds from the others; a call per second costs nothing.)"""
+    now. (A call per second rather than a store into the series at every write: after a store to
+    any array LLVM reloads the values it holds from the others.)"""
     tot = 0.0
     for d in range(cl.shape[0]):
         tot += cl[d, _K_RELOCS]
@@ -1192,20 +1192,19 @@ def _rebuild_complete(failed, fail_local, n_fail_local, lay):
 # ==============================================================================================
 # numba kernel
 # ==============================================================================================
-# One event loop over module-level stages, each ``@njit(inline="always", _nrt=False)`` (issue 10
-# part 5): arrivals (``_draw_arrivals``), host-IO mapping per layout family (``_map_io`` through
+# One event loop over module-level stages, each ``@njit(inline="always", _nrt=False)``:
+# arrivals (``_draw_arrivals``), host-IO mapping per layout family (``_map_io`` through
 # ``_map_raid0``/``_map_mirror``/``_map_parity``, and the parity fast path ``_map_parity_unit``),
 # member service with cleaning (``_clean_write``, ``_clean_read``), the latency bucket, rebuild
 # (``_rebuild_reads``, ``_rebuild_writes``, ``_rebuild_complete``) and the queue operations
 # (``_ring_insert``, ``_heap_push``, ``_heap_sift_down``). Their scratch arrays are allocated in
-# ``simulate``. Without the NRT they pay no reference counting on their array arguments (a
-# refcounted helper cost 2.6x); every split was checked bit-identical on specs of every layout
-# family, open and closed loop, degraded, rebuild, disks with reordering and SSDs with cleaning.
+# ``simulate``. Without the NRT they pay no reference counting on their array arguments (numba
+# would otherwise increment and decrement each array's count, atomically, around every use).
 # The loop is compiled twice (``_simulate_kernel``, ``_simulate_kernel_closed``): the second with
 # ``closed`` a compile-time True, for a closed loop of at most ``_RING_EVENTS`` slots on drives
 # without disks and no rebuild (the benchmark's case), so LLVM drops the open-loop, heap, rebuild
-# and disk paths from its event loop and keeps more of the hot values in registers (+8 % on the
-# benchmark, side by side; the same arithmetic, so the same results).
+# and disk paths from its event loop and keeps more of the hot values in registers (the same
+# arithmetic, so the same results).
 
 
 @njit(cache=True, _nrt=False)
@@ -1590,7 +1589,7 @@ def _event_loop(closed, ins, outs):
             svc = (dr[_u(fb + c_fix)] + nbytes * dr[_u(fb + c_fix + 1)]) * mul
             c_floor = t  # never binds unless a cleaning drive sets it (times can be < 0 in the warm-up)
             # the drive index unsigned in the cleaning rows (numba emits no negative-index
-            # wraparound on each of their ~40 uses: +4 % on the benchmark, side by side)
+            # wraparound on each of their ~40 uses)
             du = _u(d)
             if any_clean:
                 if is_w:
