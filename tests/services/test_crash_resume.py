@@ -1,6 +1,7 @@
 """A plan survives its server's kill -9: finished batches are checkpointed in the run store and the
 restarted server evaluates only the candidates no batch finished, giving the undisturbed answer bit
-for bit. Real `arrayplan serve` processes on 127.0.0.1 (in-process executor) over real SQLite."""
+for bit. Real `arrayplan serve` processes on 127.0.0.1 over real SQLite, with the in-process
+executor and with local Ray (2 CPUs)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ LONG = pb.PlanSpec(workload=pb.Workload(read_fraction=0.7, target_iops=10_000),
                    candidate_space=pb.CandidateSpace(drive_models=["intel-dc-s3500-480gb", "intel-dc-s3700-400gb"],
                                                      layouts=["raid0", "raid10", "raid5", "raid6"], max_drive_count=24))
 PLAN_ID = "crash-resumed"
-LOCAL = ("--executor", "local")
+EXECUTORS = {"local": ("--executor", "local"), "ray": ("--executor", "ray")}
 WATCH_S = 900
 
 
@@ -43,9 +44,11 @@ def _checkpointed(store_path: Path) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
-def test_killed_server_resumes_from_checkpoints_with_the_same_answer(tmp_path: Path) -> None:
+@pytest.mark.parametrize("executor", list(EXECUTORS))
+def test_killed_server_resumes_from_checkpoints_with_the_same_answer(tmp_path: Path, executor: str) -> None:
+    extra = EXECUTORS[executor]
     # The undisturbed answer, from a fresh server and data dir.
-    reference_server = start_server(tmp_path / "reference", extra=LOCAL)
+    reference_server = start_server(tmp_path / "reference", extra=extra)
     try:
         with grpc.insecure_channel(reference_server.address) as ch:
             stub = pb_grpc.PlannerServiceStub(ch)
@@ -58,7 +61,7 @@ def test_killed_server_resumes_from_checkpoints_with_the_same_answer(tmp_path: P
 
     # The same plan on another server, killed with SIGKILL once some but not all batches finished.
     data = tmp_path / "data"
-    first = start_server(data, extra=LOCAL)
+    first = start_server(data, extra=extra)
     try:
         with grpc.insecure_channel(first.address) as ch:
             stub = pb_grpc.PlannerServiceStub(ch)
@@ -81,7 +84,7 @@ def test_killed_server_resumes_from_checkpoints_with_the_same_answer(tmp_path: P
     assert seen <= checkpointed < to_evaluate, (seen, checkpointed, to_evaluate)
     assert batches_at_kill >= 1
 
-    second = start_server(data, port=first.port, extra=LOCAL)
+    second = start_server(data, port=first.port, extra=extra)
     try:
         with grpc.insecure_channel(second.address) as ch:
             stub = pb_grpc.PlannerServiceStub(ch)
