@@ -3,8 +3,11 @@
 The server's thin servicer calls ``PlanRunner``; the CLI's ``--local`` mode runs the same server
 in-process. A run's life: PENDING (stored) -> RUNNING (candidates enumerated, pruned, batches out
 on the executor, progress stored as batches finish) -> SUCCEEDED (ranked result stored) | FAILED |
-CANCELLED. Every run has one trace: the CreatePlan RPC span, a ``arrayplan.plan`` span, a PRODUCER
-span per batch and the workers' CONSUMER spans below them.
+CANCELLED. Each finished batch is checkpointed in the store (its evaluations), so a run that a dead
+server left RUNNING resumes on the next start with only the candidates no batch finished; the
+answer is the one an undisturbed run gives, bit for bit. Every run has one trace: the CreatePlan
+RPC span, a ``arrayplan.plan`` span, a PRODUCER span per batch and the workers' CONSUMER spans
+below them.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from .api.errors import PermissionDeniedError, PlanQueueFullError, new_error_id
 from .fanout import Cancelled, Executor, ExecutorUnavailableError, TaskCall
 from .fanout.tasks import evaluate_candidates
 from .store import TERMINAL_STATES, RunRow, RunStore, StoreUnavailableError
+from .store import checkpoints as ckpt
 
 log = logging.getLogger(__name__)
 _TERMINAL_ENUMS = frozenset(pb.Plan.State.Value(f"STATE_{s}") for s in TERMINAL_STATES)
@@ -326,9 +330,17 @@ class PlanRunner:
             kept, pruned = list(pruning.kept), pruning.pruned
             s.set_attribute("arrayplan.candidate_count", len(candidates))
             s.set_attribute("arrayplan.pruned_count", pruned)
-        progress: dict[str, object] = {"candidates_total": len(candidates), "candidates_pruned": pruned, "candidates_evaluated": 0,
-                                       "candidates_to_evaluate": len(kept)}
-        cold = numba_cache.cold_kernels() if kept else []
+        # A resumed run starts from what its earlier attempt checkpointed (progress included).
+        fingerprint = ckpt.fingerprint(req, catalog)
+        restored = self._restore_checkpoints(run_id, fingerprint, kept)
+        todo = [c for c in kept if c.index not in restored]
+        span.set_attribute("arrayplan.candidates_from_checkpoints", len(restored))
+        if restored:
+            log.warning("plan %s: %d of %d candidates restored from checkpoints; evaluating the other %d", run_id, len(restored),
+                        len(kept), len(todo))
+        progress: dict[str, object] = {"candidates_total": len(candidates), "candidates_pruned": pruned,
+                                       "candidates_evaluated": len(restored), "candidates_to_evaluate": len(kept)}
+        cold = numba_cache.cold_kernels() if todo else []
         if cold:  # the workers compile before the first batch returns: say so instead of sitting at 0
             progress["phase"] = (f"compiling the simulation kernels ({', '.join(cold)}) into {numba_cache.default_cache_dir()}: "
                                  "once per install, about a minute; `make setup` does it ahead")
@@ -336,12 +348,15 @@ class PlanRunner:
         self._set_progress(run_id, progress)
         self._notify(live)
         span.set_attribute("arrayplan.candidate_count", len(candidates))
-        results: list[recommend.Evaluation] = []
-        calls = [TaskCall(batch=b, weight=len(b)) for b in batches(req, kept, self.executor.worker_count)]
+        results: list[recommend.Evaluation] = list(restored.values())
+        calls = [TaskCall(batch=b, weight=len(b)) for b in batches(req, todo, self.executor.worker_count)]
+        saving = [True]  # checkpoints are written until the run's bound is reached
 
         def on_result(call: TaskCall, value: tuple[list[recommend.Evaluation], list[dict[str, Any]]]) -> None:
             evaluations, spans = value
             results.extend(evaluations)
+            if saving[0] and evaluations:
+                saving[0] = self._checkpoint(run_id, fingerprint, evaluations)
             if spans:
                 try:
                     self.store.insert_spans(spans)
@@ -362,6 +377,53 @@ class PlanRunner:
             results.sort(key=lambda e: e.candidate.index)
             return recommend.rank(req, results, candidates_total=len(candidates), candidates_pruned=pruned, catalog=catalog,
                                   pruning=pruning)
+
+    def _restore_checkpoints(self, run_id: str, fingerprint: str,
+                             kept: list[recommend.Candidate]) -> dict[int, recommend.Evaluation]:
+        """The evaluations a previous attempt of this run checkpointed, by candidate index: only
+        those written with this run's fingerprint whose candidate is the one enumerated now at that
+        index (anything else is evaluated again)."""
+        try:
+            rows = self.store.checkpoints(run_id)
+        except StoreUnavailableError:
+            return {}
+        if not rows:
+            return {}
+        by_index = {c.index: c for c in kept}
+        out: dict[int, recommend.Evaluation] = {}
+        ignored = 0
+        for first_index, count, stored_fingerprint, payload in rows:
+            if stored_fingerprint != fingerprint:
+                ignored += count
+                continue
+            try:
+                evaluations = ckpt.decode(payload)
+            except ckpt.CheckpointFormatError as exc:
+                log.warning("plan %s: checkpoint at candidate %d ignored: %s", run_id, first_index, exc)
+                ignored += count
+                continue
+            for e in evaluations:
+                if by_index.get(e.candidate.index) == e.candidate:
+                    out[e.candidate.index] = e
+                else:
+                    ignored += 1
+        if ignored:
+            log.warning("plan %s: %d checkpointed candidate(s) ignored (written by another engine, catalog or request "
+                        "reading); they are evaluated again", run_id, ignored)
+        return out
+
+    def _checkpoint(self, run_id: str, fingerprint: str, evaluations: list[recommend.Evaluation]) -> bool:
+        """Store a finished batch; returns False once the run's checkpoint bound is reached (the
+        run goes on; a resume evaluates the rest again). A store that cannot write skips it."""
+        try:
+            stored = self.store.add_checkpoint(run_id, first_index=min(e.candidate.index for e in evaluations),
+                                               candidate_count=len(evaluations), fingerprint=fingerprint,
+                                               payload=ckpt.encode(evaluations))
+        except StoreUnavailableError:
+            return True  # this batch is lost to a resume only; later ones may be written
+        if not stored:
+            log.warning("plan %s: checkpoint bound reached (or the run ended); its further batches are not checkpointed", run_id)
+        return stored
 
     def _set_progress(self, run_id: str, progress: dict[str, Any]) -> None:
         """Progress is best effort: while the store cannot write, watchers still hear of it from
@@ -519,6 +581,9 @@ class PlanRunner:
     def resume_interrupted(self) -> builtins.list[str]:
         """Runs left PENDING/RUNNING by a dead server: resumed once, then marked FAILED."""
         resumed = []
+        dropped = self.store.drop_stale_checkpoints()
+        if dropped:
+            log.warning("dropped %d checkpoint(s) of plans that are no longer running", dropped)
         for row in self.store.interrupted():
             if row.attempts >= MAX_RESUME_ATTEMPTS:
                 self.store.finish(row.id, "FAILED", error_reason="SERVER_RESTARTED",
@@ -532,7 +597,9 @@ class PlanRunner:
                 self.store.finish(row.id, "FAILED", error_reason="SERVER_RESTARTED",
                                   error_message=f"could not resume after a restart: {exc}")
                 continue
-            log.warning("resuming plan %s interrupted by a server restart", row.id)
+            batches_done, candidates_done, _ = self.store.checkpoint_summary(row.id)
+            log.warning("resuming plan %s interrupted by a server restart (%d candidate(s) in %d checkpointed batch(es))",
+                        row.id, candidates_done, batches_done)
             tracer = telemetry.tracer()
             with tracer.start_as_current_span("arrayplan.resume", attributes={"arrayplan.plan_id": row.id}), self._lock:
                 self._admit(row.id, req, otel_context.get_current())  # queued beyond the run slots, never refused

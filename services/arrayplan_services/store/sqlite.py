@@ -4,6 +4,12 @@ Plans are stored as protobuf JSON (spec, progress, result), so a stored run read
 the API returned it. A run that was PENDING or RUNNING when the server died is found by
 ``interrupted()`` at start-up; the server resumes it once and marks it FAILED with reason
 SERVER_RESTARTED if it is interrupted again, so no run is ever lost silently.
+
+While a run is RUNNING its finished candidate batches are kept in ``checkpoints`` (one row per
+batch: the evaluations, compressed, see ``checkpoints.py``), so a resumed run evaluates only the
+candidates no batch finished. A run's checkpoints are deleted in the transaction that makes it
+terminal, are written only while it is PENDING or RUNNING, and are bounded per run by
+``MAX_CHECKPOINT_BYTES_PER_RUN``.
 """
 
 from __future__ import annotations
@@ -22,7 +28,10 @@ from typing import Any, TypeVar, cast
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+# Compressed checkpoint bytes one run may hold; past it the run goes on unsaved (resume re-evaluates
+# the rest). 20,000 candidates (the default limit) take about 10 MB.
+MAX_CHECKPOINT_BYTES_PER_RUN = 64 << 20
 STORE_FILE = "runs.sqlite3"
 # SQLite result codes that mean "the storage under the store is not usable right now" (a full or
 # read-only file system, an I/O error), as opposed to a bug: the server answers UNAVAILABLE.
@@ -67,6 +76,14 @@ CREATE TABLE IF NOT EXISTS spans (
 );
 CREATE INDEX IF NOT EXISTS spans_by_trace ON spans (trace_id, start_ns);
 CREATE INDEX IF NOT EXISTS runs_by_creator ON runs (creator, seq);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    run_id TEXT NOT NULL,
+    first_index INTEGER NOT NULL,
+    candidate_count INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL,
+    payload BLOB NOT NULL,
+    PRIMARY KEY (run_id, first_index)
+);
 """
 
 class StoreUnavailableError(Exception):
@@ -370,6 +387,7 @@ class RunStore:
             columns = {r[1] for r in conn.execute("PRAGMA table_info(runs)").fetchall()}
             if "creator" not in columns:  # schema 1 -> 2: plans record who created them
                 conn.execute("ALTER TABLE runs ADD COLUMN creator TEXT NOT NULL DEFAULT ''")
+            # schema 2 -> 3: the checkpoints table, created above by _SCHEMA (CREATE TABLE IF NOT EXISTS).
             conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
 
     # -- health -----------------------------------------------------------------------------
@@ -493,6 +511,8 @@ class RunStore:
                 "WHERE id=? AND state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')",
                 (state, result_json, error_message, error_reason, now, now, run_id),
             )
+            # A finished run needs no checkpoints: dropped in the same transaction.
+            conn.execute("DELETE FROM checkpoints WHERE run_id=?", (run_id,))
             return cur.rowcount == 1
 
     @_guarded
@@ -500,6 +520,58 @@ class RunStore:
         with self._conn() as conn:
             rows = conn.execute("SELECT * FROM runs WHERE state IN ('PENDING', 'RUNNING') ORDER BY seq").fetchall()
         return [_row(r) for r in rows]
+
+    # -- checkpoints ------------------------------------------------------------------------
+    @_guarded
+    def add_checkpoint(self, run_id: str, *, first_index: int, candidate_count: int, fingerprint: str, payload: bytes,
+                       max_bytes: int = MAX_CHECKPOINT_BYTES_PER_RUN) -> bool:
+        """Store one finished batch of a PENDING or RUNNING run. Returns False (nothing written)
+        when the run is terminal or gone, or its checkpoints would pass ``max_bytes``."""
+        with self._conn() as conn:
+            state = conn.execute("SELECT state FROM runs WHERE id=?", (run_id,)).fetchone()
+            if state is None or state[0] in TERMINAL_STATES:
+                return False
+            used = conn.execute("SELECT COALESCE(SUM(length(payload)), 0) FROM checkpoints WHERE run_id=? AND first_index<>?",
+                                (run_id, first_index)).fetchone()[0]
+            if int(used) + len(payload) > max_bytes:
+                return False
+            conn.execute("INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?, ?)",
+                         (run_id, first_index, candidate_count, fingerprint, payload))
+        return True
+
+    @_guarded
+    def checkpoints(self, run_id: str) -> builtins.list[tuple[int, int, str, bytes]]:
+        """A run's checkpoints as (first_index, candidate_count, fingerprint, payload), by index."""
+        with self._conn() as conn:
+            rows = conn.execute("SELECT first_index, candidate_count, fingerprint, payload FROM checkpoints WHERE run_id=? "
+                                "ORDER BY first_index", (run_id,)).fetchall()
+        return [(int(r[0]), int(r[1]), str(r[2]), bytes(r[3])) for r in rows]
+
+    @_guarded
+    def checkpoint_summary(self, run_id: str) -> tuple[int, int, int]:
+        """(batches, candidates, payload bytes) checkpointed for a run."""
+        with self._conn() as conn:
+            row = conn.execute("SELECT count(*), COALESCE(SUM(candidate_count), 0), COALESCE(SUM(length(payload)), 0) "
+                               "FROM checkpoints WHERE run_id=?", (run_id,)).fetchone()
+        return int(row[0]), int(row[1]), int(row[2])
+
+    @_guarded
+    def drop_checkpoints(self, run_id: str) -> None:
+        with self._conn() as conn:
+            conn.execute("DELETE FROM checkpoints WHERE run_id=?", (run_id,))
+
+    @_guarded
+    def drop_stale_checkpoints(self) -> int:
+        """Delete checkpoints whose run is terminal or gone (an older server finished it); returns
+        the rows deleted. Reads only the runs that have checkpoints (by id)."""
+        with self._conn() as conn:
+            ids = [str(r[0]) for r in conn.execute("SELECT DISTINCT run_id FROM checkpoints").fetchall()]
+            deleted = 0
+            for run_id in ids:
+                state = conn.execute("SELECT state FROM runs WHERE id=?", (run_id,)).fetchone()
+                if state is None or state[0] in TERMINAL_STATES:
+                    deleted += conn.execute("DELETE FROM checkpoints WHERE run_id=?", (run_id,)).rowcount
+        return deleted
 
     # -- spans ------------------------------------------------------------------------------
     @_guarded
