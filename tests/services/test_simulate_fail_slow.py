@@ -58,3 +58,22 @@ def test_bad_episodes_name_their_field(episode: dict[str, object], field: str) -
     with pytest.raises(InvalidInputError) as exc:
         simulate.simulate_array(req, builtin_catalog(), LocalExecutor())
     assert [v.field for v in exc.value.violations] == [field]
+
+
+def test_cli_slow_drive_argument() -> None:
+    import argparse
+    import math
+
+    from arrayplan_services.cli.simulate_command import slow_drive_arg
+
+    assert slow_drive_arg("3:2.5") == fs_episode(3, 2.5, 0.0, math.inf)
+    assert slow_drive_arg("3:4:10:30") == fs_episode(3, 4.0, 10.0, 30.0)
+    for bad in ("3", "a:2", "3:2:x", "1:2:3:4:5"):
+        with pytest.raises(argparse.ArgumentTypeError, match="INDEX:FACTOR"):
+            slow_drive_arg(bad)
+
+
+def fs_episode(i: int, f: float, start: float, duration: float) -> object:
+    from arrayplan_engine.fail_slow import SlowEpisode
+
+    return SlowEpisode(drive_index=i, factor=f, start_s=start, duration_s=duration)
