@@ -99,8 +99,9 @@ class PlanRequest:
     # Hot spares bought with the array: one per this many drives (rounded up); 0 = none. Assumed
     # practice (a spare per shelf of 24), not from the seeds.
     drives_per_hot_spare: int = 24
-    # The hard disk the winner is compared with (the 001 seed compares with 15K RPM disks).
-    hdd_model: str = "hdd-15k-sas-300gb"
+    # The hard disk the winner is compared with; "" = the catalog's disk that fits the question
+    # (``fitting_hdd``: the cheapest by the capacity and IOPS bounds).
+    hdd_model: str = ""
     # Seconds of array simulation per candidate and year (cut to ``evaluate.MAX_SIMULATED_HOST_IOS``).
     simulated_seconds: float = one_path.DEFAULT_SIMULATED_S
     # Drives the request brings (PlanSpec.custom_drives), searched with the catalog's; their
@@ -847,7 +848,25 @@ def hdd_equivalence(req: PlanRequest, best: Evaluation, catalog: Catalog | None 
     the explanation says "no number holds" only when even a nearly idle group misses the latency
     target."""
     catalog = request_catalog(req, catalog)
-    hdd = catalog.get(req.hdd_model, "hdd_model")
+    if req.hdd_model:
+        return _hdd_equivalence_of(req, best, catalog, catalog.get(req.hdd_model, "hdd_model"), max_drives)
+    # the catalog's disk that fits the question: the disks whose bound-sized arrays cost within
+    # FITTING_HDD_MARGIN of the cheapest are sized by the simulation, and the cheapest wins
+    fits = fitting_hdds(req, catalog)
+    tried = [e for e in (_hdd_equivalence_of(req, best, catalog, d, max_drives) for d in fits) if e is not None]
+    if not tried:
+        return None
+    sized = [e for e in tried if e.drive_count > 0]
+    out = min(sized, key=lambda e: (e.purchase_cost_usd, e.hdd_model)) if sized else tried[0]
+    priced = len([d for d in catalog if d.kind == "hdd" and d.price_usd])
+    return replace(out, explanation=out.explanation + (
+        f" It is the catalog's disk that fits the question: of its {priced} priced disks, "
+        f"{', '.join(d.name for d in fits)} came within {FITTING_HDD_MARGIN - 1:.0%} of the cheapest by the capacity and "
+        f"IOPS bounds and were sized by the simulation; this one costs least."))
+
+
+def _hdd_equivalence_of(req: PlanRequest, best: Evaluation, catalog: Catalog, hdd: Drive,
+                        max_drives: int) -> HddEquivalence | None:
     c = req.constraints
     cand = best.candidate
     base = candidate_layout(cand)
@@ -893,21 +912,55 @@ def hdd_equivalence(req: PlanRequest, best: Evaluation, catalog: Catalog | None 
                        f"{lat * 1e3:.3g} ms); fewer would miss on {binding}.")
     else:
         util = 1.0
+        priced = 0  # the disks the cost and power below are for
         if eq.no_number_holds_latency:
             explanation = (f"No number of {hdd.display_name} in {cand.layout.upper()} carries {what}: even nearly idle, one "
                            f"group's {pct} is {eq.unloaded_latency_s * 1e3:.3g} ms (seek + rotation).")
             loose = one_path.equivalent_drive_count(hdd, layout_for if stripes_all else base, w, target_iops=iops,
                                                     latency_quantile=q, latency_target_s=0.0, **search)
             if loose.drive_count and loose.result is not None:
+                priced = loose.drive_count
+                util = float(np.mean(loose.result.drive_utilisation)) if len(loose.result.drive_utilisation) else 1.0
                 explanation += (f" Without the latency target, {loose.drive_count:,} of them carry the IOPS and capacity "
-                                f"(simulated {pct} {loose.result.latency_percentile_s(q) * 1e3:.3g} ms).")
+                                f"(simulated {pct} {loose.result.latency_percentile_s(q) * 1e3:.3g} ms); the cost and power "
+                                f"are theirs.")
         else:
             explanation = (f"No array of {hdd.display_name} in {cand.layout.upper()} up to {cap:,} disks carries {what} "
                            f"in the simulation (the search's cap).")
-    power = cost.average_power_w(idle_power_w=hdd.idle_power_w or 0.0, active_power_w=hdd.active_power_w or 0.0, drive_count=n,
-                                 utilization=util)
-    return HddEquivalence(hdd_model=hdd.name, drive_count=n, layout=cand.layout, purchase_cost_usd=(hdd.price_usd or 0.0) * n,
+    counted = n if n else (priced if eq.no_number_holds_latency else 0)
+    power = cost.average_power_w(idle_power_w=hdd.idle_power_w or 0.0, active_power_w=hdd.active_power_w or 0.0,
+                                 drive_count=counted, utilization=util)
+    return HddEquivalence(hdd_model=hdd.name, drive_count=n, layout=cand.layout, purchase_cost_usd=(hdd.price_usd or 0.0) * counted,
                           power_w=power, explanation=explanation)
+
+
+def fitting_hdds(req: PlanRequest, catalog: Catalog) -> list[Drive]:
+    """The catalog's hard disks that may fit the question: each priced disk's bound-sized array
+    (drives for the required capacity, and for the final year's IOPS at one disk's random-IO bound,
+    ``performance.iops_upper_bound``, whichever is more) is priced, and the disks within
+    ``FITTING_HDD_MARGIN`` of the cheapest (at most ``FITTING_HDD_MAX``) are returned, cheapest
+    first, for the simulation to size. Empty when the catalog has no priced disk."""
+    need = required_capacity_bytes(req)
+    w = req.workload.grown(req.service_life_years - 1)
+    iops = _required_iops(req, req.service_life_years)
+    priced: list[tuple[float, str, Drive]] = []
+    for d in catalog:
+        if d.kind != "hdd" or not d.price_usd or not d.capacity_bytes:
+            continue
+        per_disk = performance.iops_upper_bound(d, candidate_layout(Candidate(index=0, drive_model=d.name, layout="raid0",
+                                                                              group_width=1, drive_count=1)), 1, w)
+        count = max(math.ceil(need / d.capacity_bytes), math.ceil(iops / per_disk) if iops > 0 and per_disk > 0 else 1)
+        priced.append((count * d.price_usd, d.name, d))
+    if not priced:
+        return []
+    priced.sort(key=lambda x: x[:2])
+    return [d for usd, _, d in priced if usd <= FITTING_HDD_MARGIN * priced[0][0]][:FITTING_HDD_MAX]
+
+
+# Disks sized by the simulation for the comparison: those within 30 % of the cheapest bound-sized
+# array (the bounds ignore queueing and latency, which favour fast disks), at most three.
+FITTING_HDD_MARGIN = 1.3
+FITTING_HDD_MAX = 3
 
 
 def explain_pareto(e: Evaluation) -> str:

@@ -220,3 +220,22 @@ def test_small_raid10_plan_has_an_hdd_equivalent() -> None:
     assert out.constraints_met and out.hdd_equivalence is not None
     # 5,000 IOPS at ~185 per 15K disk with 70/30 and a write penalty of 2: at least 5000 x 1.3 / 185 = 35 disks.
     assert out.hdd_equivalence.drive_count >= 35
+
+
+def test_the_disk_compared_fits_the_question() -> None:
+    """The HDD comparison prices the catalog's disk that fits: for a 100 TB archive of large,
+    mostly sequential writes (300 IOPS), capacity binds and the 8 TB nearline disk's bound-sized
+    array (13 disks x $109) is far cheaper than any fast disk's (hundreds of 300-900 GB disks), so
+    it is the only one sized; an OLTP question keeps the fast disks in (test above: the 15K disk
+    wins the simulation)."""
+    from arrayplan_engine.catalog import builtin_catalog
+    from arrayplan_engine.units import MiB
+
+    archive = rc.PlanRequest(workload=Workload(read_fraction=0.05, random_fraction=0.05, io_size_mix=((1 * MiB, 1.0),),
+                                               queue_depth=8, target_iops=300),
+                             constraints=rc.Constraints(usable_capacity_bytes=100 * TB))
+    fits = rc.fitting_hdds(archive, builtin_catalog())
+    assert [d.name for d in fits] == ["hdd-7k2-nearline-8tb"]
+    oltp = _req(workload=Workload(read_fraction=0.7, target_iops=25_000, io_size_mix=((8 * KiB, 1.0),)),
+                constraints=rc.Constraints(usable_capacity_bytes=8 * TB))
+    assert "hdd-15k-sas-300gb" in [d.name for d in rc.fitting_hdds(oltp, builtin_catalog())]
