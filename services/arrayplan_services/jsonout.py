@@ -12,16 +12,28 @@ left out. ``to_json`` walks the message descriptor instead:
 * a ``google.protobuf.Timestamp`` is an RFC 3339 string in UTC (``"2026-01-02T03:04:05.123Z"``);
 * enums are their full proto names (``"STATE_SUCCEEDED"``); field names are the proto names.
 
-``json_schema`` derives a JSON Schema (draft 2020-12) for the same shape from the same
-descriptors, so the schema in docs/json-schema.json cannot drift from the output
-(tests/services/test_newcomer.py regenerates and compares it).
+Commands that print engine results rather than API messages (``forecast``, ``reliability``,
+``telemetry``) go through the same module: ``to_plain`` turns frozen dataclasses, enums, tuples,
+dicts and numpy scalars into the same shape (every dataclass field present, ``None`` as ``null``,
+NaN and infinities as ``null``, a ``datetime.timedelta`` as seconds under an ``_s`` key, a message
+inside through ``to_json``), and ``forecast_json`` builds the forecast's document.
+
+``json_schema`` derives a JSON Schema (draft 2020-12) for the same shapes from the same
+descriptors and dataclass annotations, so the schema in docs/json-schema.json cannot drift from
+the output (tests/services/test_newcomer.py regenerates and compares it).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
+import enum
 import json
 import math
-from typing import Any
+import types
+import typing
+from collections.abc import Sequence
+from typing import Any, Literal, Union
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
@@ -99,22 +111,85 @@ def to_json(msg: Message) -> dict[str, Any]:
     return out
 
 
-def dumps(obj: Message | list[Message] | dict[str, Any], **extra: Any) -> str:
-    """JSON text of a message, a list of messages or a dict holding messages, with ``extra``
-    top-level keys (a dict input only)."""
-    def conv(o: Any) -> Any:
-        if isinstance(o, Message):
-            return to_json(o)
-        if isinstance(o, list):
-            return [conv(x) for x in o]
-        if isinstance(o, dict):
-            return {k: conv(v) for k, v in o.items()}
-        return o
-    body = conv(obj)
+def dumps(obj: Any, **extra: Any) -> str:
+    """JSON text of a message, an engine result (dataclass), or a list or dict holding them (see
+    ``to_plain``), with ``extra`` top-level keys (a dict or dataclass input only)."""
+    body = to_plain(obj)
     if extra:
-        assert isinstance(body, dict)
-        body.update(extra)
+        if not isinstance(body, dict):
+            raise TypeError(f"extra keys need a dict or dataclass at the top level, got {type(obj).__name__}")
+        body.update(to_plain(extra))
     return json.dumps(body, indent=2, allow_nan=False)
+
+
+# -- engine results ------------------------------------------------------------------------------
+
+def _key_and_value(key: str, value: Any) -> tuple[str, Any]:
+    if isinstance(value, dt.timedelta):
+        return (key if key.endswith("_s") else key + "_s"), value.total_seconds()
+    return key, to_plain(value)
+
+
+def to_plain(obj: Any) -> Any:
+    """``obj`` as JSON-ready data under the one convention: a message through ``to_json``; a
+    dataclass as a dict of every one of its fields; an enum as its value; a float that is NaN or
+    infinite as ``None``; a tuple or list as a list; a dict with its keys as strings; a
+    ``datetime.timedelta`` as seconds (its key gets ``_s``); numpy scalars as numbers. Anything
+    else raises ``TypeError``: nothing reaches the output through ``str()`` by accident."""
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, enum.Enum):
+        return to_plain(obj.value)
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, Message):
+        return to_json(obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dict(_key_and_value(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj))
+    if isinstance(obj, dict):
+        return dict(_key_and_value(str(k), v) for k, v in obj.items())
+    if isinstance(obj, (list, tuple)):
+        return [to_plain(v) for v in obj]
+    if isinstance(obj, dt.timedelta):
+        return obj.total_seconds()
+    item = getattr(obj, "item", None)  # numpy scalars
+    if callable(item) and type(obj).__module__ == "numpy":
+        return to_plain(item())
+    raise TypeError(f"no JSON form for {type(obj).__name__} (arrayplan_services.jsonout.to_plain)")
+
+
+def _iso_day(t: float | None) -> str | None:
+    return None if not t else dt.datetime.fromtimestamp(t, tz=dt.UTC).strftime("%Y-%m-%d")
+
+
+# DateInterval keys the forecast adds: the dates of its times, for people reading the JSON.
+_INTERVAL_DATES = {"date": "time_s", "earliest_date": "earliest_s", "latest_date": "latest_s"}
+
+
+def _with_dates(x: Any) -> Any:
+    if isinstance(x, dict):
+        out = {k: _with_dates(v) for k, v in x.items()}
+        if set(_INTERVAL_DATES.values()) <= set(out) and len(out) == len(_INTERVAL_DATES):
+            out.update({k: _iso_day(out[t]) for k, t in _INTERVAL_DATES.items()})
+        return out
+    if isinstance(x, list):
+        return [_with_dates(v) for v in x]
+    return x
+
+
+def forecast_json(forecast: Any, *, options: Sequence[Any], file_problems: Sequence[str], replan: Message | None,
+                  replan_notes: Sequence[str]) -> dict[str, Any]:
+    """The document ``arrayplan forecast --format json`` prints: every field of the engine's
+    ``ArrayForecast`` (times in Unix seconds under ``_s`` keys; each interval also with its
+    ``date``, ``earliest_date``, ``latest_date`` as ISO days, ``null`` when open), then the files
+    that could not be used, the options to keep the array serving, and the re-plan (the API's
+    ``Plan`` under this convention; ``null`` without ``--replan``) with its notes."""
+    out: dict[str, Any] = _with_dates(to_plain(forecast))
+    out.update(file_problems=[str(p) for p in file_problems], options=to_plain(list(options)),
+               replan=None if replan is None else to_json(replan), replan_notes=[str(n) for n in replan_notes])
+    return out
 
 
 # -- JSON Schema ---------------------------------------------------------------------------------
@@ -161,25 +236,117 @@ def _define(desc: Descriptor, defs: dict[str, Any]) -> None:
     defs[desc.full_name] = {"type": "object", "properties": props, "required": sorted(props), "additionalProperties": False}
 
 
-def json_schema(roots: dict[str, Descriptor]) -> dict[str, Any]:
-    """One JSON Schema document: ``roots`` (output name -> message) under ``$defs``, each root
-    also named in ``x-outputs`` with the command that prints it."""
+def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    """JSON Schema of a value of annotation ``tp`` as ``to_plain`` prints it."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if tp is type(None):
+        return {"type": "null"}
+    if origin in (Union, types.UnionType):
+        parts = [_type_schema(a, defs) for a in args]
+        flat = [q for p in parts for q in (p["anyOf"] if set(p) == {"anyOf"} else [p])]
+        unique = [q for i, q in enumerate(flat) if q not in flat[:i]]
+        return {"anyOf": unique}
+    if origin is Literal:
+        return {"type": "string", "enum": list(args)}
+    if origin in (tuple, list, Sequence) or tp in (tuple, list):
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            return {"type": "array", "prefixItems": [_type_schema(a, defs) for a in args], "items": False}
+        return {"type": "array", "items": _type_schema(args[0], defs) if args else {}}
+    if origin is dict or tp is dict:
+        return {"type": "object", "additionalProperties": _type_schema(args[1], defs) if args else {}}
+    if tp is Any:
+        return {}
+    if tp is bool:
+        return {"type": "boolean"}
+    if tp is int:
+        return {"type": "integer"}
+    if tp is float:
+        return {"anyOf": [{"type": "number"}, {"type": "null"}]}  # NaN / infinity
+    if tp is str:
+        return {"type": "string"}
+    if tp is dt.timedelta:
+        return {"type": "number", "description": "seconds"}
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return {"enum": [m.value for m in tp]}
+    if isinstance(tp, type) and issubclass(tp, Message):
+        _define(tp.DESCRIPTOR, defs)
+        return {"$ref": f"#/$defs/{tp.DESCRIPTOR.full_name}"}
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return {"$ref": f"#/$defs/{_define_dataclass(tp, defs)}"}
+    raise TypeError(f"no JSON Schema for annotation {tp!r}")
+
+
+def _dataclass_properties(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls)
+    props: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        key = f.name + "_s" if tp is dt.timedelta and not f.name.endswith("_s") else f.name
+        props[key] = _type_schema(tp, defs)
+    return props
+
+
+def _define_dataclass(cls: type, defs: dict[str, Any], extra: dict[str, Any] | None = None) -> str:
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    if name not in defs:
+        defs[name] = {}  # reserved first, as _define does
+        props = {**_dataclass_properties(cls, defs), **(extra or {})}
+        defs[name] = {"type": "object", "properties": props, "required": sorted(props), "additionalProperties": False}
+    return name
+
+
+def _forecast_root(defs: dict[str, Any]) -> str:
+    """The forecast document's definition (``forecast_json``), under its own name."""
+    from arrayplan.v1 import planner_pb2 as pb
+    from arrayplan_engine.forecast import ArrayForecast, DateInterval
+
+    from .api.arrayfile import ReplanOption
+
+    day = {"anyOf": [{"type": "string", "format": "date"}, {"type": "null"}]}
+    _define_dataclass(DateInterval, defs, extra={k: day for k in _INTERVAL_DATES})
+    name = "arrayplan_services.jsonout.forecast_json"
+    props = {
+        **_dataclass_properties(ArrayForecast, defs),
+        "file_problems": {"type": "array", "items": {"type": "string"}},
+        "options": {"type": "array", "items": _type_schema(ReplanOption, defs)},
+        "replan": {"anyOf": [_type_schema(pb.Plan, defs), {"type": "null"}]},
+        "replan_notes": {"type": "array", "items": {"type": "string"}},
+    }
+    defs[name] = {"type": "object", "properties": props, "required": sorted(props), "additionalProperties": False}
+    return name
+
+
+def json_schema(roots: dict[str, Descriptor | type | str]) -> dict[str, Any]:
+    """One JSON Schema document: ``roots`` (output name -> message descriptor, dataclass type, or
+    ``"forecast"`` for ``forecast_json``'s document) under ``$defs``, each root also named in
+    ``x-outputs`` with the command that prints it."""
     defs: dict[str, Any] = {}
-    for desc in roots.values():
-        _define(desc, defs)
+    refs: dict[str, str] = {}
+    for out, root in roots.items():
+        if isinstance(root, Descriptor):
+            _define(root, defs)
+            refs[out] = root.full_name
+        elif root == "forecast":
+            refs[out] = _forecast_root(defs)
+        elif isinstance(root, type) and dataclasses.is_dataclass(root):
+            refs[out] = _define_dataclass(root, defs)
+        else:
+            raise TypeError(f"{out}: not a message descriptor or a dataclass: {root!r}")
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://arrayplan.invalid/schema/arrayplan-v1.json",
         "title": "arrayplan --format json output",
-        "description": "Generated by arrayplan_services.jsonout.json_schema from proto/arrayplan/v1; see docs/json.md.",
-        "x-outputs": {k: f"#/$defs/{d.full_name}" for k, d in roots.items()},
+        "description": "Generated by arrayplan_services.jsonout.json_schema from proto/arrayplan/v1 and the engine's "
+                       "result types; see docs/json.md.",
+        "x-outputs": {k: f"#/$defs/{v}" for k, v in refs.items()},
         "$defs": dict(sorted(defs.items())),
     }
 
 
-def output_roots() -> dict[str, Descriptor]:
-    """The messages each ``--format json`` prints."""
+def output_roots() -> dict[str, Descriptor | type | str]:
+    """What each ``--format json`` prints."""
     from arrayplan.v1 import planner_pb2 as pb
+    from arrayplan_engine.reliability import ArrayReliability
 
     return {
         "arrayplan plan / arrayplan runs NAME": pb.Plan.DESCRIPTOR,
@@ -187,6 +354,8 @@ def output_roots() -> dict[str, Descriptor]:
         "arrayplan drives (a list of)": pb.Drive.DESCRIPTOR,
         "arrayplan simulate (server)": pb.SimulateArrayResponse.DESCRIPTOR,
         "arrayplan trace --format json": pb.GetPlanTraceResponse.DESCRIPTOR,
+        "arrayplan forecast": "forecast",
+        "arrayplan reliability": ArrayReliability,
     }
 
 

@@ -3,12 +3,14 @@ forecast ARRAY_FILE`` (wear-out and full dates for an array in service, and a re
 
 Exit codes: 0 everything read; 4 some files or drives could not be used (each named on stderr,
 the rest processed); 2 bad input (nothing usable, a bad array file); 1 anything else.
+
+``--format json`` prints through ``arrayplan_services.jsonout`` (docs/json.md): the forecast as
+``jsonout.forecast_json`` (re-plan included), the telemetry records under the same convention.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -39,7 +41,9 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
             if "wear unknown" in n:
                 _err(f"note: {s.source}: {s.model or '?'} serial {s.serial or '?'}: {n}")
     if args.format == "json":
-        print(json.dumps([s.as_record() for s in snapshots], indent=2))
+        from .. import jsonout
+
+        print(jsonout.dumps([s.as_record() for s in snapshots]))
     else:
         from rich.console import Console
         from rich.table import Table
@@ -73,28 +77,6 @@ def _interval(w: Any) -> str:
     if w.time_s is None and w.earliest_s is None:
         return "not within 30 years"
     return f"{_date(w.time_s) if w.time_s else 'later'} [{_date(w.earliest_s)} .. {_date(w.latest_s) if w.latest_s else 'later'}]"
-
-
-def forecast_record(f: Any) -> dict[str, Any]:
-    """The forecast as JSON-ready data (dates in Unix seconds and ISO days)."""
-    import dataclasses
-
-    def conv(x: Any) -> Any:
-        if dataclasses.is_dataclass(x) and not isinstance(x, type):
-            d = {k.name: conv(getattr(x, k.name)) for k in dataclasses.fields(x)}
-            if {"time_s", "earliest_s", "latest_s"} <= set(d):
-                d.update(date=_date(d["time_s"]) if d["time_s"] else None, earliest_date=_date(d["earliest_s"]) if d["earliest_s"] else None,
-                         latest_date=_date(d["latest_s"]) if d["latest_s"] else None)
-            return d
-        if isinstance(x, (list, tuple)):
-            return [conv(v) for v in x]
-        if isinstance(x, dict):
-            return {str(k): conv(v) for k, v in x.items()}
-        if hasattr(x, "name") and hasattr(x, "read_fraction"):
-            return x.name
-        return x
-    out: dict[str, Any] = conv(f)
-    return out
 
 
 def print_forecast(f: Any, console: Any) -> None:
@@ -161,15 +143,11 @@ def cmd_forecast(args: argparse.Namespace) -> int:
         if isinstance(replan, int):
             return replan
     if args.format == "json":
-        rec = forecast_record(f)
-        rec["file_problems"] = [str(p) for p in problems]
-        rec["options"] = [forecast_record(o) for o in options]
-        if replan is not None:
-            from google.protobuf import json_format
+        from .. import jsonout
 
-            rec["replan"] = json_format.MessageToDict(replan[0], preserving_proto_field_name=True)
-            rec["replan_notes"] = replan[1]
-        print(json.dumps(rec, indent=2))
+        rec = jsonout.forecast_json(f, options=options, file_problems=[str(p) for p in problems],
+                                    replan=None if replan is None else replan[0], replan_notes=() if replan is None else replan[1])
+        print(jsonout.dumps(rec))
     else:
         from rich.console import Console
 

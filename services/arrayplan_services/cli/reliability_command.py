@@ -9,6 +9,11 @@ errors). Methods: ``markov`` (exact chain, the default), ``closed-form`` (the cl
 MTTF^(t+1) / (G (G-1) ... MTTR^t) approximation), ``binomial`` (Backblaze's per-period model),
 ``monte-carlo`` (simulated, seeded). docs/reliability.md has the models.
 
+``--format json`` prints every field of the engine's ``ArrayReliability`` through
+``arrayplan_services.jsonout`` (docs/json.md): the monte-carlo-only fields (``trials``, ``seed``,
+the standard errors) are ``null`` for the other methods, an infinite MTTDL (monte-carlo with no
+loss observed) is ``null``. ``text`` shows only the fields that have a value.
+
 Bad input exits 2 with the engine's field-naming message on stderr (and the flag it came from);
 argparse's own errors exit 2 too.
 """
@@ -16,8 +21,6 @@ argparse's own errors exit 2 too.
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
 from typing import Any
 
@@ -53,17 +56,13 @@ def _err(exc: ArrayplanError) -> None:
         print(f"arrayplan reliability: {exc}", file=sys.stderr)
 
 
-def _json_safe(value: Any) -> Any:
-    """inf / nan -> null: JSON has no infinity (monte-carlo with no loss observed has MTTDL inf)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def _emit(payload: dict[str, Any], fmt: str) -> None:
+def _emit(result: reliability.ArrayReliability, fmt: str) -> None:
     if fmt == "json":
-        print(json.dumps({k: _json_safe(v) for k, v in payload.items()}, indent=2))
+        from .. import jsonout
+
+        print(jsonout.dumps(result))
         return
+    payload = result.as_dict()
     width = max(len(k) for k in payload)
     for k, v in payload.items():
         if v is None:
@@ -89,12 +88,7 @@ def _handler(args: argparse.Namespace) -> int:
     except ArrayplanError as exc:
         _err(exc)
         return EXIT_BAD_INPUT
-    payload = result.as_dict()
-    if args.method != reliability.Method.MONTE_CARLO:
-        for key in ("trials", "seed", "mttdl_stderr_hours", "annual_loss_probability_stderr",
-                    "service_life_loss_probability_stderr"):
-            payload.pop(key, None)
-    _emit(payload, args.format)
+    _emit(result, args.format)
     return EXIT_OK
 
 

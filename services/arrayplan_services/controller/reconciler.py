@@ -32,9 +32,12 @@ from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 
 from ..connection import field_violations
+from ..retry import Backoff, BackoffPolicy
 from . import resource as r
 
 log = logging.getLogger(__name__)
+# Waits between tries of a failed CapacityPlan watch (arrayplan_services.retry).
+WATCH_BACKOFF = BackoffPolicy(initial_s=1.0, max_s=30.0)
 
 
 def _violations(exc: grpc.RpcError) -> list[tuple[str, str]]:
@@ -161,7 +164,7 @@ class Controller:
             log.info("resuming the CapacityPlan watch from resourceVersion %s", rv)
             # Runs in flight when the last leader stopped have no pending event: pick them up.
             self._list(only_unfinished=True)
-        backoff = 1.0
+        backoff = Backoff(WATCH_BACKOFF)
         while not self.stop_event.is_set():
             try:
                 if rv is None:
@@ -181,22 +184,22 @@ class Controller:
                     if self.stop_event.is_set():
                         w.stop()
                         break
-                backoff = 1.0
+                backoff.reset()
             except ApiException as exc:
                 if exc.status == 410:
                     self.stats["watch_gone"] += 1
                     log.warning("watch from resourceVersion %s expired (410 Gone): listing again", rv)
                     rv = None
                     continue
-                log.warning("watch failed (%s %s); retrying in %.0f s", exc.status, exc.reason, backoff)
-                self.stop_event.wait(backoff)
-                backoff = min(backoff * 2, 30.0)
+                delay_s = backoff.next_delay_s()
+                log.warning("watch failed (%s %s); retrying in %.0f s", exc.status, exc.reason, delay_s)
+                self.stop_event.wait(delay_s)
             except Exception as exc:  # noqa: BLE001 - connection resets and the like: retry
                 if self.stop_event.is_set():
                     break
-                log.warning("watch interrupted (%s); retrying in %.0f s", exc, backoff)
-                self.stop_event.wait(backoff)
-                backoff = min(backoff * 2, 30.0)
+                delay_s = backoff.next_delay_s()
+                log.warning("watch interrupted (%s); retrying in %.0f s", exc, delay_s)
+                self.stop_event.wait(delay_s)
 
     @staticmethod
     def _needs_work(obj: dict[str, Any]) -> bool:

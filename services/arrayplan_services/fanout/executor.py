@@ -15,7 +15,7 @@ An external cluster (``--ray-address host:port``) that goes away: Ray's driver l
 process once it loses the cluster's GCS, so a watchdog thread connects to the GCS port every
 ``RAY_WATCH_S``; when nothing answers it disconnects first (``ray.shutdown()``), marks the
 executor unavailable (health NOT_SERVING through ``on_availability``) and reconnects with backoff
-once the address answers again. A plan whose tasks were out meanwhile waits (up to
+once the address answers again (``arrayplan_services.retry``: capped, jittered). A plan whose tasks were out meanwhile waits (up to
 ``reconnect_wait_s``) and then sends its unfinished batches again: tasks are deterministic, so the
 answer is the one an undisturbed run gives. If the cluster does not return in time the plan fails
 with ``ExecutorUnavailableError`` (reason ``RAY_UNAVAILABLE``) naming the address.
@@ -34,12 +34,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..retry import Backoff, BackoffPolicy
+
 log = logging.getLogger(__name__)
 
 MAX_RETRIES = 3
 RAY_WATCH_S = 0.5  # how often the watchdog connects to an external cluster's GCS port
 RAY_WATCH_CONNECT_S = 2.0
 RAY_RECONNECT_BACKOFF_MAX_S = 5.0
+# Waits between reconnect tries while the cluster does not answer (arrayplan_services.retry).
+RAY_RECONNECT_BACKOFF = BackoffPolicy(initial_s=1.0, max_s=RAY_RECONNECT_BACKOFF_MAX_S)
 RAY_SETTLE_S = 3.0  # the address must answer this long before the driver reconnects
 RAY_RECONNECT_WAIT_S = 600.0  # how long a running plan waits for a cluster that went away
 
@@ -187,14 +191,15 @@ class RayExecutor:
 
     def _reconnect(self) -> None:
         """Reconnect with backoff once the address answers again (until the server stops)."""
-        backoff_s = 1.0
+        backoff = Backoff(RAY_RECONNECT_BACKOFF)
+        backoff_s = backoff.next_delay_s()
         answered = 0
         while not self._stopped.wait(backoff_s if not answered else RAY_WATCH_S):
             try:
                 _check_reachable(self._address, timeout_s=RAY_WATCH_CONNECT_S)
             except ConnectionError:
                 answered = 0
-                backoff_s = min(2 * backoff_s, RAY_RECONNECT_BACKOFF_MAX_S)
+                backoff_s = backoff.next_delay_s()
                 continue
             answered += 1
             if answered * RAY_WATCH_S < RAY_SETTLE_S:
@@ -213,7 +218,7 @@ class RayExecutor:
                         self._ray.shutdown()
                     except Exception:  # noqa: BLE001
                         pass
-                backoff_s = min(2 * backoff_s, RAY_RECONNECT_BACKOFF_MAX_S)
+                backoff_s = backoff.next_delay_s()
                 continue
             log.warning("the Ray cluster at %s is back: reconnected", self._address)
             self._available.set()
