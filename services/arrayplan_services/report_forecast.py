@@ -33,6 +33,7 @@ from arrayplan_engine.units import DAY_S, YEAR_DAYS
 from .report.figures import COLORS
 from .report.figures import STYLE as _STYLE
 from .report.figures import render as _render
+from .report.markdown import table as markdown_table
 
 HTML_NAME = "forecast.html"
 MARKDOWN_NAME = "forecast.md"
@@ -161,8 +162,7 @@ def forecast_section(f: fc.ArrayForecast, options: Sequence[Any] = (), *, worn_t
     md = ["## Forecast: " + f.name, "", " ".join(summary), ""]
     md += [f"* {o.action}: {o.text}" for o in options] + ([""] if options else [])
     md += [f"* warning: {w}" for w in f.warnings] + [f"* problem: {p}" for p in f.problems]
-    md += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    md += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
+    md += ["", *markdown_table(head, rows)]
     for p in plots:
         md += ["", f"![{p.alt}]({p.name})", "", f"*{p.caption}*"]
     h = [f"<section><h2>Forecast: {_e(f.name)}</h2><p>{_e(' '.join(summary))}</p>"]

@@ -14,7 +14,8 @@ from arrayplan.v1 import planner_pb2 as pb
 
 from ..fanout import Executor
 from . import DEFAULT_SIMULATION_TIMEOUT_S, EMBEDDED_MARKDOWN_NAME, HTML_NAME, MARKDOWN_NAME, figures
-from .columns import Column, columns, layout_name, md_cell, ms, pct, row, usd
+from . import markdown as md
+from .columns import Column, columns, layout_name, ms, pct, row, usd
 from .frame import CdfSet, Frame, frame_of, hdd_sentence, meta, question, simulate_cdfs, title, verdict
 
 # Simulated time is the plan's own (the CDF is the run its figures come from); this switch only
@@ -25,7 +26,7 @@ SECTIONS = ("pareto", "years", "cdf", "consistency")
 _ENV = Environment(loader=PackageLoader("arrayplan_services.report", "templates"),
                    autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=False),
                    undefined=StrictUndefined, keep_trailing_newline=True)
-_ENV.filters["cell"] = md_cell
+_ENV.filters["cell"] = md.cell
 
 
 def _data_uri(p: figures.Plot) -> str:
@@ -72,6 +73,12 @@ def _context(plan: pb.Plan, frame: Frame, plots: dict[str, figures.Plot | None],
                   "css": "miss" if not r.meets_constraints else ("best" if r.rank == 1 else ""),
                   "cells": list(zip(({"key": c.key, "align": c.align} for c in cols), row(r, cols), strict=True))}
                  for r in frame.recommendations],
+        # the recommendations as a Markdown table (report.md): a miss's "meets" cell in bold
+        "markdown_table": "\n".join(md.table(
+            [c.title(frame.pct_label) for c in cols],
+            ([md.Strong(v) if c.key == "meets_constraints" and not r.meets_constraints else v
+              for c, v in zip(cols, row(r, cols), strict=True)] for r in frame.recommendations),
+            [c.align for c in cols])),
         "sections": [{"plot": plots.get(k), "note": notes.get(k, ""),
                       "src": _image_ref(p, images) if (p := plots.get(k)) is not None else ""} for k in SECTIONS],
         "hdd": hdd_sentence(plan), "models": list(plan.result.models), "plan_name": plan.name, "trace_id": plan.trace_id,
