@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +97,7 @@ def markdown(plan: pb.Plan, frame: Frame, plots: dict[str, figures.Plot | None],
 
 def write_report(plan: pb.Plan, out_dir: Path, *, array_simulation_s: float = DEFAULT_ARRAY_SIMULATION_S,
                  simulation_timeout_s: float = DEFAULT_SIMULATION_TIMEOUT_S, image_base_url: str | None = None,
-                 executor: Executor | None = None) -> Path:
+                 executor: Executor | None = None, progress: Callable[[str], None] | None = None) -> Path:
     """Write ``out_dir/index.html`` and ``out_dir/report.md`` (plus its PNGs); return the HTML path.
 
     ``report.md`` links the PNGs relatively, or under ``image_base_url`` when given (where CI
@@ -107,7 +108,10 @@ def write_report(plan: pb.Plan, out_dir: Path, *, array_simulation_s: float = DE
     The latency CDFs come from simulating the top arrays on ``executor`` (in this process when
     None; the planner's Ray executor works too) within ``simulation_timeout_s`` of wall time;
     ``array_simulation_s=0`` skips the simulation and draws them through the plan's percentiles,
-    as does a simulation that fails or runs out of time (the caption says which).
+    as does a simulation that fails or runs out of time (the caption says which). Everything else
+    is read from the plan; the consistency figure runs the winner's drive alone (one simulation,
+    skipped past ``figures.CONSISTENCY_MAX_HOST_IOS``, the note says so). ``progress`` gets one
+    line per step.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -117,13 +121,17 @@ def write_report(plan: pb.Plan, out_dir: Path, *, array_simulation_s: float = DE
     elif array_simulation_s <= 0:
         sims = CdfSet(note="array simulation disabled")
     else:
-        sims = simulate_cdfs(plan, frame, executor=executor, timeout_s=simulation_timeout_s)
+        sims = simulate_cdfs(plan, frame, executor=executor, timeout_s=simulation_timeout_s, progress=progress)
+    say = progress or (lambda _line: None)
     plots: dict[str, figures.Plot | None] = {}
     notes: dict[str, str] = {}
     with matplotlib.rc_context(figures.STYLE):
+        say("drawing the Pareto front and the service life from the plan")
         plots["pareto"] = figures.pareto_plot(frame, plan)
         plots["years"] = figures.years_plot(frame)
         plots["cdf"] = figures.cdf_plot(plan, frame, sims)
+        if frame.recommendations:
+            say("the consistency experiment on the winner's drive (within its IO budget)")
         plots["consistency"], notes["consistency"] = figures.consistency_plot(frame)
     for p in plots.values():
         if p is not None:
