@@ -5,11 +5,13 @@ any page to include; ``write_forecast_report(forecast, out_dir)`` writes a self-
 (``forecast.html``, inline images) and its Markdown twin (``forecast.md``, PNGs beside it). The
 plan report (the ``report`` package) is left alone; it uses the same plot style.
 
-Drawn: each drive's life used over time (its history from the telemetry) and, from now, lines to
-the date it reaches its rated endurance: the forecast (solid), and the interval's earliest and
-latest dates (a shaded fan; the lines join now to those dates, so the fan shows the dates, not the
-curvature growth would give the path); the used capacity's samples, the fitted growth curve and
-its interval band up to the full line.
+Drawn: each drive's life used over time (its history from the telemetry) and, from its last
+sample, the path to the date it reaches its rated endurance (dashed): it leaves the sample at the
+drive's current wear rate (continuous with the history: no kink) and bends exponentially, as a
+rate compounding with growth does, to meet the forecast date (``projection``); the interval's
+earliest and latest dates are the same kind of path, the band between them shaded. Then the used
+capacity's samples, the fitted growth curve and its interval band up to the full line. Every
+Markdown table goes through ``report.markdown.table``.
 """
 
 from __future__ import annotations
