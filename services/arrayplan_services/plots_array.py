@@ -1,5 +1,5 @@
 """Pictures of array simulations (matplotlib through the Agg canvas, files only; pyplot and the
-process-wide backend are left alone), in the report's style (``report.figures.STYLE``).
+process-wide backend are left alone), in the report's style (``plot_style.STYLE``).
 
 * ``plot_latency_cdf``: host latency CDF of one or more candidate arrays, log latency axis, with a
   second panel of the tail (1 - CDF on a log axis) where p99, p99.9 and p99.99 live.
@@ -27,7 +27,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from arrayplan_engine.array import ArrayResult
 
-from .report.figures import STYLE, fit_titles, plain_ms
+from .plot_style import STYLE, fit_titles, plain_ms
 
 _TAIL_FLOOR = 1e-7
 _TAIL_MARKS = ((1e-2, "p99"), (1e-3, "p99.9"), (1e-4, "p99.99"))

@@ -22,6 +22,9 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 
 from arrayplan.v1 import planner_pb2 as pb
 
+from ..plot_style import STYLE as STYLE  # re-exported: the report and the forecast draw in it
+from ..plot_style import fit_titles as fit_titles
+from ..plot_style import plain_ms as plain_ms
 from .columns import seconds_of, usd
 from .frame import CdfSet, Frame, check, interpolated_cdf, key, perf_models, short
 
@@ -43,31 +46,6 @@ LOSS_PROBABILITY_FLOOR = 1e-15
 COLORS = ("#2563eb", "#ea580c", "#16a34a")
 GREY = "#94a3b8"
 TARGET = "#b91c1c"
-STYLE: dict[Any, Any] = {
-    "font.family": "DejaVu Sans",
-    "font.size": 10,
-    "axes.titlesize": 11,
-    "axes.titleweight": "bold",
-    "axes.labelsize": 10,
-    "axes.edgecolor": "#94a3b8",
-    "axes.linewidth": 0.8,
-    "axes.grid": True,
-    "grid.color": "#e2e8f0",
-    "grid.linewidth": 0.7,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "xtick.color": "#334155",
-    "ytick.color": "#334155",
-    # An opaque framed legend: a line drawn behind it (a target, a limit) no longer strikes its text.
-    "legend.frameon": True,
-    "legend.framealpha": 0.92,
-    "legend.facecolor": "white",
-    "legend.edgecolor": "#e2e8f0",
-    "legend.fontsize": 9,
-    "figure.dpi": 100,
-    "savefig.dpi": 110,
-    "savefig.facecolor": "white",
-}
 
 
 
@@ -82,13 +60,6 @@ class Plot:
     caption: str
     title: str
     figure: Figure | None = field(default=None, repr=False, compare=False)  # what was drawn (for inspection)
-
-
-def plain_ms(v: float) -> str:
-    """A tick in plain milliseconds: '0.05', '2', '1,000' (never '5e-02' or '10^{-1}')."""
-    if v <= 0 or not math.isfinite(v):
-        return ""
-    return f"{v:,.0f}" if v >= 1 else np.format_float_positional(float(f"{v:.3g}"), trim="-")
 
 
 # A latency axis spanning more than this ratio (max/min of what it shows) is drawn on a log scale:
@@ -110,45 +81,6 @@ def latency_axis(ax: Any, values_ms: Sequence[float], what: str) -> None:
     else:
         ax.set_ylim(0, max(positive or [1.0]) * 1.25)
         ax.set_ylabel(f"{what} (ms)")
-
-
-def _wrap(text: str, fits: Any) -> str:
-    """``text`` with line breaks added between words so each line ``fits``."""
-    out: list[str] = []
-    for para in text.split("\n"):
-        line = ""
-        for word in para.split(" "):
-            trial = f"{line} {word}" if line else word
-            if line and not fits(trial):
-                out.append(line)
-                line = word
-            else:
-                line = trial
-        out.append(line)
-    return "\n".join(out)
-
-
-def fit_titles(fig: Figure) -> None:
-    """Wrap every axes title that is wider than its axes (a long title ran into the next panel or
-    off the figure: "clipped"). Call before ``tight_layout`` so the layout sees the wrapped title."""
-    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    renderer = canvas.get_renderer()  # type: ignore[no-untyped-call]  # Agg's, untyped in matplotlib's stubs
-    for ax in fig.axes:
-        width = ax.get_window_extent(renderer).width
-        for loc in ("left", "center", "right"):
-            text = ax.get_title(loc)
-            if not text:
-                continue
-            t = ax.set_title(text, loc=loc)
-            props = t.get_fontproperties()
-
-            def fits(s: str, props: Any = props, width: float = width) -> bool:
-                w, _, _ = renderer.get_text_width_height_descent(s, props, ismath=False)
-                return bool(w <= 0.98 * width)
-
-            wrapped = _wrap(text, fits)
-            if wrapped != text:
-                ax.set_title(wrapped, loc=loc)
 
 
 def render(fig: Figure) -> bytes:
