@@ -322,7 +322,8 @@ def test_report_of_a_stored_run_equals_the_report_made_with_the_plan(server: Any
     code = main(["plan", str(plan_file), "--server", server.address, "--plan-id", "report-eq", "--report", str(a)])
     err = capsys.readouterr().err
     assert code == 0, err
-    assert re.search(r"report: \[ *[0-9.]+ s\] simulating the worst year of the top [1-3] arrays once each", err) and f"report written to {a / 'index.html'}" in err
+    assert re.search(r"report: \[ *[0-9.]+ s\] simulating the worst year of the top [1-3] arrays once each", err)
+    assert f"report written to {a / 'index.html'}" in err
     assert main(["runs", "report-eq", "--server", server.address, "--report", str(b), "--quiet"]) == 0
     assert capsys.readouterr().err == ""
     names = sorted(p.name for p in a.iterdir())

@@ -1,9 +1,10 @@
 """The report's frame: what it shows, computed once from a finished ``pb.Plan`` (the question,
 the ranked arrays, the top ones' latency CDFs) for the figures and the templates to draw.
 
-The latency CDFs need more than the plan holds: a ``Recommendation`` carries three latency figures
-only (p50, the requested percentile, the worst second). When the plan's spec has a workload, the
-top arrays' worst years are simulated again through the planner's own factory
+Every figure but the latency CDFs is read from the plan. The CDFs need more than it holds: a
+``Recommendation`` carries three latency figures only (p50, the requested percentile, the worst
+second). When the plan's spec has a workload, the top arrays' worst years (and no other year or
+array) are simulated once each through the planner's own factory
 (``recommend.candidate_year_case``: same array spec, service models, seed and simulated time, so
 the very run the plan's figures come from), as tasks on an ``Executor`` (the seam the planner and
 SimulateArray use: in-process or Ray) running ``fanout.tasks.simulate_window``, the function
