@@ -82,7 +82,8 @@ def _draw_iops(ax: Any, results: Mapping[str, ArrayResult], log_scale: bool) -> 
         ax.set_yscale("log")
         ax.set_ylabel("host IOPS per second (log scale)")
     else:
-        ax.set_ylim(bottom=0)
+        top = max((float(r.iops_per_second.max()) for r in results.values() if r.iops_per_second.size), default=1.0)
+        ax.set_ylim(0, top * 1.15 or 1.0)  # the highest second inside the axes, not on its edge
         ax.set_ylabel("host IOPS per second")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
     ax.set_title("host IOPS over the simulated window")

@@ -734,7 +734,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="cancel the plan if not done within this many seconds, or a duration: 90s, 30min (default 3600)")
     p.add_argument("--quiet", action="store_true",
                    help="print only the result (stdout) and, on stderr, errors and the plan file's warnings: no progress, "
-                        "no 'plan created', 'run stored' or 'report written' lines")
+                        "no 'plan created', 'run stored', report progress or 'report written' lines")
     p.add_argument("--report", metavar="DIR", help="write an HTML + Markdown report into this directory")
     p.add_argument("--report-image-base-url", metavar="URL",
                    help="report.md links its PNGs under URL (where CI publishes DIR) so they show in a pull-request comment")
