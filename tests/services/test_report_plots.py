@@ -199,3 +199,29 @@ def test_array_plots_have_labels_titles_and_log_latency_axes(tmp_path: Path) -> 
     assert iops.get_ylim()[0] == 0.0
     out = plots_array.plot_array({"a": result}, tmp_path / "a.png")
     assert out.stat().st_size > 10_000
+
+
+def test_consistency_figure_is_skipped_past_its_io_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A D7-P5600 winner (260,000 IOPS sustained: 2000 s is over 500 M IOs) gets a note naming the
+    budget and the command that runs the test, and no simulation at all."""
+    from arrayplan_engine import array
+
+    real, calls = array.simulate, []
+
+    def counted(spec: array.ArraySpec) -> array.ArrayResult:  # the real simulation, counted
+        calls.append(spec)
+        return real(spec)
+
+    monkeypatch.setattr(array, "simulate", counted)
+    plan = _plan([[0.5]])
+    plan.result.recommendations[0].drive_model = "intel-d7-p5600-6400gb"
+    plot, note = figures.consistency_plot(frame_of(plan))
+    assert plot is None and calls == []
+    assert "past the report's budget of 100 M" in note and "`arrayplan consistency intel-d7-p5600-6400gb` runs it" in note
+    assert figures.consistency_host_ios(array_drive("intel-dc-s3700-400gb")) <= figures.CONSISTENCY_MAX_HOST_IOS
+
+
+def array_drive(name: str) -> object:
+    from arrayplan_engine.catalog import builtin_catalog
+
+    return builtin_catalog().get(name)

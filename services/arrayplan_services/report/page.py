@@ -131,8 +131,10 @@ def write_report(plan: pb.Plan, out_dir: Path, *, array_simulation_s: float = DE
         plots["years"] = figures.years_plot(frame)
         plots["cdf"] = figures.cdf_plot(plan, frame, sims)
         if frame.recommendations:
-            say("the consistency experiment on the winner's drive (within its IO budget)")
+            say("the consistency experiment on the winner's drive (run only within its IO budget)")
         plots["consistency"], notes["consistency"] = figures.consistency_plot(frame)
+        if notes["consistency"]:
+            say(notes["consistency"])
     for p in plots.values():
         if p is not None:
             (out_dir / p.name).write_bytes(p.png)
