@@ -5,11 +5,13 @@ any page to include; ``write_forecast_report(forecast, out_dir)`` writes a self-
 (``forecast.html``, inline images) and its Markdown twin (``forecast.md``, PNGs beside it). The
 plan report (the ``report`` package) is left alone; it uses the same plot style.
 
-Drawn: each drive's life used over time (its history from the telemetry) and, from now, lines to
-the date it reaches its rated endurance: the forecast (solid), and the interval's earliest and
-latest dates (a shaded fan; the lines join now to those dates, so the fan shows the dates, not the
-curvature growth would give the path); the used capacity's samples, the fitted growth curve and
-its interval band up to the full line.
+Drawn: each drive's life used over time (its history from the telemetry) and, from its last
+sample, the path to the date it reaches its rated endurance (dashed): it leaves the sample at the
+drive's current wear rate (continuous with the history: no kink) and bends exponentially, as a
+rate compounding with growth does, to meet the forecast date (``projection``); the interval's
+earliest and latest dates are the same kind of path, the band between them shaded. Then the used
+capacity's samples, the fitted growth curve and its interval band up to the full line. Every
+Markdown table goes through ``report.markdown.table``.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import html
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,7 @@ from arrayplan_engine.units import DAY_S, YEAR_DAYS
 from .report.figures import COLORS
 from .report.figures import STYLE as _STYLE
 from .report.figures import render as _render
+from .report.markdown import table as markdown_table
 
 HTML_NAME = "forecast.html"
 MARKDOWN_NAME = "forecast.md"
@@ -46,6 +50,7 @@ class SectionPlot:
     png: bytes
     alt: str
     caption: str
+    figure: Figure | None = field(default=None, repr=False, compare=False)  # what was drawn (for inspection)
 
 
 def _d(t: float) -> dt.datetime:
@@ -68,6 +73,38 @@ def _axes_dates(ax: Any) -> None:
     ax.xaxis.set_major_formatter(ConciseDateFormatter(loc))
 
 
+def projection(t0_s: float, v0: float, rate_per_day: float | None, t1_s: float | None, horizon_s: float,
+               points: int = 80) -> tuple[np.ndarray, np.ndarray]:
+    """A wear path in % from (``t0_s``, ``v0`` fraction) reaching 100 % at ``t1_s`` (None: past the
+    horizon, drawn at the current rate up to ``horizon_s``): it leaves the start with
+    ``rate_per_day`` (continuous with the history: no kink) and bends exponentially, as a rate
+    compounding with growth does, to meet the forecast date: v0 + r0 (e^{k t} - 1) / k, k solved."""
+    rem = 1.0 - v0
+    end = min(t1_s, horizon_s) if t1_s is not None else horizon_s
+    t = np.linspace(t0_s, max(end, t0_s + DAY_S), points)
+    days = (t - t0_s) / DAY_S
+    r0 = rate_per_day if rate_per_day is not None and rate_per_day > 0 else None
+    if t1_s is None:
+        v = v0 + (r0 or 0.0) * days
+        return t, 100 * np.minimum(v, 1.0)
+    span = max((t1_s - t0_s) / DAY_S, 1e-9)
+    if r0 is None or rem <= 0:
+        return t, 100 * np.minimum(v0 + rem * days / span, 1.0)
+
+    def reached(k: float) -> float:  # growth by span days at exponent k (per day)
+        return r0 * span if abs(k * span) < 1e-9 else r0 * math.expm1(k * span) / k
+
+    lo, hi = -60.0 / span, 60.0 / span
+    if not reached(lo) <= rem <= reached(hi):
+        return t, 100 * np.minimum(v0 + rem * days / span, 1.0)  # the rate and the date disagree wildly: a straight line
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if reached(mid) < rem else (lo, mid)
+    k = 0.5 * (lo + hi)
+    v = v0 + (r0 * days if abs(k * span) < 1e-9 else r0 * np.expm1(k * days) / k)
+    return t, 100 * np.minimum(v, 1.0)
+
+
 def _wear_plot(f: fc.ArrayForecast, worn_threshold: float) -> SectionPlot | None:
     drives = [d for d in f.drives if d.life_used_fraction is not None and d.history]
     if not drives:
@@ -84,28 +121,34 @@ def _wear_plot(f: fc.ArrayForecast, worn_threshold: float) -> SectionPlot | None
             ts, vs = zip(*d.history)
             ax.plot([_d(t) for t in ts], [100 * v for v in vs], color=color, lw=1.0, alpha=0.8, label=f"group {g}" if k == 0 else None)
             w = d.wear_out
-            start = (_d(now), 100 * (d.life_used_fraction or 0.0))
+            # The projection leaves the drive's last sample with its current wear rate: no kink there.
+            t0, v0, r0 = ts[-1], vs[-1], d.life_rate_per_day
             if w.earliest_s is not None:
-                late = w.latest_s if w.latest_s is not None else horizon
-                late_y = 100.0 if w.latest_s is not None else 100 * (d.life_used_fraction or 0) + (100 - 100 * (d.life_used_fraction or 0)) * (
-                    (horizon - now) / max((w.time_s or horizon) - now, 1.0))
-                ax.fill([start[0], _d(min(w.earliest_s, horizon)), _d(late)], [start[1], 100.0, min(late_y, 100.0)], color=color, alpha=0.10, lw=0)
+                fast = projection(t0, v0, r0, min(w.earliest_s, horizon) if w.earliest_s > t0 else t0 + DAY_S, horizon)
+                slow = projection(t0, v0, r0, w.latest_s, horizon)
+                grid = np.linspace(t0, max(fast[0][-1], slow[0][-1]), 160)
+                lo = np.interp(grid, *slow, right=slow[1][-1])
+                hi = np.interp(grid, *fast, right=100.0)
+                ax.fill_between([_d(t) for t in grid], lo, hi, color=color, alpha=0.10, lw=0)
             if w.time_s is not None and w.time_s <= horizon:
-                ax.plot([start[0], _d(w.time_s)], [start[1], 100.0], color=color, lw=1.2, ls="--", alpha=0.9)
+                px, py = projection(t0, v0, r0, w.time_s, horizon)
+                ax.plot([_d(t) for t in px], py, color=color, lw=1.2, ls="--", alpha=0.9)
     ax.axhline(100, color=_TARGET, lw=1.0)
     ax.axhline(100 * (1 - worn_threshold), color=_GREY, lw=0.8, ls=":")
     ax.axvline(_d(now), color=_GREY, lw=0.8, ls=":")
     ax.text(_d(now), 2, " now", color="#334155", fontsize=8)
     ax.set_ylim(0, 105)
+    ax.set_xlabel("date (UTC)")
     ax.set_ylabel("rated life used (%)")
     ax.set_title(f"{f.name}: wear over time and the date each drive reaches its rated endurance")
     _axes_dates(ax)
     ax.legend(loc="upper left")
-    caption = ("Lines: each drive's life used from its telemetry. Dashed: from now to the forecast date of 100 %; shaded: the 90 % "
-               "interval of that date (the fan joins now to its earliest and latest dates). Dotted line: the PASSED-but-worn threshold.")
+    caption = ("Lines: each drive's life used from its telemetry. Dashed: from its last sample, at its current wear rate, to the "
+               "forecast date of 100 %; shaded: the 90 % interval of that date (the paths to its earliest and latest dates). "
+               "Dotted line: the PASSED-but-worn threshold.")
     first = f.wear_out
     alt = f"Wear over time for {len(drives)} drives; first drive reaches rated endurance {_interval(first)}."
-    return SectionPlot(name="forecast-wear.png", png=_render(fig), alt=alt, caption=caption)
+    return SectionPlot(name="forecast-wear.png", png=_render(fig), figure=fig, alt=alt, caption=caption)
 
 
 def _fill_plot(f: fc.ArrayForecast) -> SectionPlot | None:
@@ -133,12 +176,13 @@ def _fill_plot(f: fc.ArrayForecast) -> SectionPlot | None:
     ax.axhline(fl.full_bytes / 1e12, color=_TARGET, lw=1.0, label=f"full ({fl.full_bytes / fl.usable_capacity_bytes:.0%} of usable)")
     ax.axhline(fl.usable_capacity_bytes / 1e12, color=_GREY, lw=0.8, ls=":", label="usable")
     ax.axvline(_d(f.as_of_s), color=_GREY, lw=0.8, ls=":")
+    ax.set_xlabel("date (UTC)")
     ax.set_ylabel("used (TB)")
     ax.set_ylim(0, fl.usable_capacity_bytes / 1e12 * 1.05)
     ax.set_title(f"{f.name}: capacity used and the date it is full")
     _axes_dates(ax)
     ax.legend(loc="upper left")
-    return SectionPlot(name="forecast-fill.png", png=_render(fig), alt=f"Capacity used over time; full {_interval(fl.full)}.",
+    return SectionPlot(name="forecast-fill.png", png=_render(fig), figure=fig, alt=f"Capacity used over time; full {_interval(fl.full)}.",
                        caption="Dots: used capacity samples. Line: the growth fit; band: its 90 % interval, to the full line.")
 
 
@@ -161,8 +205,7 @@ def forecast_section(f: fc.ArrayForecast, options: Sequence[Any] = (), *, worn_t
     md = ["## Forecast: " + f.name, "", " ".join(summary), ""]
     md += [f"* {o.action}: {o.text}" for o in options] + ([""] if options else [])
     md += [f"* warning: {w}" for w in f.warnings] + [f"* problem: {p}" for p in f.problems]
-    md += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    md += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
+    md += ["", *markdown_table(head, rows)]
     for p in plots:
         md += ["", f"![{p.alt}]({p.name})", "", f"*{p.caption}*"]
     h = [f"<section><h2>Forecast: {_e(f.name)}</h2><p>{_e(' '.join(summary))}</p>"]

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -72,7 +73,7 @@ def _rows(html: str) -> dict[int, str]:
 
 
 def test_report_files_and_content(plan: pb.Plan, written: tuple[Path, float]) -> None:
-    path, elapsed_s = written
+    path, _ = written
     out = path.parent
     assert path == out / "index.html" and path.is_file()
     md_path = out / "report.md"
@@ -112,7 +113,6 @@ def test_report_files_and_content(plan: pb.Plan, written: tuple[Path, float]) ->
     assert sorted(pngs) == ["consistency.png", "latency_cdf.png", "pareto.png", "years.png"]
     for name in pngs:
         assert (out / name).stat().st_size > 10_000
-    assert elapsed_s < SIMULATION_TIMEOUT_S + 15
 
 
 def test_report_renders_in_chromium(written: tuple[Path, float], tmp_path: Path) -> None:
@@ -191,6 +191,7 @@ def test_pareto_labels_cover_no_marker_and_no_other_label(plan: pb.Plan) -> None
         assert made is not None
         fig, _ = made
         figures.render(fig)
+        fig.canvas.draw()  # savefig's tight bounding box leaves the boxes' extents shifted: lay out again
         renderer = fig.canvas.get_renderer()
         ax = fig.axes[0]
         boxes = [a.get_bbox_patch().get_window_extent(renderer) for a in ax.texts if isinstance(a, Annotation)]
@@ -248,3 +249,95 @@ def test_report_simulation_respects_the_callers_timeout(plan: pb.Plan) -> None:
     sims = simulate_cdfs(plan, frame_of(plan), executor=LocalExecutor(), timeout_s=0.0)
     assert not sims.simulated and not sims.curves
     assert sims.note == "the array simulation did not finish within 0 s (a cold numba cache compiles first)"
+
+
+def test_report_simulates_only_the_top_arrays_worst_years_once(plan: pb.Plan, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Everything but the latency CDFs is read from the plan: the report's array simulations are one
+    per top array (its worst year, the planner's own case) plus the winner drive's consistency
+    experiment, counted at ``array.simulate`` (the real function runs), with progress lines."""
+    from arrayplan_engine import array
+    from arrayplan_services.api.convert import plan_request_from_proto
+    from arrayplan_services.fanout import LocalExecutor
+    from arrayplan_services.report.frame import TOP_N, frame_of, worst_year
+
+    real = array.simulate
+    specs: list[array.ArraySpec] = []
+
+    def counted(spec: array.ArraySpec) -> array.ArrayResult:
+        specs.append(spec)
+        return real(spec)
+
+    monkeypatch.setattr(array, "simulate", counted)
+    lines: list[str] = []
+    report.write_report(plan, tmp_path, executor=LocalExecutor(), simulation_timeout_s=SIMULATION_TIMEOUT_S,
+                        progress=lines.append)
+    top = frame_of(plan).top
+    assert 1 <= len(top) <= TOP_N
+    req = plan_request_from_proto(plan.spec, "plan.spec")
+    expected = []
+    for r in top:
+        cand = rc.find_candidate(req, drive_model=r.drive_model, layout=r.layout, group_width=r.group_width,
+                                 drive_count=r.drive_count, over_provisioning_fraction=r.over_provisioning_fraction)
+        expected.append(rc.candidate_year_case(req, cand, worst_year(r)).spec)
+    cdf_specs = [s for s in specs if s.workload.name != "consistency-4k-random-write-qd32"]
+    assert len(cdf_specs) == len(top)  # no other year, no other array, no second run
+    assert [(s.seed, s.duration_s, s.drive_count) for s in cdf_specs] == [(e.seed, e.duration_s, e.drive_count) for e in expected]
+    assert len(specs) == len(top) + 1  # and the consistency experiment on the winner's drive
+    assert any(line.startswith(f"simulating the worst year of the top {len(top)} arrays once each") for line in lines)
+    assert sum(1 for line in lines if line.startswith("latency CDF ")) == len(top)
+    assert "discrete-event array simulation" in (tmp_path / "index.html").read_text(encoding="utf-8")
+
+
+PLAN_YAML = """\
+workload:
+  display_name: report-eq
+  read_fraction: 0.7
+  io_size_mix:
+    - {io_bytes: 8 KiB, weight: 1}
+  target_iops: 20000
+  daily_write_bytes: 1 TB
+constraints:
+  usable_capacity_bytes: 4 TB
+  latency_percentile: 99.9
+  latency_target: 5ms
+candidate_space:
+  drive_models: [intel-dc-s3500-480gb, intel-dc-s3700-400gb]
+  layouts: [raid10, raid6]
+  max_drive_count: 16
+service_life_years: 3
+seed: 3
+"""
+
+
+def test_report_of_a_stored_run_equals_the_report_made_with_the_plan(server: Any, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`plan FILE --report A` and, later, `runs NAME --report B` against the same real server write
+    the same report: the same Markdown, HTML and PNGs, byte for byte."""
+    from arrayplan_services.cli.main import main
+
+    plan_file = tmp_path / "plan.yaml"
+    plan_file.write_text(PLAN_YAML, encoding="utf-8")
+    a, b = tmp_path / "a", tmp_path / "b"
+    code = main(["plan", str(plan_file), "--server", server.address, "--plan-id", "report-eq", "--report", str(a)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert re.search(r"report: \[ *[0-9.]+ s\] simulating the worst year of the top [1-3] arrays once each", err)
+    assert f"report written to {a / 'index.html'}" in err
+    assert main(["runs", "report-eq", "--server", server.address, "--report", str(b), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    names = sorted(p.name for p in a.iterdir())
+    assert names == sorted(p.name for p in b.iterdir())
+    assert {"index.html", "report.md", "report-embedded.md", "latency_cdf.png"} <= set(names)
+    for name in names:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    md = (a / "report.md").read_text(encoding="utf-8")
+    assert "plans/report-eq" in md and "discrete-event array simulation" in md
+
+
+def test_runs_report_needs_a_run_name(server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from arrayplan_services.cli.main import main
+
+    assert main(["runs", "--server", server.address, "--report", str(tmp_path / "r")]) == 2
+    assert "--report needs a run NAME" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()

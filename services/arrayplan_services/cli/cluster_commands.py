@@ -96,12 +96,13 @@ def _render(obj: dict[str, Any], fmt: str) -> None:
         if status.get("summary"):
             print(f"{status['summary']}\n")
         if recs:
-            print("| # | drives | layout | usable TB | IOPS | latency | TCO $ | binding (headroom) |")
-            print("|---|---|---|---|---|---|---|---|")
-            for x in recs:
-                print(f"| {x['rank']} | {x['driveCount']} x {x['driveModel']} | {x['layout']}{_groups(x)} | {x['usableCapacityBytes'] / 1e12:.2f} | "
-                      f"{x['predictedIops']:,.0f} | {x['latencyAtPercentile']} | {x['totalCostUsd']:,.0f} | "
-                      f"{x['bindingConstraint']} ({x['headroomFraction']:+.1%}) |")
+            from ..report.markdown import table as markdown_table
+
+            print("\n".join(markdown_table(
+                ("#", "drives", "layout", "usable TB", "IOPS", "latency", "TCO $", "binding (headroom)"),
+                ((x["rank"], f"{x['driveCount']} x {x['driveModel']}", f"{x['layout']}{_groups(x)}",
+                  f"{x['usableCapacityBytes'] / 1e12:.2f}", f"{x['predictedIops']:,.0f}", x["latencyAtPercentile"],
+                  f"{x['totalCostUsd']:,.0f}", f"{x['bindingConstraint']} ({x['headroomFraction']:+.1%})") for x in recs))))
         print(f"\nrun `{status.get('runName')}`, trace `{status.get('traceId')}`")
         return
     from rich.console import Console

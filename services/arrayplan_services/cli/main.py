@@ -286,14 +286,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(f"run {final.name} stored in {args.local_store} (--data-dir or $ARRAYPLAN_DATA_DIR to change; "
               f"`arrayplan runs --local` lists it)", file=sys.stderr)
     if args.report:
-        from .. import report
-
         # the report's simulation gets what is left of the command's --timeout (at most its default budget)
-        left_s = max(0.0, args.timeout - (time.monotonic() - started_s))
-        path = report.write_report(final, Path(args.report), image_base_url=args.report_image_base_url,
-                                   simulation_timeout_s=min(report.DEFAULT_SIMULATION_TIMEOUT_S, left_s))
-        if not args.quiet:
-            print(f"report written to {path}", file=sys.stderr)
+        code = _write_report(final, args, timeout_s=max(0.0, args.timeout - (time.monotonic() - started_s)))
+        if code != EXIT_OK:
+            return code
     met = final.result.constraints_met
     if met and args.fail_if_headroom_below is not None:
         best = final.result.recommendations[0]
@@ -302,6 +298,30 @@ def cmd_plan(args: argparse.Namespace) -> int:
                  f"--fail-if-headroom-below {args.fail_if_headroom_below}%")
             return EXIT_UNMET
     return EXIT_OK if met else EXIT_UNMET
+
+
+def _write_report(plan: pb.Plan, args: argparse.Namespace, *, timeout_s: float) -> int:
+    """``--report DIR`` of ``plan`` and ``runs NAME``: the same report from the same stored plan.
+    Progress lines go to stderr (unless --quiet); a directory that cannot be written is exit 2."""
+    from .. import report
+
+    quiet = bool(getattr(args, "quiet", False))
+    started_s = time.monotonic()
+
+    def progress(line: str) -> None:
+        if not quiet:
+            print(f"report: [{time.monotonic() - started_s:5.1f} s] {line}", file=sys.stderr, flush=True)
+
+    try:
+        path = report.write_report(plan, Path(args.report), image_base_url=getattr(args, "report_image_base_url", None),
+                                   simulation_timeout_s=min(report.DEFAULT_SIMULATION_TIMEOUT_S, timeout_s),
+                                   progress=progress)
+    except OSError as exc:
+        _err(f"--report {args.report}: cannot write the report there ({exc.strerror or exc})")
+        return EXIT_BAD_INPUT
+    if not quiet:
+        print(f"report written to {path}", file=sys.stderr)
+    return EXIT_OK
 
 
 def _point_at_lines(exc: object, plan_file: Path) -> None:
@@ -471,7 +491,16 @@ def cmd_runs(args: argparse.Namespace) -> int:
                 else:
                     print(render.plan_json(plan) if args.format == "json" else
                           f"{plan.name}: {pb.Plan.State.Name(plan.state)} {plan.error_reason} {plan.error_message}")
+                if args.report:
+                    if plan.state != pb.Plan.STATE_SUCCEEDED:
+                        _err(f"no report for {plan.name}: it is {pb.Plan.State.Name(plan.state).removeprefix('STATE_').lower()}, "
+                             "and a report needs a succeeded plan")
+                        return EXIT_ERROR
+                    return _write_report(plan, args, timeout_s=args.timeout)
                 return EXIT_OK
+            if args.report:
+                _err("--report needs a run NAME (`arrayplan runs` lists them)")
+                return EXIT_BAD_INPUT
             resp = stub.ListPlans(pb.ListPlansRequest(page_size=args.limit, page_token=args.page_token or ""), timeout=30)
     except grpc.RpcError as exc:
         return grpc_error_exit(exc)
@@ -676,7 +705,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="cancel the plan if not done within this many seconds, or a duration: 90s, 30min (default 3600)")
     p.add_argument("--quiet", action="store_true",
                    help="print only the result (stdout) and, on stderr, errors and the plan file's warnings: no progress, "
-                        "no 'plan created', 'run stored' or 'report written' lines")
+                        "no 'plan created', 'run stored', report progress or 'report written' lines")
     p.add_argument("--report", metavar="DIR", help="write an HTML + Markdown report into this directory")
     p.add_argument("--report-image-base-url", metavar="URL",
                    help="report.md links its PNGs under URL (where CI publishes DIR) so they show in a pull-request comment")
@@ -702,8 +731,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--catalog", type=Path, metavar="DIR", help="also the catalog files (*.toml) in DIR")
     p.set_defaults(func=cmd_drives_export)
 
-    p = sub.add_parser("runs", help="list stored plan runs, or show one")
+    p = sub.add_parser("runs", help="list stored plan runs, or show one (and write its report: runs NAME --report DIR)")
     p.add_argument("name", nargs="?", help="a run name (plans/ID or ID) to show")
+    p.add_argument("--report", metavar="DIR", help="with NAME: write the run's HTML + Markdown report into DIR "
+                                                   "(the report `plan FILE --report DIR` writes)")
+    p.add_argument("--report-image-base-url", metavar="URL",
+                   help="report.md links its PNGs under URL (where CI publishes DIR) so they show in a pull-request comment")
+    p.add_argument("--timeout", type=seconds_arg, default=600.0, metavar="SECONDS",
+                   help="--report: wall-clock budget of the report's latency simulation (default %(default)s s; "
+                        "at most the report's own budget)")
+    p.add_argument("--quiet", action="store_true", help="--report: no progress or 'report written' lines")
     p.add_argument("--limit", type=int, default=20, help="runs per page (default 20)")
     p.add_argument("--page-token", help="the next page, as the previous page printed it")
     p.add_argument("--format", choices=("table", "json", "markdown"), default="table",

@@ -10,7 +10,8 @@ from typing import Any
 from arrayplan.v1 import planner_pb2 as pb
 
 from .. import jsonout
-from ..report.columns import columns, md_cell, row
+from ..report import markdown as md
+from ..report.columns import columns, row
 
 
 def stdout_console() -> Any:
@@ -108,9 +109,9 @@ def plan_markdown(plan: pb.Plan, warnings: Iterable[str] = ()) -> str:
     if warnings:
         out += ["> [!WARNING]", *[f"> {w}  " for w in warnings], ""]
     if plan.result.recommendations:
-        out += ["| " + " | ".join(md_cell(h) for h, _ in cols) + " |", "|" + "".join("---:|" if a == "r" else "---|" for _, a in cols)]
-        out += ["| " + " | ".join(md_cell(v) if r.meets_constraints or i < len(cells) - 1 else f"**{v}**" for i, v in enumerate(cells))
-                + " |" for r, cells in rows]
+        # a miss's last cell ("meets": NO) in bold
+        out += md.table([h for h, _ in cols], ([*cells[:-1], cells[-1] if r.meets_constraints else md.Strong(cells[-1])]
+                                               for r, cells in rows), [a for _, a in cols])
         out += [""]
     out += [f"{r.rank}. {r.explanation}" for r in plan.result.recommendations[:3]]
     if plan.result.recommendations:

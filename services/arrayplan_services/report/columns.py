@@ -108,8 +108,10 @@ def row(r: pb.Recommendation, cols: tuple[Column, ...]) -> list[str]:
 
 
 def md_cell(text: str) -> str:
-    """A Markdown table cell: a pipe would end the cell."""
-    return text.replace("|", "\\|")
+    """A Markdown table cell under the one escaping rule (``report.markdown.cell``)."""
+    from .markdown import cell
+
+    return cell(text)
 
 
 __all__ = ["RECOMMENDATION_COLUMNS", "Column", "columns", "layout_name", "md_cell", "ms", "pct", "row", "seconds_of", "usd",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,11 +22,20 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 
 from arrayplan.v1 import planner_pb2 as pb
 
+from ..plot_style import STYLE as STYLE  # re-exported: the report and the forecast draw in it
+from ..plot_style import fit_titles as fit_titles
+from ..plot_style import plain_ms as plain_ms
 from .columns import seconds_of, usd
 from .frame import CdfSet, Frame, check, interpolated_cdf, key, perf_models, short
 
 CONSISTENCY_DURATION_S = 2000.0
 CONSISTENCY_SEED = 0
+# The consistency experiment's host-IO budget: a drive whose catalog 4 KB random-write rate
+# would take the test past it is not simulated for the report (a fast NVMe drive ran 2000 s at
+# several hundred thousand IOPS, a million fresh: over half a billion IOs, minutes of CPU, for one
+# figure); the note says so and ``arrayplan consistency DRIVE`` runs it on its own. The SATA drives
+# of the catalog stay within it (an S3700 at 36,000 IOPS sustained: about 72 M).
+CONSISTENCY_MAX_HOST_IOS = 100_000_000
 # The consistency zoom shows this many seconds at the end of the steady part (5 SNIA rounds).
 ZOOM_S = 300
 # Bottom of the CDF plot's logit axis.
@@ -37,27 +46,6 @@ LOSS_PROBABILITY_FLOOR = 1e-15
 COLORS = ("#2563eb", "#ea580c", "#16a34a")
 GREY = "#94a3b8"
 TARGET = "#b91c1c"
-STYLE: dict[Any, Any] = {
-    "font.family": "DejaVu Sans",
-    "font.size": 10,
-    "axes.titlesize": 11,
-    "axes.titleweight": "bold",
-    "axes.labelsize": 10,
-    "axes.edgecolor": "#94a3b8",
-    "axes.linewidth": 0.8,
-    "axes.grid": True,
-    "grid.color": "#e2e8f0",
-    "grid.linewidth": 0.7,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "xtick.color": "#334155",
-    "ytick.color": "#334155",
-    "legend.frameon": False,
-    "legend.fontsize": 9,
-    "figure.dpi": 100,
-    "savefig.dpi": 110,
-    "savefig.facecolor": "white",
-}
 
 
 
@@ -71,18 +59,34 @@ class Plot:
     alt: str
     caption: str
     title: str
+    figure: Figure | None = field(default=None, repr=False, compare=False)  # what was drawn (for inspection)
 
 
-def plain_ms(v: float) -> str:
-    """A tick in plain milliseconds: '0.05', '2', '1,000' (never '5e-02' or '10^{-1}')."""
-    if v <= 0 or not math.isfinite(v):
-        return ""
-    return f"{v:,.0f}" if v >= 1 else np.format_float_positional(float(f"{v:.3g}"), trim="-")
+# A latency axis spanning more than this ratio (max/min of what it shows) is drawn on a log scale:
+# on a linear 0-6 ms axis a 0.04 ms latency would be a line on zero.
+LOG_AXIS_RATIO = 8.0
+
+
+def latency_axis(ax: Any, values_ms: Sequence[float], what: str) -> None:
+    """Fit the y axis to latencies in ms (and a target among them): a log scale with plain-ms ticks
+    when they span more than ``LOG_AXIS_RATIO``, else a linear one from 0; the label says which."""
+    positive = [v for v in values_ms if v > 0 and math.isfinite(v)]
+    if positive and max(positive) / min(positive) > LOG_AXIS_RATIO:
+        ax.set_yscale("log")
+        ax.set_ylim(min(positive) / 1.8, max(positive) * 1.8)
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: plain_ms(v)))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_ylabel(f"{what} (ms, log scale)")
+    else:
+        ax.set_ylim(0, max(positive or [1.0]) * 1.25)
+        ax.set_ylabel(f"{what} (ms)")
 
 
 def render(fig: Figure) -> bytes:
-    """PNG bytes through the Agg canvas (pyplot and the process-wide backend are left alone)."""
-    FigureCanvasAgg(fig)
+    """PNG bytes through the Agg canvas (pyplot and the process-wide backend are left alone);
+    titles wider than their axes are wrapped first."""
+    fit_titles(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", bbox_inches="tight", pad_inches=0.15)
     return buf.getvalue()
@@ -170,7 +174,7 @@ def pareto_plot(frame: Frame, plan: pb.Plan) -> Plot | None:
     fig, on_front = made
     png = render(fig)
     if not on_front:
-        return Plot(name="pareto.png", png=png, alt="Cost against latency headroom of the nearest misses",
+        return Plot(name="pareto.png", png=png, figure=fig, alt="Cost against latency headroom of the nearest misses",
                      caption=("No Pareto front: no array meets every constraint (the front holds only those that do). "
                               "Squares are the ranked nearest misses; colour is the log₁₀ probability of losing data over "
                               "the service life; the star marks #1. Headroom below 0 misses the target."),
@@ -179,7 +183,7 @@ def pareto_plot(frame: Frame, plan: pb.Plan) -> Plot | None:
                "durability (a front in three dimensions, so not a single curve in this projection), squares other "
                "ranked recommendations. Colour is the log₁₀ probability of losing data over the service life "
                "(darker = more likely); the star marks #1.")
-    return Plot(name="pareto.png", png=png, alt="Pareto front: total cost against latency headroom",
+    return Plot(name="pareto.png", png=png, figure=fig, alt="Pareto front: total cost against latency headroom",
                  caption=caption, title="Pareto front")
 
 
@@ -189,18 +193,24 @@ _S_OTHER, _S_FRONT, _S_STAR = 46, 70, 420
 _LABEL_GAP_PX = 3.0
 
 
+# Where a Pareto label may sit around its point: rings of this many pixels out, 16 directions each.
+_LABEL_RINGS_PX = (10.0, 22.0, 36.0, 54.0, 78.0, 110.0)
+_LABEL_DIRECTIONS = 16
+
+
 def _label_top(fig: Figure, ax: Any, frame: Frame, points: Sequence[tuple[float, float, float]], y_of: Any) -> None:
-    """Label the top 3 in a stacked block placed where no label box covers a marker, the legend or
-    another label; nearest its points among the free places. ``points`` are (x, y, marker area).
-    When no place is free, the y axis grows upward (a free band above the highest marker) and the
-    search is repeated, so the result never covers a point."""
+    """Label the top 3, each beside its own point: the nearest place (rings around the point, see
+    ``_LABEL_RINGS_PX``) where the label box covers no marker, the legend or an earlier label and
+    stays inside the axes; a short leader joins box and point. ``points`` are (x, y, marker area).
+    When a label finds no free place, the y axis grows upward (room above the markers) and the
+    search is repeated; after 6 tries that label is left out rather than covering a point."""
     if not frame.top:
         return
     FigureCanvasAgg(fig)
     anns = [ax.annotate(f"#{r.rank}  {short(r)}  ·  {usd(r.total_cost_usd)}", (r.total_cost_usd, y_of(r)),
-                        xytext=(0.5, 0.5), textcoords="axes fraction", fontsize=9, color="#0f172a", ha="left", va="top",
+                        xytext=(0.5, 0.5), textcoords="axes fraction", fontsize=9, color="#0f172a", ha="left", va="bottom",
                         bbox={"boxstyle": "round,pad=0.3", "fc": "white", "ec": COLORS[i], "lw": 1.2, "alpha": 0.95},
-                        arrowprops={"arrowstyle": "-", "color": COLORS[i], "lw": 1.0, "shrinkB": 6}, zorder=5)
+                        arrowprops={"arrowstyle": "-", "color": COLORS[i], "lw": 1.0, "shrinkA": 0, "shrinkB": 4}, zorder=5)
             for i, r in enumerate(frame.top)]
     ax.autoscale_view()
     fig.canvas.draw()  # lays out the legend and the label boxes (their sizes do not depend on where they go)
@@ -210,46 +220,54 @@ def _label_top(fig: Figure, ax: Any, frame: Frame, points: Sequence[tuple[float,
         box = ann.get_bbox_patch().get_window_extent(renderer)
         text = Text.get_window_extent(ann, renderer)
         sizes.append((box.width, box.height))
-        offsets.append((text.x0 - box.x0, box.y1 - text.y1))  # text's top-left inside its box
+        offsets.append((text.x0 - box.x0, text.y0 - box.y0))  # text's bottom-left inside its box
     legend = ax.get_legend()
     legend_box = legend.get_window_extent(renderer) if legend is not None else None
     px_per_pt = fig.dpi / 72.0
     ylim = ax.get_ylim()
+    placed: list[tuple[float, float, float, float] | None] = [None] * len(anns)
     for _ in range(6):
         ax.set_xlim(ax.get_xlim())
         ax.set_ylim(ylim)
         axes_box = ax.get_window_extent(renderer)
+        inner = (axes_box.x0 + 2, axes_box.y0 + 2, axes_box.x1 - 2, axes_box.y1 - 2)
         marks = [(*ax.transData.transform((x, y)), math.sqrt(s) / 2 * px_per_pt + _LABEL_GAP_PX) for x, y, s in points]
-        anchors = [ax.transData.transform((r.total_cost_usd, y_of(r))) for r in frame.top]
-        best: tuple[float, list[tuple[float, float]]] | None = None
-        width = max(w for w, _ in sizes)
-        height = sum(h for _, h in sizes) + _LABEL_GAP_PX * (len(sizes) - 1)
-        steps = 40
-        for i in range(steps + 1):
-            left = axes_box.x0 + 4 + (axes_box.width - width - 8) * i / steps
-            for j in range(steps + 1):
-                top = axes_box.y1 - 4 - (axes_box.height - height - 8) * j / steps
-                boxes, y = [], top
-                for w, h in sizes:
-                    boxes.append((left, y - h, left + w, y))
-                    y -= h + _LABEL_GAP_PX
-                if legend_box is not None and any(_overlap(b, (legend_box.x0, legend_box.y0, legend_box.x1, legend_box.y1))
-                                                  for b in boxes):
-                    continue
-                if any(b[0] - rad < mx < b[2] + rad and b[1] - rad < my < b[3] + rad for b in boxes for mx, my, rad in marks):
-                    continue
-                cost = sum(math.hypot((b[0] + b[2]) / 2 - ax_, (b[1] + b[3]) / 2 - ay) for b, (ax_, ay) in zip(boxes, anchors, strict=True))
-                if best is None or cost < best[0]:
-                    best = (cost, [(b[0], b[3]) for b in boxes])
-        if best is not None:
-            to_axes = ax.transAxes.inverted()
-            for ann, (bx, by), (dx, dy) in zip(anns, best[1], offsets, strict=True):
-                ann.xyann = tuple(to_axes.transform((bx + dx, by - dy)))
-            return
+        taken: list[tuple[float, float, float, float]] = []
+        if legend_box is not None:
+            taken.append((legend_box.x0, legend_box.y0, legend_box.x1, legend_box.y1))
+        placed = [None] * len(anns)
+        for k, r in enumerate(frame.top):
+            px, py = ax.transData.transform((r.total_cost_usd, y_of(r)))
+            w, h = sizes[k]
+            for ring in _LABEL_RINGS_PX:
+                for d in range(_LABEL_DIRECTIONS):
+                    ang = 2 * math.pi * d / _LABEL_DIRECTIONS
+                    # the box's nearest side/corner sits ``ring`` px from the point in this direction
+                    cx, cy = px + math.cos(ang) * (ring + w / 2), py + math.sin(ang) * (ring + h / 2)
+                    b = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+                    if b[0] < inner[0] or b[1] < inner[1] or b[2] > inner[2] or b[3] > inner[3]:
+                        continue
+                    if any(_overlap(b, t) for t in taken):
+                        continue
+                    if any(b[0] - rad < mx < b[2] + rad and b[1] - rad < my < b[3] + rad for mx, my, rad in marks):
+                        continue
+                    placed[k] = b
+                    break
+                if placed[k] is not None:
+                    break
+            got = placed[k]
+            if got is not None:
+                taken.append(got)
+        if all(b is not None for b in placed):
+            break
         lo, hi = ylim
-        ylim = (lo, hi + 0.35 * (hi - lo))  # a free band above the highest marker, then search again
-    for ann in anns:  # no free place after growing the band 6 times: no labels rather than covering points
-        ann.remove()
+        ylim = (lo, hi + 0.35 * (hi - lo))  # room above the highest marker, then search again
+    to_axes = ax.transAxes.inverted()
+    for ann, spot, (dx, dy) in zip(anns, placed, offsets, strict=True):
+        if spot is None:  # no free place: no label rather than one covering points
+            ann.remove()
+            continue
+        ann.xyann = tuple(to_axes.transform((spot[0] + dx, spot[1] + dy)))
 
 
 def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
@@ -306,20 +324,20 @@ def years_plot(frame: Frame) -> Plot | None:
         ax.plot(years, lat, "o-", color=color, lw=2, label=f"{frame.pct_label} predicted")
         if target_ms > 0:
             ax.axhline(target_ms, color=TARGET, ls="--", lw=1.2, label=f"target {target_ms:.3g} ms")
-        ax.set_ylim(0, max(lat + [target_ms]) * 1.2 or 1.0)
-        ax.set_ylabel(f"{frame.pct_label} latency (ms)")
+        latency_axis(ax, lat + [target_ms], f"{frame.pct_label} latency")
         ax.set_title(f"latency at {frame.pct_label}", loc="left")
-        ax.legend(loc="lower right")
+        ax.legend(loc="best")
         for ax in axes[i]:
             ax.set_xlabel("year of service")
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.set_xlim(min(years) - 0.5, max(years) + 0.5)
+    fit_titles(fig)
     fig.tight_layout(h_pad=1.6, w_pad=1.8)
     png = render(fig)
     caption = (f"Year by year for the top {len(top)}: share of rated endurance used (the dashed line is the limit "
                f"1 − endurance margin = {limit:.0f}%), steady-state IOPS at that year's fill level against the required "
                f"IOPS (growth included), and latency at {frame.pct_label} against the target.")
-    return Plot(name="years.png", png=png, alt="Per-year endurance, IOPS and latency of the top recommendations",
+    return Plot(name="years.png", png=png, figure=fig, alt="Per-year endurance, IOPS and latency of the top recommendations",
                  caption=caption, title="Service life, year by year")
 
 
@@ -398,6 +416,9 @@ def cdf_plot(plan: pb.Plan, frame: Frame, sims: CdfSet) -> Plot | None:
                    f"Hollow circles{' and dotted lines' if has_ws else ''}: the "
                    f"plan's own figures (p50, {frame.pct_label}{', worst second' if has_ws else ''}) from "
                    f"{', '.join(perf_models(plan)) or 'its performance model'}.")
+        caption += (f" The plan carries percentiles, not distributions, so the report simulated these "
+                    f"{sims.simulation_count} array-years once each (each array's worst year); "
+                    "every other figure is read from the plan.")
         if len(sims.curves) < len(top):
             caption += " Dashed: arrays not simulated, drawn through the plan's percentiles."
         caption += " " + _sim_vs_plan(frame, sims)
@@ -409,7 +430,7 @@ def cdf_plot(plan: pb.Plan, frame: Frame, sims: CdfSet) -> Plot | None:
             caption += f" Not simulated: {sims.note}."
         if not any_interp:
             caption += " The plan's percentiles do not define a curve here, so only its points are shown."
-    return Plot(name="latency_cdf.png", png=png, alt="Latency CDFs of the top recommendations", caption=caption,
+    return Plot(name="latency_cdf.png", png=png, figure=fig, alt="Latency CDFs of the top recommendations", caption=caption,
                  title="Latency CDF")
 
 
@@ -444,6 +465,14 @@ def _sim_vs_plan(frame: Frame, sims: CdfSet) -> str:
 # ---- consistency ---------------------------------------------------------------------------------
 
 
+def consistency_host_ios(drive: Any) -> float:
+    """Host IOs the consistency experiment would simulate on ``drive``, at least: its duration at
+    the catalog's 4 KB random-write rate (fresh-out-of-box, else sustained; the fresh phase runs
+    faster still). 0 when the catalog gives no rate."""
+    rate = drive.random_write_iops or drive.steady_random_write_iops or 0.0
+    return float(CONSISTENCY_DURATION_S * rate)
+
+
 def consistency_plot(frame: Frame) -> tuple[Plot | None, str]:
     if not frame.recommendations:
         return None, ""
@@ -457,8 +486,14 @@ def consistency_plot(frame: Frame) -> tuple[Plot | None, str]:
         return None, f"The consistency experiment was skipped: {exc}."
     if drive.kind != "ssd":
         return None, f"No consistency plot: the winner's drive ({drive.display_name}) is a hard disk."
+    ios = consistency_host_ios(drive)
+    if ios > CONSISTENCY_MAX_HOST_IOS:
+        return None, (f"No consistency plot: the experiment on the winner's drive ({drive.display_name}) would simulate "
+                      f"over {ios / 1e6:,.0f} M IOs ({CONSISTENCY_DURATION_S:g} s at its catalog rate), past the report's "
+                      f"budget of {CONSISTENCY_MAX_HOST_IOS / 1e6:g} M; `arrayplan consistency {w.drive_model}` runs it.")
+    duration_s = CONSISTENCY_DURATION_S
     try:
-        r = ssd.consistency_experiment(w.drive_model, duration_s=CONSISTENCY_DURATION_S,
+        r = ssd.consistency_experiment(w.drive_model, duration_s=duration_s,
                                        op=w.over_provisioning_fraction, seed=CONSISTENCY_SEED)
     except Exception as exc:  # noqa: BLE001
         return None, f"The consistency experiment failed: {exc}."
@@ -472,7 +507,9 @@ def consistency_plot(frame: Frame) -> tuple[Plot | None, str]:
     ax1.axhline(r.fob_iops, color=GREY, ls="--", lw=1, label=f"fresh out of box {r.fob_iops:,.0f}")
     ax1.axvspan(start, iops.size, color="#16a34a", alpha=0.08,
                 label="steady state" if r.steady is not None else "last 5 rounds (no steady state found)")
+    ax1.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax1.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax1.yaxis.set_minor_formatter(NullFormatter())  # no "6 × 10⁵" between the plain major ticks
     ax1.set_xlabel("time (s)")
     ax1.set_ylabel("4 KB random write IOPS (log scale)")
     ax1.set_title(f"{drive.display_name}: whole run", loc="left")
@@ -493,15 +530,16 @@ def consistency_plot(frame: Frame) -> tuple[Plot | None, str]:
     ax2.set_ylabel("4 KB random write IOPS")
     ax2.set_title(f"zoom: last {seg.size} s of the steady part (linear scale)", loc="left")
     ax2.legend(loc="lower right")
+    fit_titles(fig)
     fig.tight_layout(w_pad=2.0)
     png = render(fig)
     op = f", {w.over_provisioning_fraction:.0%} short-stroked" if w.over_provisioning_fraction > 0 else ""
     caption = (f"The reviewers' performance-consistency test on the winner's drive{op}: secure erase, sequential fill, "
-               f"then {CONSISTENCY_DURATION_S:g} s of 4 KB random writes at QD32, IOPS every second (seed "
+               f"then {duration_s:g} s of 4 KB random writes at QD32, IOPS every second (seed "
                f"{CONSISTENCY_SEED}, {r.gc_policy} garbage collection, write amplification {r.write_amplification:.2f}). "
                f"Steady state {'from' if r.steady is not None else 'not reached; last rounds from'} {start} s "
                f"at {r.steady_iops_mean:,.0f} IOPS on average; the zoom (dotted box) shows the last {seg.size} s.")
-    return Plot(name="consistency.png", png=png, alt=f"Performance consistency of {drive.display_name}",
+    return Plot(name="consistency.png", png=png, figure=fig, alt=f"Performance consistency of {drive.display_name}",
                  caption=caption, title="Performance consistency of the winner's drive"), ""
 
 

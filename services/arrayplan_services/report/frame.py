@@ -1,9 +1,10 @@
 """The report's frame: what it shows, computed once from a finished ``pb.Plan`` (the question,
 the ranked arrays, the top ones' latency CDFs) for the figures and the templates to draw.
 
-The latency CDFs need more than the plan holds: a ``Recommendation`` carries three latency figures
-only (p50, the requested percentile, the worst second). When the plan's spec has a workload, the
-top arrays' worst years are simulated again through the planner's own factory
+Every figure but the latency CDFs is read from the plan. The CDFs need more than it holds: a
+``Recommendation`` carries three latency figures only (p50, the requested percentile, the worst
+second). When the plan's spec has a workload, the top arrays' worst years (and no other year or
+array) are simulated once each through the planner's own factory
 (``recommend.candidate_year_case``: same array spec, service models, seed and simulated time, so
 the very run the plan's figures come from), as tasks on an ``Executor`` (the seam the planner and
 SimulateArray use: in-process or Ray) running ``fanout.tasks.simulate_window``, the function
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
@@ -120,18 +122,30 @@ class CdfSet:
     simulated: bool = False
     elapsed_s: float = 0.0
     simulated_s: float = 0.0  # the longest simulated window among the curves
+    simulation_count: int = 0  # array simulations started (one per top array, its worst year)
 
+
+
+def worst_year(r: pb.Recommendation) -> int:
+    """The year whose latency is worst (the one the plan's latency figure comes from)."""
+    return max(r.years, key=lambda y: seconds_of(y.latency_at_percentile)).year if r.years else 1
 
 
 def simulate_cdfs(plan: pb.Plan, frame: Frame, *, executor: Executor | None = None,
-                  timeout_s: float = DEFAULT_SIMULATION_TIMEOUT_S) -> CdfSet:
+                  timeout_s: float = DEFAULT_SIMULATION_TIMEOUT_S,
+                  progress: Callable[[str], None] | None = None) -> CdfSet:
     """The top arrays' latency CDFs from the array simulation of each one's worst year.
 
-    One task per array (not split into windows: the CDF is the plan's run, bit for bit), run on
+    The plan carries every figure the report shows but the CDFs (a recommendation holds p50, the
+    requested percentile and the worst second, year by year), so this is the report's only array
+    simulation: one task per top array (``len(frame.top)``, at most ``TOP_N``), its worst year only
+    (``worst_year``), not split into windows (the CDF is the plan's run, bit for bit), run once on
     ``executor`` (in this process by default) with ``fanout.tasks.simulate_window``, SimulateArray's
-    task function. ``timeout_s`` bounds the wall time: past it the outstanding tasks are cancelled
-    (Ray stops their workers; in-process, the running kernel finishes in the background and its
-    result is dropped) and the CDFs fall back to the plan's percentiles, with the reason in ``note``.
+    task function; each task is capped at ``evaluate.MAX_SIMULATED_HOST_IOS`` host IOs by the
+    planner's factory. ``progress`` gets a line before and one per finished task. ``timeout_s``
+    bounds the wall time: past it the outstanding tasks are cancelled (Ray stops their workers;
+    in-process, the running kernel finishes in the background and its result is dropped) and the
+    CDFs fall back to the plan's percentiles, with the reason in ``note``.
     """
     import time
 
@@ -150,8 +164,7 @@ def simulate_cdfs(plan: pb.Plan, frame: Frame, *, executor: Executor | None = No
     try:
         req = plan_request_from_proto(plan.spec, "plan.spec")
         for r in frame.top:
-            # The year whose latency is worst (the one the plan's latency figure comes from).
-            year = max(r.years, key=lambda y: seconds_of(y.latency_at_percentile)).year if r.years else 1
+            year = worst_year(r)
             cand = recommend.find_candidate(req, drive_model=r.drive_model, layout=r.layout, group_width=r.group_width,
                                             drive_count=r.drive_count, over_provisioning_fraction=r.over_provisioning_fraction)
             call = TaskCall(batch=recommend.candidate_year_case(req, cand, year).spec, weight=1)
@@ -165,8 +178,11 @@ def simulate_cdfs(plan: pb.Plan, frame: Frame, *, executor: Executor | None = No
     cancel = threading.Event()
     ex = executor if executor is not None else LocalExecutor()
 
+    say = progress or (lambda _line: None)
+
     def on_result(call: TaskCall, value: tuple[Any, list[dict[str, Any]]]) -> None:
         results[ranks[id(call)]] = (call.batch, value[0])
+        say(f"latency CDF {len(results)}/{len(calls)} simulated (#{ranks[id(call)]}, {time.monotonic() - t0:.1f} s)")
 
     def run() -> None:
         try:
@@ -176,6 +192,9 @@ def simulate_cdfs(plan: pb.Plan, frame: Frame, *, executor: Executor | None = No
         except BaseException as exc:  # noqa: BLE001 - reported in the caption
             errors.append(exc)
 
+    out.simulation_count = len(calls)
+    say(f"simulating the worst year of the top {len(calls)} arrays once each for the latency CDFs "
+        f"(the plan carries their percentiles, not their distributions; at most {timeout_s:.0f} s)")
     t0 = time.monotonic()
     worker = threading.Thread(target=run, name="arrayplan-report-simulation", daemon=True)
     worker.start()

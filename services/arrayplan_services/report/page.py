@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ from arrayplan.v1 import planner_pb2 as pb
 
 from ..fanout import Executor
 from . import DEFAULT_SIMULATION_TIMEOUT_S, EMBEDDED_MARKDOWN_NAME, HTML_NAME, MARKDOWN_NAME, figures
-from .columns import Column, columns, layout_name, md_cell, ms, pct, row, usd
+from . import markdown as md
+from .columns import Column, columns, layout_name, ms, pct, row, usd
 from .frame import CdfSet, Frame, frame_of, hdd_sentence, meta, question, simulate_cdfs, title, verdict
 
 # Simulated time is the plan's own (the CDF is the run its figures come from); this switch only
@@ -25,7 +27,7 @@ SECTIONS = ("pareto", "years", "cdf", "consistency")
 _ENV = Environment(loader=PackageLoader("arrayplan_services.report", "templates"),
                    autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=False),
                    undefined=StrictUndefined, keep_trailing_newline=True)
-_ENV.filters["cell"] = md_cell
+_ENV.filters["cell"] = md.cell
 
 
 def _data_uri(p: figures.Plot) -> str:
@@ -72,6 +74,12 @@ def _context(plan: pb.Plan, frame: Frame, plots: dict[str, figures.Plot | None],
                   "css": "miss" if not r.meets_constraints else ("best" if r.rank == 1 else ""),
                   "cells": list(zip(({"key": c.key, "align": c.align} for c in cols), row(r, cols), strict=True))}
                  for r in frame.recommendations],
+        # the recommendations as a Markdown table (report.md): a miss's "meets" cell in bold
+        "markdown_table": "\n".join(md.table(
+            [c.title(frame.pct_label) for c in cols],
+            ([md.Strong(v) if c.key == "meets_constraints" and not r.meets_constraints else v
+              for c, v in zip(cols, row(r, cols), strict=True)] for r in frame.recommendations),
+            [c.align for c in cols])),
         "sections": [{"plot": plots.get(k), "note": notes.get(k, ""),
                       "src": _image_ref(p, images) if (p := plots.get(k)) is not None else ""} for k in SECTIONS],
         "hdd": hdd_sentence(plan), "models": list(plan.result.models), "plan_name": plan.name, "trace_id": plan.trace_id,
@@ -89,7 +97,7 @@ def markdown(plan: pb.Plan, frame: Frame, plots: dict[str, figures.Plot | None],
 
 def write_report(plan: pb.Plan, out_dir: Path, *, array_simulation_s: float = DEFAULT_ARRAY_SIMULATION_S,
                  simulation_timeout_s: float = DEFAULT_SIMULATION_TIMEOUT_S, image_base_url: str | None = None,
-                 executor: Executor | None = None) -> Path:
+                 executor: Executor | None = None, progress: Callable[[str], None] | None = None) -> Path:
     """Write ``out_dir/index.html`` and ``out_dir/report.md`` (plus its PNGs); return the HTML path.
 
     ``report.md`` links the PNGs relatively, or under ``image_base_url`` when given (where CI
@@ -100,7 +108,10 @@ def write_report(plan: pb.Plan, out_dir: Path, *, array_simulation_s: float = DE
     The latency CDFs come from simulating the top arrays on ``executor`` (in this process when
     None; the planner's Ray executor works too) within ``simulation_timeout_s`` of wall time;
     ``array_simulation_s=0`` skips the simulation and draws them through the plan's percentiles,
-    as does a simulation that fails or runs out of time (the caption says which).
+    as does a simulation that fails or runs out of time (the caption says which). Everything else
+    is read from the plan; the consistency figure runs the winner's drive alone (one simulation,
+    skipped past ``figures.CONSISTENCY_MAX_HOST_IOS``, the note says so). ``progress`` gets one
+    line per step.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -110,14 +121,20 @@ def write_report(plan: pb.Plan, out_dir: Path, *, array_simulation_s: float = DE
     elif array_simulation_s <= 0:
         sims = CdfSet(note="array simulation disabled")
     else:
-        sims = simulate_cdfs(plan, frame, executor=executor, timeout_s=simulation_timeout_s)
+        sims = simulate_cdfs(plan, frame, executor=executor, timeout_s=simulation_timeout_s, progress=progress)
+    say = progress or (lambda _line: None)
     plots: dict[str, figures.Plot | None] = {}
     notes: dict[str, str] = {}
     with matplotlib.rc_context(figures.STYLE):
+        say("drawing the Pareto front and the service life from the plan")
         plots["pareto"] = figures.pareto_plot(frame, plan)
         plots["years"] = figures.years_plot(frame)
         plots["cdf"] = figures.cdf_plot(plan, frame, sims)
+        if frame.recommendations:
+            say("the consistency experiment on the winner's drive (run only within its IO budget)")
         plots["consistency"], notes["consistency"] = figures.consistency_plot(frame)
+        if notes["consistency"]:
+            say(notes["consistency"])
     for p in plots.values():
         if p is not None:
             (out_dir / p.name).write_bytes(p.png)
