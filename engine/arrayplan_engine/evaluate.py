@@ -178,8 +178,10 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
         sat = array.simulate(saturation_spec(spec, simulated_s=simulated_s, upper_bound_iops=upper_bound_iops))
         max_iops = max(0.0 if sat.saturated else float(sat.achieved_iops), float(r.achieved_iops))
     else:
-        # overloaded at the offered rate: what it completed is what it sustains
-        max_iops = float(r.achieved_iops)
+        # overloaded at the offered rate: it sustains the share of the arrivals it completed, never
+        # the offered rate itself (in a short window Poisson arrivals above the rate can make its
+        # completions exceed the target while its queue grows: it does not keep up, so it fails)
+        max_iops = min(float(r.achieved_iops), offered * r.completions_in_window / max(r.host_ios, 1))
     util = float(np.mean(r.drive_utilisation)) if len(r.drive_utilisation) else 1.0
     if r.saturated or not r.latency_count():
         return SimulatedFigures(max_iops=max_iops, achieved_iops=float(r.achieved_iops),
