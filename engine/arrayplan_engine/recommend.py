@@ -237,6 +237,8 @@ class PlanOutcome:
     # bounds counts in both), and the removed candidates nearest to passing.
     removed_by_bound: tuple[tuple[str, int], ...] = ()
     nearest_misses: tuple[NearMiss, ...] = ()
+    # What the answer rests on that the request did not say (``stated_assumptions``).
+    assumptions: tuple[str, ...] = ()
 
 
 # -- validation ---------------------------------------------------------------------------------
@@ -1010,7 +1012,45 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
     return PlanOutcome(recommendations=recs, constraints_met=bool(meeting), summary=summary, candidates_total=candidates_total,
                        candidates_pruned=candidates_pruned, candidates_evaluated=len(evals), models=models,
                        pareto_front=front, hdd_equivalence=hdd, removed_by_bound=removed,
-                       nearest_misses=pruning.nearest_misses if pruning is not None else ())
+                       nearest_misses=pruning.nearest_misses if pruning is not None else (),
+                       assumptions=stated_assumptions(req))
+
+
+def stated_assumptions(req: PlanRequest) -> tuple[str, ...]:
+    """What the answer rests on that the request did not say, in words a storage engineer checks:
+    a derived daily write volume, the layouts and drive counts searched by default, the endurance
+    margin, growth, the simulated window per candidate-year, the HDD compared, fail-slow drives."""
+    out: list[str] = []
+    w = req.workload
+    if w.daily_write_bytes <= 0 and w.target_iops > 0:
+        per_day = w.daily_write_bytes_effective()
+        out.append(f"Daily write volume derived from the target rate: {w.target_iops:,.0f} IOPS x {w.write_fraction:.0%} writes x "
+                   f"{w.mean_io_bytes / 1024:,.1f} KiB x 86,400 s = {per_day / 1e12:,.2f} TB/day, kept up every day of every year "
+                   "(set workload.daily_write_bytes for the real volume).")
+    elif w.daily_write_bytes > 0:
+        out.append(f"Daily write volume as stated: {w.daily_write_bytes / 1e12:,.2f} TB/day.")
+    if w.growth_per_year:
+        out.append(f"Workload and data grow {w.growth_per_year:.0%} a year: year {req.service_life_years} needs "
+                   f"{req.growth_factor_final_year():.2f}x year 1 ({required_capacity_bytes(req) / 1e12:,.1f} TB).")
+    cs = req.candidate_space
+    if not cs.layouts:
+        out.append(f"Layouts searched: {', '.join(DEFAULT_LAYOUTS)} (the default; name candidate_space.layouts for erasure codes "
+                   "such as ec:8+3).")
+    if not cs.drive_models:
+        out.append("Drives searched: every catalog drive (SSDs and hard disks) and the plan's custom drives.")
+    out.append(f"Drive counts searched: {cs.min_drive_count} to {cs.max_drive_count}.")
+    out.append(f"Endurance margin: {req.constraints.endurance_margin_fraction:.0%} of rated endurance kept in reserve.")
+    out.append(f"Performance: each candidate-year simulated for {req.simulated_seconds:g} s of array time (at most "
+               f"{one_path.MAX_SIMULATED_HOST_IOS:,} host IOs); the latency percentile is read from that window.")
+    if req.constraints.fail_slow_field_rates:
+        out.append("Latency with fail-slow drives at The Tail at Store's field rates (a group holds a >2x slower drive 2.2 % (SSD) "
+                   "/ 1.5 % (disk) of the time; each year simulated again with one member 2x slower).")
+    else:
+        out.append("No fail-slow drives in the latency figures (set constraints.fail_slow_field_rates for the field rates).")
+    if not req.hdd_model:
+        out.append("Hard-disk comparison: the catalog's disk that fits the question (cheapest by capacity and IOPS bounds, sized "
+                   "by the simulation).")
+    return tuple(out)
 
 
 def plan(req: PlanRequest, catalog: Catalog | None = None, *, limit: int = DEFAULT_CANDIDATE_LIMIT) -> PlanOutcome:

@@ -239,3 +239,23 @@ def test_the_disk_compared_fits_the_question() -> None:
     oltp = _req(workload=Workload(read_fraction=0.7, target_iops=25_000, io_size_mix=((8 * KiB, 1.0),)),
                 constraints=rc.Constraints(usable_capacity_bytes=8 * TB))
     assert "hdd-15k-sas-300gb" in [d.name for d in rc.fitting_hdds(oltp, builtin_catalog())]
+
+
+def test_the_answer_states_what_it_assumed() -> None:
+    """A request that gives a rate but no daily volume is answered with the volume it derived
+    (25K IOPS x 30 % writes x 8 KiB x 86,400 s = 5.31 TB/day: the figure the endurance check
+    wears the drives by), the layouts searched by default and the other defaults it applied; a
+    stated volume is echoed, not derived; the plan's outcome carries them."""
+    wl = Workload(read_fraction=0.7, target_iops=25_000, io_size_mix=((8 * KiB, 1.0),))
+    derived = rc.stated_assumptions(_req(workload=wl, candidate_space=rc.CandidateSpace()))
+    volume = next(a for a in derived if a.startswith("Daily write volume derived"))
+    assert f"{25_000 * 0.3 * 8192 * 86_400 / 1e12:,.2f} TB/day" in volume
+    assert any(a.startswith("Layouts searched: raid10, raid5, raid6") for a in derived)
+    assert any(a.startswith("Drives searched: every catalog drive") for a in derived)
+    assert any("Endurance margin: 20%" in a for a in derived)
+    stated = rc.stated_assumptions(_req(workload=replace(wl, daily_write_bytes=2e12)))
+    assert "Daily write volume as stated: 2.00 TB/day." in stated
+    assert not any(a.startswith(("Daily write volume derived", "Layouts searched", "Drives searched")) for a in stated)
+    req = _req(workload=wl, candidate_space=rc.CandidateSpace(drive_models=("intel-dc-s3700-800gb",), layouts=("raid10",),
+                                                              group_widths=(2,), min_drive_count=20, max_drive_count=20))
+    assert rc.plan(req).assumptions == rc.stated_assumptions(req)

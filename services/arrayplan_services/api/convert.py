@@ -329,6 +329,7 @@ def outcome_to_proto(o: recommend.PlanOutcome) -> pb.PlanResult:
         c = m.candidate
         result.nearest_misses.add(drive_model=c.drive_model, layout=c.layout, group_width=c.group_width, drive_count=c.drive_count,
                                   failed_bounds=[k.bound for k in m.failed], explanation=m.explanation())
+    result.assumptions.extend(o.assumptions)
     return result
 
 

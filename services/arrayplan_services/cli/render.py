@@ -118,6 +118,8 @@ def plan_markdown(plan: pb.Plan, warnings: Iterable[str] = ()) -> str:
         best = plan.result.recommendations[0]
         out += ["", f"P(data loss) over the service life, best: {best.data_loss_probability:.3g} (MTTDL {best.mttdl_hours:,.0f} h)"]
     out += ["", applied_constraints(plan)]
+    if plan.result.assumptions:
+        out += ["", "Assumptions:", *[f"- {a}" for a in plan.result.assumptions]]
     out += ["", f"trace id `{plan.trace_id}` · run `{plan.name}` · models: {', '.join(plan.result.models)}"]
     return "\n".join(out) + "\n"
 
@@ -143,6 +145,8 @@ def plan_table(plan: pb.Plan, console: Any, warnings: Iterable[str] = ()) -> Non
         console.print(f"{r.rank}. {r.explanation}", soft_wrap=True, highlight=False)  # one line each: the terminal wraps, not rich
     console.print(plan.result.summary, soft_wrap=True, highlight=False)
     console.print(applied_constraints(plan), soft_wrap=True, highlight=False)
+    for a in plan.result.assumptions:
+        console.print(f"assumed: {a}", soft_wrap=True, highlight=False, markup=False)
     console.print(f"trace id: {plan.trace_id}   stored run: {plan.name}")
 
 
