@@ -171,7 +171,7 @@ class Evaluation:
     replacement_cost_usd: float
     total_cost_usd: float
     power_w: float
-    data_loss_probability: float
+    data_loss_probability: float  # either below: more failures than tolerated, or a URE in a rebuild counted as loss
     checks: tuple[ConstraintCheck, ...]
     meets_constraints: bool
     binding_constraint: str
@@ -181,6 +181,11 @@ class Evaluation:
     # the latency at the percentile over time with fail-slow drives at the field rates, in the
     # year it is highest (constraints.fail_slow_field_rates; NaN otherwise)
     latency_at_percentile_fail_slow_s: float = math.nan
+    # P(losing the array over the service life): more failed drives than the layout tolerates
+    array_loss_probability: float = 0.0
+    # P(some data unreadable after a rebuild): an unrecoverable read error while a group has no
+    # redundancy left (what data_loss_probability adds to array_loss_probability)
+    unreadable_after_rebuild_probability: float = 0.0
     wear_out_year: int | None = None
     replacement_drive_count: float = 0.0
     hot_spare_count: int = 0
@@ -721,6 +726,7 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
     total_cost = purchase + power_cost + replacement_cost
 
     loss_p, mttdl_h = 0.0, math.inf
+    array_loss_p = unreadable_p = 0.0
     rebuild_rate = (drive.seq_write_bytes_per_s or 50e6) * req.rebuild_rate_fraction_of_seq_write
     repair_h = reliability.rebuild_hours(drive_capacity_bytes=drive.capacity_bytes * (1.0 - op), rebuild_rate_bytes_per_second=rebuild_rate)
     if afr > 0:
@@ -728,6 +734,15 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
             layout, cand.drive_count, annual_failure_rate=afr, repair_hours=repair_h, service_life_years=years,
             uber=drive.uber or 0.0, drive_capacity_bytes=drive.capacity_bytes * (1.0 - op))
         loss_p, mttdl_h = durability.service_life_loss_probability, durability.mttdl_hours
+        # the same chain without unrecoverable read errors: only more failed drives than the
+        # layout tolerates lose the array; what the URE term adds is data unreadable after a
+        # rebuild (Linux md marks the sector bad and finishes; some controllers abort the rebuild)
+        array_loss_p = loss_p
+        if drive.uber:
+            array_loss_p = reliability.array_reliability(
+                layout, cand.drive_count, annual_failure_rate=afr, repair_hours=repair_h, service_life_years=years,
+                uber=0.0, drive_capacity_bytes=drive.capacity_bytes * (1.0 - op)).service_life_loss_probability
+        unreadable_p = max(0.0, loss_p - array_loss_p)
 
     checks = [_check("usable_capacity", required_capacity_bytes(req), usable, "bytes", at_most=False)]
     if required[worst] > 0:
@@ -758,7 +773,8 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
         worst_second_latency_s=max(p.worst_second_latency_s for p in perfs), endurance_years=wear.endurance_years,
         life_used_fraction=life_used, purchase_cost_usd=purchase, power_cost_usd=power_cost,
         replacement_cost_usd=replacement_cost, total_cost_usd=total_cost,
-        power_w=power, data_loss_probability=loss_p, checks=tuple(checks),
+        power_w=power, data_loss_probability=loss_p, array_loss_probability=array_loss_p,
+        unreadable_after_rebuild_probability=unreadable_p, checks=tuple(checks),
         meets_constraints=all(k.met for k in checks), binding_constraint=binding.constraint,
         headroom_fraction=binding.headroom_fraction, performance_model=perf.model,
         years=tuple(year_figures), latency_at_percentile_fail_slow_s=slow_worst,

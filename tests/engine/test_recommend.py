@@ -259,3 +259,22 @@ def test_the_answer_states_what_it_assumed() -> None:
     req = _req(workload=wl, candidate_space=rc.CandidateSpace(drive_models=("intel-dc-s3700-800gb",), layouts=("raid10",),
                                                               group_widths=(2,), min_drive_count=20, max_drive_count=20))
     assert rc.plan(req).assumptions == rc.stated_assumptions(req)
+
+
+def test_durability_separates_losing_the_array_from_unreadable_data() -> None:
+    """RAID 5 of 20 x 8 TB nearline disks (the archive winner the answers issue questioned): the
+    loss probability over five years was mostly one URE during a rebuild counted as losing the
+    group. The answer now carries both: P(array loss), more failures than RAID 5 tolerates (the
+    chain without UREs), and P(unreadable data after a rebuild), the rest; they add to the old
+    figure, and for 8 TB disks at the nearline UBER the URE share dominates (> 90 %)."""
+    from arrayplan_engine.units import MiB
+
+    req = rc.PlanRequest(workload=Workload(read_fraction=0.05, random_fraction=0.05, io_size_mix=((1 * MiB, 1.0),), queue_depth=8,
+                                           target_iops=300),
+                         constraints=rc.Constraints(usable_capacity_bytes=100 * TB),
+                         candidate_space=rc.CandidateSpace(drive_models=("hdd-7k2-nearline-8tb",), layouts=("raid5",), group_widths=(4,),
+                                                           min_drive_count=20, max_drive_count=20))
+    e = rc.plan(req).recommendations[0].evaluation
+    assert e.data_loss_probability == pytest.approx(e.array_loss_probability + e.unreadable_after_rebuild_probability, rel=1e-12)
+    assert 0 < e.array_loss_probability < 0.1 * e.data_loss_probability
+    assert e.unreadable_after_rebuild_probability > 0.9 * e.data_loss_probability

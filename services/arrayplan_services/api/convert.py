@@ -283,6 +283,7 @@ def recommendation_to_proto(r: recommend.Recommendation) -> pb.Recommendation:
         meets_constraints=e.meets_constraints, binding_constraint=e.binding_constraint,
         headroom_fraction=_finite(e.headroom_fraction), explanation=r.explanation,
         member_ios_per_host_io=e.member_ios_per_host_io, data_loss_probability=e.data_loss_probability,
+        array_loss_probability=e.array_loss_probability, unreadable_after_rebuild_probability=e.unreadable_after_rebuild_probability,
         over_provisioning_fraction=c.over_provisioning_fraction, wear_out_year=e.wear_out_year or 0,
         replacement_drive_count=e.replacement_drive_count, hot_spare_count=e.hot_spare_count, cost_per_usable_tb_usd=_finite(e.cost_per_usable_tb_usd),
         cost_per_iops_usd=_finite(e.cost_per_iops_usd), pareto_optimal=e.pareto_optimal,

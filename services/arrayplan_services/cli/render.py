@@ -116,7 +116,9 @@ def plan_markdown(plan: pb.Plan, warnings: Iterable[str] = ()) -> str:
     out += [f"{r.rank}. {r.explanation}" for r in plan.result.recommendations[:3]]
     if plan.result.recommendations:
         best = plan.result.recommendations[0]
-        out += ["", f"P(data loss) over the service life, best: {best.data_loss_probability:.3g} (MTTDL {best.mttdl_hours:,.0f} h)"]
+        out += ["", f"P(data loss) over the service life, best: {best.data_loss_probability:.3g} (MTTDL {best.mttdl_hours:,.0f} h): "
+                    f"losing the array {best.array_loss_probability:.3g}, some data unreadable after a rebuild "
+                    f"{best.unreadable_after_rebuild_probability:.3g}"]
     out += ["", applied_constraints(plan)]
     if plan.result.assumptions:
         out += ["", "Assumptions:", *[f"- {a}" for a in plan.result.assumptions]]
