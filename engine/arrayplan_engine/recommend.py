@@ -43,6 +43,9 @@ DEFAULT_GROUP_WIDTHS = {
     LayoutKind.RAID6: (6, 8, 10, 12, 16),
 }
 DEFAULT_MAX_DRIVE_COUNT = 48
+# The default durability floor: P(losing the array over the service life) at most 1e-4 (assumed:
+# one array in ten thousand lost over its life; overridable, 0 = none)
+DEFAULT_MAX_ARRAY_LOSS_PROBABILITY = 1e-4
 MAX_DRIVE_COUNT = 1_024
 DEFAULT_CANDIDATE_LIMIT = 100_000
 
@@ -68,6 +71,10 @@ class Constraints:
     max_drive_count: int = 0
     max_power_w: float = 0.0
     max_data_loss_probability: float = 0.0
+    # Highest P(losing the array over the service life) (more failures than the layout tolerates;
+    # not unreadable sectors after a rebuild). The default is a floor a storage engineer would not
+    # go below (assumed, stated in every answer); 0 = none.
+    max_array_loss_probability: float = DEFAULT_MAX_ARRAY_LOSS_PROBABILITY
     # Hold the latency target with fail-slow drives at The Tail at Store's field rates
     # (fail_slow.FIELD_RATES): each year is simulated again with a member 2x slower.
     fail_slow_field_rates: bool = False
@@ -264,6 +271,7 @@ _CONSTRAINT_RANGES = {
                     NON_NEGATIVE),
     "endurance_margin_fraction": Range(lo=0, hi=1, hi_open=True),
     "max_data_loss_probability": Range(lo=0, hi=1, hi_open=True),
+    "max_array_loss_probability": Range(lo=0, hi=1, hi_open=True),
     "max_drive_count": NON_NEGATIVE,
 }
 _REQUEST_RANGES = {
@@ -764,6 +772,8 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
         checks.append(_check("power", c.max_power_w, power, "w", at_most=True))
     if c.max_data_loss_probability > 0:
         checks.append(_check("durability", c.max_data_loss_probability, loss_p, "fraction", at_most=True))
+    if c.max_array_loss_probability > 0:
+        checks.append(_check("array_loss", c.max_array_loss_probability, array_loss_p, "fraction", at_most=True))
     binding = min(checks, key=lambda k: k.headroom_fraction)
     sustained = min(p.max_iops for p in perfs)
     return Evaluation(
@@ -805,6 +815,7 @@ def estimated_cost_s(req: PlanRequest, cand: Candidate) -> float:
 _UNITS_TEXT = {
     "usable_capacity": "usable capacity", "iops": "IOPS", "latency": "latency", "worst_second_latency": "worst-second latency",
     "endurance": "endurance", "purchase_cost": "budget", "drive_count": "drive slots", "power": "power", "durability": "durability",
+    "array_loss": "array loss",
 }
 
 
@@ -1056,6 +1067,9 @@ def stated_assumptions(req: PlanRequest) -> tuple[str, ...]:
         out.append("Drives searched: every catalog drive (SSDs and hard disks) and the plan's custom drives.")
     out.append(f"Drive counts searched: {cs.min_drive_count} to {cs.max_drive_count}.")
     out.append(f"Endurance margin: {req.constraints.endurance_margin_fraction:.0%} of rated endurance kept in reserve.")
+    floor = req.constraints.max_array_loss_probability
+    out.append(f"Durability floor: P(losing the array over the service life) at most {floor:.2g} (unreadable sectors after a "
+               "rebuild are reported beside it, not held to it)." if floor > 0 else "No durability floor (max_array_loss_probability 0).")
     out.append(f"Performance: each candidate-year simulated for {req.simulated_seconds:g} s of array time (at most "
                f"{one_path.MAX_SIMULATED_HOST_IOS:,} host IOs); the latency percentile is read from that window.")
     if req.constraints.fail_slow_field_rates:

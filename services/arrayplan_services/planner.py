@@ -182,6 +182,7 @@ class PlanRunner:
         req = plan_request_from_proto(plan.spec, "plan.spec", self.catalog)
         # Defaults applied are stated in the answer: the stored spec carries the margin used.
         plan.spec.constraints.endurance_margin_fraction = req.constraints.endurance_margin_fraction
+        plan.spec.constraints.max_array_loss_probability = req.constraints.max_array_loss_probability
         total = recommend.count_candidates(req, self.catalog)
         if total > self.candidate_limit:
             raise SearchSpaceTooLargeError(total, self.candidate_limit)

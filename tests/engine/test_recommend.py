@@ -278,3 +278,28 @@ def test_durability_separates_losing_the_array_from_unreadable_data() -> None:
     assert e.data_loss_probability == pytest.approx(e.array_loss_probability + e.unreadable_after_rebuild_probability, rel=1e-12)
     assert 0 < e.array_loss_probability < 0.1 * e.data_loss_probability
     assert e.unreadable_after_rebuild_probability > 0.9 * e.data_loss_probability
+
+
+def test_a_durability_floor_applies_by_default_and_is_stated() -> None:
+    """P(losing the array over the service life) <= 1e-4 unless the request says otherwise: the
+    archive's RAID 5 of 20 x 8 TB nearline disks in groups of 4 (loss over 5 years well above it)
+    fails the floor by default, passes the check with the floor off (0), and the answer says which
+    floor it applied."""
+    from arrayplan_engine.units import MiB
+
+    def req(**c: float) -> rc.PlanRequest:
+        return rc.PlanRequest(workload=Workload(read_fraction=0.05, random_fraction=0.05, io_size_mix=((1 * MiB, 1.0),),
+                                                queue_depth=8, target_iops=300),
+                              constraints=rc.Constraints(usable_capacity_bytes=100 * TB, **c),
+                              candidate_space=rc.CandidateSpace(drive_models=("hdd-7k2-nearline-8tb",), layouts=("raid5",),
+                                                                group_widths=(4,), min_drive_count=20, max_drive_count=20))
+
+    default = rc.plan(req()).recommendations[0].evaluation
+    floor = next(k for k in default.checks if k.constraint == "array_loss")
+    assert floor.required == rc.DEFAULT_MAX_ARRAY_LOSS_PROBABILITY == 1e-4
+    assert floor.predicted == default.array_loss_probability > 1e-4 and not floor.met
+    assert any(a.startswith("Durability floor: P(losing the array over the service life) at most 0.0001")
+               for a in rc.stated_assumptions(req()))
+    off = rc.plan(req(max_array_loss_probability=0.0)).recommendations[0].evaluation
+    assert not any(k.constraint == "array_loss" for k in off.checks)
+    assert "No durability floor" in " ".join(rc.stated_assumptions(req(max_array_loss_probability=0.0)))

@@ -127,7 +127,7 @@ def check_plan_request_bounds(spec: pb.PlanSpec, prefix: str = "plan.spec") -> N
     c = spec.constraints
     for name, allowed in _CONSTRAINT_RANGES.items():
         allowed.check(v, f"{prefix}.constraints.{name}", getattr(c, name))
-    for name in ("latency_percentile", "endurance_margin_fraction", "max_data_loss_probability"):
+    for name in ("latency_percentile", "endurance_margin_fraction", "max_data_loss_probability", "max_array_loss_probability"):
         _FINITE.check(v, f"{prefix}.constraints.{name}", getattr(c, name))
     for name in ("latency_target", "worst_second_latency_target"):
         if c.HasField(name):
@@ -243,6 +243,7 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
             fail_slow_field_rates=c.fail_slow_field_rates,
             # Unset: the engine's default margin applies (the planner writes it into the stored spec).
             **({"endurance_margin_fraction": c.endurance_margin_fraction} if c.HasField("endurance_margin_fraction") else {}),
+            **({"max_array_loss_probability": c.max_array_loss_probability} if c.HasField("max_array_loss_probability") else {}),
         ),
         service_life_years=spec.service_life_years or 5,
         objective=_OBJECTIVES.get(spec.objective, recommend.Objective.TOTAL_COST_OF_OWNERSHIP),

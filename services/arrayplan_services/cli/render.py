@@ -96,6 +96,9 @@ def applied_constraints(plan: pb.Plan) -> str:
     margin = c.endurance_margin_fraction
     parts = [f"endurance margin {margin:.0%} of rated endurance kept in reserve (life used at most {1 - margin:.0%}; "
              "constraints.endurance_margin_fraction)"]
+    floor = c.max_array_loss_probability
+    parts.append(f"durability floor P(array loss) <= {floor:.2g} (constraints.max_array_loss_probability)" if floor > 0
+                 else "no durability floor")
     parts.append(f"latency at p{c.latency_percentile or 99.0:g}")
     return "applied: " + "; ".join(parts)
 
