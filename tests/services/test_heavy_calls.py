@@ -226,7 +226,10 @@ def test_heavy_calls_run_in_fresh_workers_with_the_in_process_answers(local_serv
         want_fc, spec = forecast_response(fc, builtin_catalog())
         assert spec is not None and got_fc.replan_plan_name.startswith("plans/")
         plan = stub.GetPlan(pb.GetPlanRequest(name=got_fc.replan_plan_name), timeout=30)
-        spec.constraints.endurance_margin_fraction = plan.spec.constraints.endurance_margin_fraction  # the default, stated
+        # the defaults the planner applied, stated in the stored spec: the endurance margin and the durability floor
+        spec.constraints.endurance_margin_fraction = plan.spec.constraints.endurance_margin_fraction
+        spec.constraints.max_array_loss_probability = plan.spec.constraints.max_array_loss_probability
+        assert plan.spec.constraints.max_array_loss_probability == 1e-4
         assert plan.spec == spec
         got_fc.ClearField("replan_plan_name")
         got_fc.ClearField("trace_id")
