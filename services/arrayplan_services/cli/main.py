@@ -443,7 +443,7 @@ def _drives_json(drives: list[pb.Drive]) -> str:
         row["kind"] = pb.DriveKind.Name(d.kind).removeprefix("DRIVE_KIND_").lower()
         row["sources"] = sorted({p.source for p in d.provenance if p.source})
         rows.append(row)
-    return json.dumps(rows, indent=2, allow_nan=False)
+    return jsonout.dumps(rows)
 
 
 def _drives_table(drives: list[pb.Drive], one: bool) -> None:
@@ -546,7 +546,6 @@ def _attr_text(v: object) -> str:
 
 def cmd_trace(args: argparse.Namespace) -> int:
     """Print a run's spans as a tree with their attributes; optionally export OTLP/JSON."""
-    import json
 
     import grpc
     from google.protobuf import json_format

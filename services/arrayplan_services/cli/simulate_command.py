@@ -270,7 +270,9 @@ def handler(args: argparse.Namespace) -> int:
 
         plot_array(results, args.plot)
     if args.format == "json":
-        print(json.dumps(summary, indent=2))
+        from .. import jsonout
+
+        print(jsonout.dumps(summary))
     else:
         print(_text(summary))
         if "hdd_equivalence" in summary:

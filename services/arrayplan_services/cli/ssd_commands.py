@@ -13,7 +13,6 @@ and prints the consistency figures. Bad input exits 2 with the engine's message 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,9 @@ from arrayplan_engine.errors import ArrayplanError, InvalidInputError
 
 def _emit(payload: Any, fmt: str) -> None:
     if fmt == "json":
-        print(json.dumps(payload, indent=2, sort_keys=False))
+        from .. import jsonout
+
+        print(jsonout.dumps(payload))  # the one JSON path: NaN and inf as null, every key kept
         return
     rows = payload if isinstance(payload, list) else [payload]
     for row in rows:
