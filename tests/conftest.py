@@ -38,6 +38,23 @@ def data_path(source: str) -> Path:
     return DATA / source.removeprefix("data/") if source.startswith("data/") else SEEDS / source.removeprefix("seeds/")
 
 
+# Bearer tokens of the security tests: two users and an admin, as a server's token file holds them.
+ALICE = "alice-token-0123456789abcdef"
+BOB = "bob-token-0123456789abcdef00"
+ADMIN = "admin-token-0123456789abcdef"
+TOKEN_FILE_TEXT = f"# name token [admin]\nalice {ALICE}\nbob {BOB}\nops {ADMIN} admin\n"
+
+
+def tiny_spec():  # type: ignore[no-untyped-def]
+    """A plan that finishes at once: every candidate is below the capacity (4 x 400 GB in RAID 10
+    < 1 TB), no simulation. A fresh ``PlanSpec`` each call."""
+    from arrayplan.v1 import planner_pb2 as pb
+
+    return pb.PlanSpec(workload=pb.Workload(read_fraction=0.7, target_iops=1000),
+                       constraints=pb.Constraints(usable_capacity_bytes=1_000_000_000_000),
+                       candidate_space=pb.CandidateSpace(drive_models=["intel-dc-s3700-400gb"], layouts=["raid10"], max_drive_count=4))
+
+
 def oltp_spec():  # type: ignore[no-untyped-def]
     """The services tests' small OLTP plan (8 KiB, 70 % reads, 20K IOPS, 4 TB usable, p99.9 <= 5 ms
     over three Intel drives in RAID 10/6, three years): a fresh ``PlanSpec`` each call."""
@@ -118,11 +135,13 @@ def wait_healthy(address: str, proc: subprocess.Popen[bytes], log_path: Path, ti
     raise TimeoutError(f"server on {address} not healthy after {timeout_s} s:\n{log_path.read_text(errors='replace')}")
 
 
-def start_server(data_dir: Path, *, port: int | None = None, extra: tuple[str, ...] = (), env: dict[str, str] | None = None) -> ServerProcess:
+def start_server(data_dir: Path, *, port: int | None = None, extra: tuple[str, ...] = (), env: dict[str, str] | None = None,
+                 global_args: tuple[str, ...] = ()) -> ServerProcess:
+    """``arrayplan [global_args] serve ... [extra]`` on 127.0.0.1, healthy when it returns."""
     port = port or free_port()
     data_dir.mkdir(parents=True, exist_ok=True)
     log_path = data_dir / f"server-{port}-{time.monotonic_ns()}.log"
-    cmd = [sys.executable, "-m", "arrayplan_services.cli.main", "serve", "--port", str(port), "--data-dir", str(data_dir),
+    cmd = [sys.executable, "-m", "arrayplan_services.cli.main", *global_args, "serve", "--port", str(port), "--data-dir", str(data_dir),
            "--num-cpus", "2", *extra]
     full_env = {**os.environ, "RAY_DISABLE_USAGE_STATS": "1", **(env or {})}
     with open(log_path, "wb") as log:

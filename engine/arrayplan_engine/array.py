@@ -515,6 +515,27 @@ def _clean_read(cl, d, s, off_):
     return s
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _nand_lay(cl, d, t, done, k_issued, k_pages, k_time, nxt, n_dies):
+    """Stage of ``_nand_issue``: of the ``done`` pages (programmed, or cleaned) those not yet laid
+    out (``cl[d, k_issued]``) in whole operations of ``cl[d, k_pages]`` pages, each of
+    ``cl[d, k_time]`` seconds on the next die in turn after its last operation. Returns the next
+    die."""
+    left = done - cl[d, k_issued]
+    per = cl[d, k_pages]
+    if left >= per:
+        n = math.floor(left / per)
+        cl[d, k_issued] += n * per
+        op_s = cl[d, k_time]
+        for _ in range(np.int64(n)):
+            j = _K_DIE0 + nxt
+            cl[d, j] = max(cl[d, j], t) + op_s
+            nxt += 1
+            if nxt == n_dies:
+                nxt = 0
+    return nxt
+
+
 @njit(cache=True, _nrt=False)
 def _nand_issue(cl, d, t):
     """Stage: lay out on the dies, from ``t`` on, the NAND operations of what the drive has
@@ -524,30 +545,8 @@ def _nand_issue(cl, d, t):
     last operation. Reads meet them through ``_nand_read``. (A call, not inlined.)"""
     n_dies = np.int64(cl[d, _K_NDIES])
     nxt = np.int64(cl[d, _K_NNEXT])
-    prog = cl[d, _K_HOSTP] + cl[d, _K_RELOCS] - cl[d, _K_NISSP]
-    opp = cl[d, _K_NOPPG]
-    if prog >= opp:
-        n = math.floor(prog / opp)
-        cl[d, _K_NISSP] += n * opp
-        tp = cl[d, _K_NPROG]
-        for _ in range(np.int64(n)):
-            j = _K_DIE0 + nxt
-            cl[d, j] = max(cl[d, j], t) + tp
-            nxt += 1
-            if nxt == n_dies:
-                nxt = 0
-    cleaned = cl[d, _K_CLEANED] - cl[d, _K_NISSE]
-    erp = cl[d, _K_NERPG]
-    if cleaned >= erp:
-        n = math.floor(cleaned / erp)
-        cl[d, _K_NISSE] += n * erp
-        te = cl[d, _K_NBERS]
-        for _ in range(np.int64(n)):
-            j = _K_DIE0 + nxt
-            cl[d, j] = max(cl[d, j], t) + te
-            nxt += 1
-            if nxt == n_dies:
-                nxt = 0
+    nxt = _nand_lay(cl, d, t, cl[d, _K_HOSTP] + cl[d, _K_RELOCS], _K_NISSP, _K_NOPPG, _K_NPROG, nxt, n_dies)
+    nxt = _nand_lay(cl, d, t, cl[d, _K_CLEANED], _K_NISSE, _K_NERPG, _K_NBERS, nxt, n_dies)
     cl[d, _K_NNEXT] = float(nxt)
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .array import ArrayResult, ArraySpec, latency_bucket_edges_s
+from .array import ArrayResult, ArraySpec, _kind_index, latency_bucket_edges_s
 from .errors import InvalidInputError, Range, Violation, check
 from .service import ServiceModel
 
@@ -173,8 +173,6 @@ def mixture_percentile_s(normal: ArrayResult, slow: ArrayResult, slow_fraction: 
 
 
 def _histogram(r: ArrayResult, kind: str) -> np.ndarray:
-    from .array import _kind_index  # noqa: PLC0415 - the histogram row of a kind, one definition
-
     return np.asarray(r.latency_histograms[_kind_index(kind)], dtype=float)
 
 

@@ -14,9 +14,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +28,7 @@ from grpc_status import rpc_status
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
-from conftest import ROOT, ServerProcess, free_port, wait_healthy
+from conftest import ServerProcess, start_server
 
 ABANDONED = 4  # the server's default heavy slots and per-caller limit
 PROBES = 250  # health checks, and as many GetDrive calls
@@ -42,22 +39,8 @@ KILLED = re.compile(r"heavy call RunConsistencyTest \(caller '[^']*'\): the call
 
 
 def _start_local_server(data_dir: Path) -> ServerProcess:
-    """conftest.start_server's recipe with `--verbose` (the heavy-call log lines are INFO) and the
-    local executor."""
-    port = free_port()
-    data_dir.mkdir(parents=True, exist_ok=True)
-    log_path = data_dir / f"server-{port}.log"
-    cmd = [sys.executable, "-m", "arrayplan_services.cli.main", "--verbose", "serve", "--port", str(port), "--data-dir",
-           str(data_dir), "--executor", "local"]
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=dict(os.environ), start_new_session=True)
-    server = ServerProcess(proc=proc, port=port, data_dir=data_dir, log_path=log_path)
-    try:
-        wait_healthy(server.address, proc, log_path)
-    except BaseException:
-        server.stop(signal.SIGKILL)
-        raise
-    return server
+    """conftest.start_server with `--verbose` (the heavy-call log lines are INFO) and the local executor."""
+    return start_server(data_dir, extra=("--executor", "local"), global_args=("--verbose",))
 
 
 @pytest.fixture(scope="module")

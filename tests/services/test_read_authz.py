@@ -20,15 +20,9 @@ from grpc_status import rpc_status
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 from arrayplan_services.connection import open_channel
-from conftest import ServerProcess, start_server
+from conftest import ADMIN, ALICE, BOB, TOKEN_FILE_TEXT, ServerProcess, start_server, tiny_spec
 
-ALICE = "alice-token-0123456789abcdef"
-BOB = "bob-token-0123456789abcdef00"
-ADMIN = "admin-token-0123456789abcdef"
-# Finishes at once: every candidate is below the capacity (4 x 400 GB in RAID 10 < 1 TB), no simulation.
-SPEC = pb.PlanSpec(workload=pb.Workload(read_fraction=0.7, target_iops=1000),
-                   constraints=pb.Constraints(usable_capacity_bytes=1_000_000_000_000),
-                   candidate_space=pb.CandidateSpace(drive_models=["intel-dc-s3700-400gb"], layouts=["raid10"], max_drive_count=4))
+SPEC = tiny_spec()
 # Plan ids that do not carry their creator's name (a refusal must not name the creator).
 FIRST, SECOND, OTHER = "plans/first-plan", "plans/second-plan", "plans/third-plan"
 
@@ -43,7 +37,7 @@ class Setup:
 @pytest.fixture(scope="module")
 def tokens(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("tokens") / "tokens"
-    path.write_text(f"# name token [admin]\nalice {ALICE}\nbob {BOB}\nops {ADMIN} admin\n")
+    path.write_text(TOKEN_FILE_TEXT)
     return path
 
 

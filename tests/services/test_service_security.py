@@ -22,16 +22,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 from arrayplan_services.connection import open_channel
-from conftest import BIN, ROOT, free_port, stop_process
+from conftest import ADMIN, ALICE, BIN, BOB, ROOT, TOKEN_FILE_TEXT, free_port, stop_process, tiny_spec
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI to make certificates")
 
-ALICE = "alice-token-0123456789abcdef"
-BOB = "bob-token-0123456789abcdef00"
-ADMIN = "admin-token-0123456789abcdef"
-SPEC = pb.PlanSpec(workload=pb.Workload(read_fraction=0.7, target_iops=1000),
-                   constraints=pb.Constraints(usable_capacity_bytes=1_000_000_000_000),
-                   candidate_space=pb.CandidateSpace(drive_models=["intel-dc-s3700-400gb"], layouts=["raid10"], max_drive_count=4))
+SPEC = tiny_spec()
 
 
 def _openssl(*args: str, cwd: Path) -> None:
@@ -50,7 +45,7 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (d / f"{name}.ext").write_text(ext)
         _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", f"{name}.pem",
                  "-days", "2", "-extfile", f"{name}.ext", cwd=d)
-    (d / "tokens").write_text(f"# name token [admin]\nalice {ALICE}\nbob {BOB}\nops {ADMIN} admin\n")
+    (d / "tokens").write_text(TOKEN_FILE_TEXT)
     return d
 
 

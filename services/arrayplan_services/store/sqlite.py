@@ -174,6 +174,43 @@ def count_plans(path: Path) -> int:
         conn.close()
 
 
+def _copy_store(src_path: Path, dst_path: Path, *, check_as: Path | None = None) -> int:
+    """Copy the store ``src_path`` (read only) into the new file ``dst_path`` with SQLite's backup
+    API in one step (one read transaction), as a self-contained rollback-journal file, synced;
+    with ``check_as``, quick_check the copy first (a failure names ``check_as``). Returns the plans
+    copied."""
+    import os
+
+    src = sqlite3.connect(f"{Path(src_path).resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
+    dst = sqlite3.connect(dst_path, isolation_level=None)
+    try:
+        src.backup(dst)  # pages=-1: every page in one step, from one read transaction
+        dst.execute("PRAGMA journal_mode=DELETE")
+        if check_as is not None:
+            rows = [str(r[0]) for r in dst.execute(f"PRAGMA quick_check({_CHECK_ROWS})").fetchall()]
+            if rows != ["ok"]:
+                raise StoreDamagedError(check_as, f"(the new backup) failed PRAGMA quick_check: {'; '.join(rows[:3])}",
+                                        "nothing was written; check the disk it is written to")
+        plans = int(dst.execute("SELECT count(*) FROM runs").fetchone()[0])
+    finally:
+        dst.close()
+        src.close()
+    with open(dst_path, "rb") as f:
+        os.fsync(f.fileno())
+    return plans
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a rename in the directory ``path`` durable."""
+    import os
+
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def backup_store(path: Path, out: Path) -> int:
     """Copy the store at ``path`` to the new file ``out`` with SQLite's online backup API and
     return the plans copied. Safe while a server writes: the copy is one read transaction, so it
@@ -189,27 +226,9 @@ def backup_store(path: Path, out: Path) -> int:
     partial = out.with_name(f".{out.name}.partial-{os.getpid()}")
     partial.unlink(missing_ok=True)
     try:
-        src = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
-        dst = sqlite3.connect(partial, isolation_level=None)
-        try:
-            src.backup(dst)  # pages=-1: every page in one step, from one read transaction
-            dst.execute("PRAGMA journal_mode=DELETE")
-            rows = [str(r[0]) for r in dst.execute(f"PRAGMA quick_check({_CHECK_ROWS})").fetchall()]
-            if rows != ["ok"]:
-                raise StoreDamagedError(out, f"(the new backup) failed PRAGMA quick_check: {'; '.join(rows[:3])}",
-                                        "nothing was written; check the disk it is written to")
-            plans = int(dst.execute("SELECT count(*) FROM runs").fetchone()[0])
-        finally:
-            dst.close()
-            src.close()
-        with open(partial, "rb") as f:
-            os.fsync(f.fileno())
+        plans = _copy_store(path, partial, check_as=out)
         os.replace(partial, out)
-        dir_fd = os.open(out.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        _fsync_dir(out.parent)
     finally:
         partial.unlink(missing_ok=True)
     return plans
@@ -240,17 +259,7 @@ def restore_store(backup: Path, data_dir: Path, *, force: bool = False) -> tuple
     partial = data_dir / f".{STORE_FILE}.restoring-{os.getpid()}"
     moved: list[Path] = []
     try:
-        src = sqlite3.connect(f"{backup.resolve().as_uri()}?mode=ro", uri=True)
-        dst = sqlite3.connect(partial, isolation_level=None)
-        try:
-            src.backup(dst)
-            dst.execute("PRAGMA journal_mode=DELETE")
-            plans = int(dst.execute("SELECT count(*) FROM runs").fetchone()[0])
-        finally:
-            dst.close()
-            src.close()
-        with open(partial, "rb") as f:
-            os.fsync(f.fileno())
+        plans = _copy_store(backup, partial)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         if any((data_dir / f"{STORE_FILE}.replaced-{stamp}{s}").exists() for s in ("", "-wal", "-shm")):
             stamp += f"-{os.getpid()}"
@@ -263,11 +272,7 @@ def restore_store(backup: Path, data_dir: Path, *, force: bool = False) -> tuple
                 os.replace(old, aside)
                 moved.append(aside)
         os.replace(partial, target)
-        dir_fd = os.open(data_dir, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        _fsync_dir(data_dir)
     finally:
         partial.unlink(missing_ok=True)
     return plans, moved
