@@ -214,10 +214,13 @@ def test_forecast_unknown_catalog_drive_names_the_line(tmp_path: Path, capsys: p
 
 
 def test_the_example_telemetry_is_what_the_generator_writes(tmp_path: Path) -> None:
-    """examples/array-in-service is reproducible from the endurance model (seeded)."""
-    from arrayplan_services.forecast_example import write_example
+    """examples/array-in-service is reproducible from the endurance model (seeded), by the generator
+    run as its docstring and docs/forecast.md say."""
+    import subprocess
+    import sys
 
-    write_example(tmp_path)
+    root = EXAMPLE.parents[1]
+    subprocess.run([sys.executable, str(root / "scripts" / "forecast_example.py"), str(tmp_path)], check=True, cwd=root, timeout=300)
     for p in sorted((EXAMPLE / "telemetry").glob("*.json")) + [EXAMPLE / "capacity.csv"]:
         assert (tmp_path / p.relative_to(EXAMPLE)).read_text() == p.read_text(), p.name
 

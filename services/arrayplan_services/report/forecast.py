@@ -3,7 +3,7 @@
 ``forecast_section(forecast, options)`` returns the section as HTML and Markdown plus its PNGs, for
 any page to include; ``write_forecast_report(forecast, out_dir)`` writes a self-contained page
 (``forecast.html``, inline images) and its Markdown twin (``forecast.md``, PNGs beside it). The
-plan report (the ``report`` package) is left alone; it uses the same plot style.
+plan report (``page``) is a page of its own, drawn in the same plot style.
 
 Drawn: each drive's life used over time (its history from the telemetry) and, from its last
 sample, the path to the date it reaches its rated endurance (dashed): it leaves the sample at the
@@ -33,10 +33,10 @@ from matplotlib.figure import Figure
 from arrayplan_engine import forecast as fc
 from arrayplan_engine.units import DAY_S, YEAR_DAYS
 
-from .report.figures import COLORS
-from .report.figures import STYLE as _STYLE
-from .report.figures import render as _render
-from .report.markdown import table as markdown_table
+from .figures import COLORS
+from .figures import STYLE as _STYLE
+from .figures import render as _render
+from .markdown import table as markdown_table
 
 HTML_NAME = "forecast.html"
 MARKDOWN_NAME = "forecast.md"
