@@ -175,7 +175,7 @@ class PlannerClient:
         return self._call("CancelPlan", pb.CancelPlanRequest(name=name))  # type: ignore[no-any-return]
 
     def trace(self, name: str) -> pb.GetPlanTraceResponse:
-        """The stored spans of a plan's run (``otlp_json.to_otlp_json`` exports them)."""
+        """The stored spans of a plan's run (``telemetry.otlp_json.to_otlp_json`` exports them)."""
         return self._call("GetPlanTrace", pb.GetPlanTraceRequest(name=name))  # type: ignore[no-any-return]
 
     # -- one array, the catalog -------------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""The plot style every arrayplan figure shares (the report's, the forecast's, ``plots_array``'s):
+"""The plot style every arrayplan figure shares (the report's figures, the forecast's, the array plots'):
 the matplotlib rc settings, plain-millisecond tick labels and titles wrapped to their axes. A
-low-layer module (matplotlib only) so ``plots_array`` and the report can both use it."""
+low-layer module (matplotlib only); ``report.figures`` re-exports it."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ election through a Lease, watch resume from the saved resourceVersion and the 41
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import time
@@ -341,6 +342,11 @@ def test_submit_exit_codes(cluster: Cluster, planner: Planner, ns: str, api: cli
     ok = submit(ROOT / "examples" / "oltp.yaml", "--format", "markdown", "--name", "ci-oltp")
     assert ok.returncode == 0, ok.stderr
     assert "### CapacityPlan `ci-oltp`: Succeeded (constraints met)" in ok.stdout and "| 1 |" in ok.stdout
+    same = submit(ROOT / "examples" / "oltp.yaml", "--format", "json", "--name", "ci-oltp")  # the same spec: answered at once
+    assert same.returncode == 0, same.stderr
+    body = json.loads(same.stdout)  # through jsonout: strict JSON, the CRD's status as the API server holds it
+    assert body["name"] == "ci-oltp" and body["namespace"] == ns and body["status"]["phase"] == "Succeeded"
+    assert body["status"]["recommendations"][0]["rank"] == 1
     assert submit(ROOT / "examples" / "oltp.yaml", "--name", "ci-oltp", "--fail-if-headroom-below", "50").returncode == 3
     assert submit(ROOT / "examples" / "impossible.yaml").returncode == 3
     bad_file = tmp_path / "bad.yaml"

@@ -145,6 +145,27 @@ def test_forecast_report_section(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "replace group g2" in md and "PASSED but worn" in md
 
 
+def test_forecast_page_escapes_what_it_prints(tmp_path: Path) -> None:
+    """The page is the report's Jinja2 templates, autoescaped: an array name, a drive model and a
+    warning holding markup print as text in the title, the heading, the warning list and the table."""
+    from dataclasses import replace
+
+    from arrayplan_engine.catalog import builtin_catalog
+    from arrayplan_services.api.arrayfile import forecast_file, load_array_file
+    from arrayplan_services.report.forecast import forecast_section, write_forecast_report
+
+    f, _ = forecast_file(load_array_file(EXAMPLE / "array.yaml"), builtin_catalog(), ())
+    hostile = '<script>alert("x")</script> & <b>co</b>'
+    f = replace(f, name=hostile, warnings=(hostile,), drives=(replace(f.drives[0], model=hostile), *f.drives[1:]))
+    page = write_forecast_report(f, tmp_path).read_text()
+    escaped = "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; &lt;b&gt;co&lt;/b&gt;"
+    assert "<script>" not in page and "<b>co" not in page
+    assert page.count(escaped) == 4  # <title>, <h2>, the warning, the drive's model cell
+    section, md, _ = forecast_section(f)
+    assert section.startswith(f"<section><h2>Forecast: {escaped}</h2>") and section in page
+    assert md.startswith(f"## Forecast: {hostile}\n") and md == (tmp_path / "forecast.md").read_text()
+
+
 def test_replan_spec_uses_the_observed_write_rate_and_grown_capacity() -> None:
     from arrayplan_engine.catalog import builtin_catalog
     from arrayplan_services.api.arrayfile import forecast_file, load_array_file, observed_host_write_bytes_per_day, replan_spec
@@ -214,10 +235,13 @@ def test_forecast_unknown_catalog_drive_names_the_line(tmp_path: Path, capsys: p
 
 
 def test_the_example_telemetry_is_what_the_generator_writes(tmp_path: Path) -> None:
-    """examples/array-in-service is reproducible from the endurance model (seeded)."""
-    from arrayplan_services.forecast_example import write_example
+    """examples/array-in-service is reproducible from the endurance model (seeded), by the generator
+    run as its docstring and docs/forecast.md say."""
+    import subprocess
+    import sys
 
-    write_example(tmp_path)
+    root = EXAMPLE.parents[1]
+    subprocess.run([sys.executable, str(root / "scripts" / "forecast_example.py"), str(tmp_path)], check=True, cwd=root, timeout=300)
     for p in sorted((EXAMPLE / "telemetry").glob("*.json")) + [EXAMPLE / "capacity.csv"]:
         assert (tmp_path / p.relative_to(EXAMPLE)).read_text() == p.read_text(), p.name
 

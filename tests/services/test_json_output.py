@@ -182,3 +182,31 @@ def test_to_plain_on_engine_values() -> None:
     assert body["plan"]["spec"]["constraints"]["usable_capacity_bytes"] == 9_600_000_000_000
     with pytest.raises(TypeError, match="no JSON form for object"):
         jsonout.to_plain({"x": object()})
+
+
+def test_submit_prints_the_capacityplan_status_through_jsonout(capsys: pytest.CaptureFixture[str]) -> None:
+    """``submit --format json`` prints the CRD's status as the API server returned it, through the one
+    JSON path: a non-finite number (which a hand-written ``json.dumps`` printed as ``NaN``) is null."""
+    from arrayplan_services.cli.cluster_commands import _render
+
+    status = {"phase": "Succeeded", "observedGeneration": 2, "constraintsMet": True,
+              "recommendations": [{"rank": 1, "usableCapacityBytes": 9_600_000_000_000, "headroomFraction": float("nan")}]}
+    _render({"metadata": {"name": "ci-oltp", "namespace": "ns"}, "status": status}, "json")
+    body = _no_nan(capsys.readouterr().out)
+    assert body == {"name": "ci-oltp", "namespace": "ns",
+                    "status": {**status, "recommendations": [{"rank": 1, "usableCapacityBytes": 9_600_000_000_000, "headroomFraction": None}]}}
+
+
+def test_the_cli_writes_json_only_through_jsonout() -> None:
+    """No CLI module calls ``json.dumps`` for its output, except the OTLP/JSON trace file, whose
+    encoding is OpenTelemetry's (``telemetry.otlp_json``), not the ``--format json`` convention."""
+    import ast
+
+    by_hand = []
+    for path in sorted((ROOT / "services" / "arrayplan_services" / "cli").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "dumps"
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "json"
+                    and "otlp" not in ast.unparse(node.args[0] if node.args else node)):
+                by_hand.append(f"{path.name}:{node.lineno}: {ast.unparse(node)[:80]}")
+    assert not by_hand, "JSON written by hand, not through arrayplan_services.jsonout:\n" + "\n".join(by_hand)

@@ -152,7 +152,7 @@ def test_forecast_projection_leaves_the_last_sample_without_a_kink() -> None:
     from arrayplan_engine.catalog import builtin_catalog
     from arrayplan_engine.units import DAY_S
     from arrayplan_services.api.arrayfile import forecast_file, load_array_file
-    from arrayplan_services.report_forecast import forecast_section, projection
+    from arrayplan_services.report.forecast import forecast_section, projection
 
     f, _ = forecast_file(load_array_file(ROOT / "examples" / "array-in-service" / "array.yaml"), builtin_catalog(), ())
     _, _, plots = forecast_section(f)
@@ -176,20 +176,20 @@ def test_forecast_projection_leaves_the_last_sample_without_a_kink() -> None:
 
 
 def test_array_plots_have_labels_titles_and_log_latency_axes(tmp_path: Path) -> None:
-    """plots_array on a real (short) array simulation: latency on log axes in plain ms, the tail on
+    """report.array_plots on a real (short) array simulation: latency on log axes in plain ms, the tail on
     a log axis, both axis labels and a title on every panel; the file is written."""
     from arrayplan_engine import array, evaluate
     from arrayplan_engine.catalog import builtin_catalog
     from arrayplan_engine.layout import make_layout
     from arrayplan_engine.workload import Workload
-    from arrayplan_services import plots_array
+    from arrayplan_services.report import array_plots
 
     drive = builtin_catalog().get("intel-dc-s3500-480gb")
     spec = evaluate.array_spec(drive, make_layout("raid10", 4), 4,
                                Workload(read_fraction=0.7, io_size_mix=((8192, 1.0),), queue_depth=16),
                                fill_fraction=0.5, duration_s=0.5, seed=1)
     result = array.simulate(spec)
-    fig = plots_array.array_figure({"4 x S3500 RAID10": result})
+    fig = array_plots.array_figure({"4 x S3500 RAID10": result})
     check_axes(fig)
     cdf, tail, iops = fig.axes
     assert cdf.get_xscale() == "log" and tail.get_xscale() == "log" and tail.get_yscale() == "log"
@@ -197,7 +197,7 @@ def test_array_plots_have_labels_titles_and_log_latency_axes(tmp_path: Path) -> 
     lo, hi = cdf.get_xlim()
     assert lo < x[0] * 1e3 and hi > x[-1] * 1e3
     assert iops.get_ylim()[0] == 0.0
-    out = plots_array.plot_array({"a": result}, tmp_path / "a.png")
+    out = array_plots.plot_array({"a": result}, tmp_path / "a.png")
     assert out.stat().st_size > 10_000
 
 

@@ -87,7 +87,11 @@ def _render(obj: dict[str, Any], fmt: str) -> None:
     status = obj.get("status") or {}
     name = obj["metadata"]["name"]
     if fmt == "json":
-        print(json.dumps({"name": name, "namespace": obj["metadata"].get("namespace"), "status": status}, indent=2))
+        from .. import jsonout
+
+        # The one JSON path (docs/json.md): the status is the CRD's shape, printed like every other
+        # --format json (numbers as numbers, a NaN or infinity as null, not as invalid JSON).
+        print(jsonout.dumps({"name": name, "namespace": obj["metadata"].get("namespace"), "status": status}))
         return
     recs = status.get("recommendations") or []
     if fmt == "markdown":

@@ -160,7 +160,7 @@ def cmd_forecast(args: argparse.Namespace) -> int:
         if replan is not None:
             _print_replan(console, replan[0], replan[1], array, f)
     if args.report:
-        from ..report_forecast import write_forecast_report
+        from ..report.forecast import write_forecast_report
 
         path = write_forecast_report(f, Path(args.report), options=options, worn_threshold=array.spec.worn_threshold_fraction)
         print(f"report written to {path}", file=sys.stderr)

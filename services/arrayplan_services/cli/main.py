@@ -563,7 +563,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
         _err(f"no spans stored for {args.name!r}")
         return EXIT_BAD_INPUT
     if args.otlp_json:
-        from ..otlp_json import to_otlp_json
+        from ..telemetry.otlp_json import to_otlp_json
 
         text = json.dumps(to_otlp_json(trace))
         if args.otlp_json == "-":

@@ -266,7 +266,7 @@ def handler(args: argparse.Namespace) -> int:
         _err(str(exc))
         return EXIT_BAD_INPUT
     if args.plot:
-        from ..plots_array import plot_array
+        from ..report.array_plots import plot_array
 
         plot_array(results, args.plot)
     if args.format == "json":

@@ -8,6 +8,32 @@ cannot renew within ``renew_deadline_s`` stops acting (the controller exits and 
 
 The leader also keeps the controller's last seen CapacityPlan resourceVersion in an annotation of
 the Lease, so the next leader (a restarted process or the other replica) resumes the watch from it.
+
+Why not ``kubernetes.leaderelection``: the installed client (kubernetes 37.0.2) ships
+``LeaderElection`` with a ``LeaseLock``, and its algorithm is the same as this one; what the
+controller needs around it is missing (read in ``kubernetes/leaderelection/``):
+
+* No way to stop: ``LeaderElection.acquire`` and ``renew_loop`` are ``while True`` loops over
+  ``time.sleep(retry_period)``. A standby waiting for the Lease cannot leave at SIGTERM, and
+  ``renew_loop`` returns only when a renewal fails or ``onstarted_leading`` raises, so a leader
+  whose controller stopped cleanly keeps renewing. Here both loops wait on the caller's ``stop``.
+* No release: nothing clears the holder at a clean stop (client-go's ``ReleaseOnCancel``), so the
+  standby would wait a whole lease duration after every rolling update. ``release`` does it here.
+* No place for the watch position: ``LeaseLock.update`` writes only the four record fields on the
+  Lease it last read; the resourceVersion annotation the next leader resumes from would need
+  ``update`` overridden, and a release written besides.
+* Its timing limits: ``electionconfig.Config`` ends the process (``sys.exit``, not an exception)
+  unless ``retry_period >= 1`` s and ``renew_deadline > 1.2 * retry_period``. The CLI and the chart
+  take fractional periods, and the cluster tests fail over in seconds with ``--lease-duration 2
+  --renew-deadline 1.5 --retry-period 0.3``.
+* Wall-clock timing: the observed time and the renew deadline come from ``time.time()``, so a
+  clock step stretches or cuts a lease; here they come from ``time.monotonic()``.
+* ``LeaseLock`` builds its own ``CoordinationV1Api()`` on the process-wide default configuration
+  (the controller loads ``--kubeconfig`` or the service account into its own ``ApiClient``), and it
+  never counts ``leaseTransitions``.
+
+``tests/services/test_lease_choice.py`` checks these facts against the installed client, so an
+upgrade that changes them shows up as a failing test and this choice can be made again.
 """
 
 from __future__ import annotations

@@ -8,7 +8,10 @@ CI publishes them at) and ``out_dir/report-embedded.md`` (images inline as data 
 The package: ``columns`` (the recommendations table's one column specification, shared with the
 CLI), ``frame`` (what the report shows, computed once; the latency CDFs' simulation through the
 ``Executor``), ``figures`` (matplotlib), ``page`` (Jinja2 templates under ``templates/``).
-This module stays light (the CLI imports ``columns``); ``write_report`` loads the rest on use.
+Beside the plan report: ``forecast`` (the forecast section and page of ``arrayplan forecast
+--report``) and ``array_plots`` (the figures of ``arrayplan simulate --local --plot``), which only
+the CLI imports. This module stays light (the CLI imports ``columns``); ``write_report`` loads the
+rest on use.
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from arrayplan.v1 import planner_pb2 as pb
 
@@ -18,16 +17,12 @@ from . import DEFAULT_SIMULATION_TIMEOUT_S, EMBEDDED_MARKDOWN_NAME, HTML_NAME, M
 from . import markdown as md
 from .columns import Column, columns, layout_name, ms, pct, row, usd
 from .frame import CdfSet, Frame, frame_of, hdd_sentence, meta, question, simulate_cdfs, title, verdict
+from .jinja import ENV as _ENV
 
 # Simulated time is the plan's own (the CDF is the run its figures come from); this switch only
 # says whether to simulate (0: draw the CDFs through the plan's percentiles).
 DEFAULT_ARRAY_SIMULATION_S = 2.0
 SECTIONS = ("pareto", "years", "cdf", "consistency")
-
-_ENV = Environment(loader=PackageLoader("arrayplan_services.report", "templates"),
-                   autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=False),
-                   undefined=StrictUndefined, keep_trailing_newline=True)
-_ENV.filters["cell"] = md.cell
 
 
 def _data_uri(p: figures.Plot) -> str:

@@ -3,22 +3,25 @@
 ``forecast_section(forecast, options)`` returns the section as HTML and Markdown plus its PNGs, for
 any page to include; ``write_forecast_report(forecast, out_dir)`` writes a self-contained page
 (``forecast.html``, inline images) and its Markdown twin (``forecast.md``, PNGs beside it). The
-plan report (the ``report`` package) is left alone; it uses the same plot style.
+plan report (``page``) is a page of its own, drawn in the same plot style.
 
 Drawn: each drive's life used over time (its history from the telemetry) and, from its last
 sample, the path to the date it reaches its rated endurance (dashed): it leaves the sample at the
 drive's current wear rate (continuous with the history: no kink) and bends exponentially, as a
 rate compounding with growth does, to meet the forecast date (``projection``); the interval's
 earliest and latest dates are the same kind of path, the band between them shaded. Then the used
-capacity's samples, the fitted growth curve and its interval band up to the full line. Every
-Markdown table goes through ``report.markdown.table``.
+capacity's samples, the fitted growth curve and its interval band up to the full line.
+
+The page and the section are the report's Jinja2 templates (``templates/forecast.html.j2``,
+``forecast_section.html.j2``, ``forecast.md.j2``, through ``jinja.ENV``): the HTML is autoescaped,
+so a drive model, an array name or a warning cannot inject markup; the Markdown table goes through
+``report.markdown.table`` like every other.
 """
 
 from __future__ import annotations
 
 import base64
 import datetime as dt
-import html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,10 +36,11 @@ from matplotlib.figure import Figure
 from arrayplan_engine import forecast as fc
 from arrayplan_engine.units import DAY_S, YEAR_DAYS
 
-from .report.figures import COLORS
-from .report.figures import STYLE as _STYLE
-from .report.figures import render as _render
-from .report.markdown import table as markdown_table
+from .figures import COLORS
+from .figures import STYLE as _STYLE
+from .figures import render as _render
+from .jinja import ENV
+from .markdown import table as markdown_table
 
 HTML_NAME = "forecast.html"
 MARKDOWN_NAME = "forecast.md"
@@ -186,13 +190,8 @@ def _fill_plot(f: fc.ArrayForecast) -> SectionPlot | None:
                        caption="Dots: used capacity samples. Line: the growth fit; band: its 90 % interval, to the full line.")
 
 
-def _e(x: Any) -> str:
-    return html.escape(str(x), quote=True)
-
-
-def forecast_section(f: fc.ArrayForecast, options: Sequence[Any] = (), *, worn_threshold: float = fc.DEFAULT_WORN_THRESHOLD_FRACTION
-                     ) -> tuple[str, str, list[SectionPlot]]:
-    """(HTML, Markdown, plots) of the forecast section."""
+def _section(f: fc.ArrayForecast, options: Sequence[Any], worn_threshold: float) -> tuple[dict[str, Any], list[SectionPlot]]:
+    """The templates' context (``templates/forecast*.j2``) and the plots it shows."""
     with matplotlib.rc_context(_STYLE):
         plots = [p for p in (_wear_plot(f, worn_threshold), _fill_plot(f)) if p is not None]
     rows = [(d.group, d.serial, d.model or "?", d.basis + (f" ({d.catalog_drive})" if d.catalog_drive else ""),
@@ -202,38 +201,34 @@ def forecast_section(f: fc.ArrayForecast, options: Sequence[Any] = (), *, worn_t
     summary = [f"As of {_day(f.as_of_s)}: the first drive reaches its rated endurance {_interval(f.wear_out)}."]
     if f.fill is not None:
         summary.append(f"The array is full {_interval(f.fill.full)}.")
-    md = ["## Forecast: " + f.name, "", " ".join(summary), ""]
-    md += [f"* {o.action}: {o.text}" for o in options] + ([""] if options else [])
-    md += [f"* warning: {w}" for w in f.warnings] + [f"* problem: {p}" for p in f.problems]
-    md += ["", *markdown_table(head, rows)]
-    for p in plots:
-        md += ["", f"![{p.alt}]({p.name})", "", f"*{p.caption}*"]
-    h = [f"<section><h2>Forecast: {_e(f.name)}</h2><p>{_e(' '.join(summary))}</p>"]
-    if options:
-        h.append("<ul>" + "".join(f"<li><b>{_e(o.action)}</b>: {_e(o.text)}</li>" for o in options) + "</ul>")
-    if f.warnings or f.problems:
-        h.append("<ul class='warn'>" + "".join(f"<li>{_e(w)}</li>" for w in (*f.warnings, *f.problems)) + "</ul>")
-    for p in plots:
-        data = base64.b64encode(p.png).decode("ascii")
-        h.append(f'<figure><img src="data:image/png;base64,{data}" alt="{_e(p.alt)}"><figcaption>{_e(p.caption)}</figcaption></figure>')
-    h.append("<table><tr>" + "".join(f"<th>{_e(c)}</th>" for c in head) + "</tr>"
-             + "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in r) + "</tr>" for r in rows) + "</table></section>")
-    return "\n".join(h), "\n".join(md) + "\n", plots
+    context = {
+        "name": f.name, "summary": " ".join(summary), "options": list(options),
+        "warnings": list(f.warnings), "problems": list(f.problems), "notices": [*f.warnings, *f.problems],
+        "head": head, "rows": rows, "table": "\n".join(markdown_table(head, rows)),
+        "plots": [{"name": p.name, "alt": p.alt, "caption": p.caption,
+                   "src": "data:image/png;base64," + base64.b64encode(p.png).decode("ascii")} for p in plots],
+    }
+    return context, plots
+
+
+def forecast_section(f: fc.ArrayForecast, options: Sequence[Any] = (), *, worn_threshold: float = fc.DEFAULT_WORN_THRESHOLD_FRACTION
+                     ) -> tuple[str, str, list[SectionPlot]]:
+    """(HTML, Markdown, plots) of the forecast section: ``forecast_section.html.j2`` (autoescaped)
+    and ``forecast.md.j2``."""
+    context, plots = _section(f, options, worn_threshold)
+    return ENV.get_template("forecast_section.html.j2").render(context), ENV.get_template("forecast.md.j2").render(context), plots
 
 
 def write_forecast_report(f: fc.ArrayForecast, out_dir: Path, *, options: Sequence[Any] = (),
                           worn_threshold: float = fc.DEFAULT_WORN_THRESHOLD_FRACTION) -> Path:
-    """``out_dir/forecast.html`` (self-contained) and ``out_dir/forecast.md`` with its PNGs."""
+    """``out_dir/forecast.html`` (self-contained: ``forecast.html.j2`` around the section) and
+    ``out_dir/forecast.md`` with its PNGs."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    body, md, plots = forecast_section(f, options, worn_threshold=worn_threshold)
+    context, plots = _section(f, options, worn_threshold)
     for p in plots:
         (out_dir / p.name).write_bytes(p.png)
-    page = ("<!doctype html><html><head><meta charset='utf-8'><title>arrayplan forecast: " + _e(f.name) + "</title><style>"
-            "body{font-family:DejaVu Sans,Arial,sans-serif;max-width:1000px;margin:2em auto;color:#0f172a}"
-            "table{border-collapse:collapse;font-size:13px}td,th{border-bottom:1px solid #e2e8f0;padding:3px 8px;text-align:left}"
-            "figure{margin:1em 0}img{max-width:100%}.warn li{color:#b91c1c}</style></head><body>" + body + "</body></html>\n")
     path = out_dir / HTML_NAME
-    path.write_text(page, encoding="utf-8")
-    (out_dir / MARKDOWN_NAME).write_text(md, encoding="utf-8")
+    path.write_text(ENV.get_template("forecast.html.j2").render(context), encoding="utf-8")
+    (out_dir / MARKDOWN_NAME).write_text(ENV.get_template("forecast.md.j2").render(context), encoding="utf-8")
     return path

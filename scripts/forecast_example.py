@@ -2,7 +2,7 @@
 capacity CSV generated from the engine's own endurance model, so ``arrayplan forecast`` has a
 realistic time series to read. Synthetic by construction, and said so in every file's argv.
 
-    python -m arrayplan_services.forecast_example examples/array-in-service
+    python scripts/forecast_example.py examples/array-in-service
 
 The array: 12 x Intel DC S3500 480GB (model string INTEL SSDSC2BB480G4) in two RAID 5 groups of
 six, started 2024-01-01, carrying an OLTP-like workload (70 % reads, 8 KiB random, 80 % of writes
@@ -45,7 +45,7 @@ def _doc(serial: str, dev: str, t: dt.datetime, hours: float, host_bytes: float,
     return {
         "json_format_version": [1, 0],
         "smartctl": {"version": [7, 3], "exit_status": 0,
-                     "argv": ["smartctl", "--json", "-x", dev, "(synthetic: arrayplan_services.forecast_example, the engine's endurance model)"]},
+                     "argv": ["smartctl", "--json", "-x", dev, "(synthetic: scripts/forecast_example.py, the engine's endurance model)"]},
         "device": {"name": dev, "info_name": f"{dev} [SAT]", "type": "sat", "protocol": "ATA"},
         "model_family": "Intel 730 and DC S35x0/3610/3700 Series SSDs", "model_name": MODEL, "serial_number": serial,
         "firmware_version": "G2010150", "user_capacity": {"blocks": CAPACITY_BYTES // 512, "bytes": CAPACITY_BYTES},

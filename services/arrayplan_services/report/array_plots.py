@@ -27,7 +27,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from arrayplan_engine.array import ArrayResult
 
-from .plot_style import STYLE, fit_titles, plain_ms
+from ..plot_style import STYLE, fit_titles, plain_ms
 
 _TAIL_FLOOR = 1e-7
 _TAIL_MARKS = ((1e-2, "p99"), (1e-3, "p99.9"), (1e-4, "p99.99"))
