@@ -451,22 +451,27 @@ def _sections(text: str, env: Mapping[str, str] | None) -> list[_Section]:
     return jobs
 
 
-def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[tuple[int, str]]) -> FioJob:
-    opts = {**sec.inherited, **sec.options}
+class _JobOptions:
+    """One job's options (its section's over the inherited [global] ones) and the warnings they
+    raise: each (line, option) once, naming the line and the option, never the line's text (a
+    key that is not an option name, a line of some other file, is not repeated, nor any value)."""
 
-    def warn(line: int, key: str, msg: str) -> None:
-        # A warning names the line and the option, never the line's text: a key that is not an
-        # option name (a line of some other file) is not repeated, nor is any value.
-        if (line, key) not in seen:
-            seen.add((line, key))
+    def __init__(self, sec: _Section, warnings: list[str], seen: set[tuple[int, str]]) -> None:
+        self.opts = {**sec.inherited, **sec.options}
+        self.warnings = warnings
+        self.seen = seen
+
+    def warn(self, line: int, key: str, msg: str) -> None:
+        if (line, key) not in self.seen:
+            self.seen.add((line, key))
             shown_key = key if _OPTION_NAME.fullmatch(key) else "<option>"
-            warnings.append(f"fio:{line}:{shown_key}: {msg}")
+            self.warnings.append(f"fio:{line}:{shown_key}: {msg}")
 
-    def get(key: str) -> tuple[str | None, int] | None:
-        return opts.get(key)
+    def get(self, key: str) -> tuple[str | None, int] | None:
+        return self.opts.get(key)
 
-    def val(key: str) -> tuple[str, int] | None:
-        item = opts.get(key)
+    def val(self, key: str) -> tuple[str, int] | None:
+        item = self.opts.get(key)
         if item is None:
             return None
         value, line = item
@@ -474,39 +479,47 @@ def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[
             raise _err(line, key, "needs a value (option=value)")
         return value, line
 
-    # Unmapped options: named, never dropped silently.
-    for key, (_value, line) in sorted(opts.items(), key=lambda kv: kv[1][1]):
-        if key in _MAPPED:
-            continue
-        if key in _NO_EFFECT:
-            warn(line, key, "ignored (no effect on the IO mix the planner models)")
-        else:
-            warn(line, key, "is not supported; the workload ignores it")
+    def warn_unmapped(self) -> None:
+        """Unmapped options: named, never dropped silently."""
+        for key, (_value, line) in sorted(self.opts.items(), key=lambda kv: kv[1][1]):
+            if key in _MAPPED:
+                continue
+            if key in _NO_EFFECT:
+                self.warn(line, key, "ignored (no effect on the IO mix the planner models)")
+            else:
+                self.warn(line, key, "is not supported; the workload ignores it")
 
-    kb_base = 1024
-    if (item := val("kb_base")) is not None:
-        kb_base = _parse_int(item[0], item[1], "kb_base", 1000, 1024)
-        if kb_base not in (1000, 1024):
-            raise _err(item[1], "kb_base", f"must be 1000 or 1024, got {kb_base}")
 
-    # rw
+@dataclass(frozen=True, slots=True)
+class _Direction:
+    """What rw, rwmixread/rwmixwrite and percentage_random say about a job's IO directions."""
+
+    mode: str
+    rw_line: int
+    random: bool
+    trim_only: bool
+    read_fraction: float
+    random_fraction: float
+
+
+def _direction(o: _JobOptions, sec: _Section) -> _Direction:
     mode, rw_line = "read", sec.line
-    if (item := val("rw")) is not None:
+    if (item := o.val("rw")) is not None:
         mode_s, rw_line = item
         mode, _, modifier = mode_s.strip().lower().partition(":")
         if mode not in _RW_MODES:
             raise _err(rw_line, "rw", f"unknown mode {mode_s!r}; expected one of {', '.join(_RW_MODES)}")
         if modifier:
-            warn(rw_line, "rw", f"an offset modifier (rw={mode}:...) is not supported (ignored)")
+            o.warn(rw_line, "rw", f"an offset modifier (rw={mode}:...) is not supported (ignored)")
     fixed_read, random, trim = _RW_MODES[mode]
     trim_only = trim == "only"
     if trim:
-        warn(rw_line, "rw", f"rw={mode}: trims are not modelled" + (
+        o.warn(rw_line, "rw", f"rw={mode}: trims are not modelled" + (
             "; this job is left out of the mix" if trim_only else "; only its writes are kept"))
 
     # rwmixread / rwmixwrite: the later of the two wins when both are given.
     read_fraction = 0.5 if fixed_read is None else fixed_read
-    mix_r, mix_w = val("rwmixread"), val("rwmixwrite")
+    mix_r, mix_w = o.val("rwmixread"), o.val("rwmixwrite")
     if mix_r is not None:
         _parse_int(mix_r[0], mix_r[1], "rwmixread", 0, 100)
     if mix_w is not None:
@@ -519,29 +532,35 @@ def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[
     else:
         for key, item in (("rwmixread", mix_r), ("rwmixwrite", mix_w)):
             if item is not None:
-                warn(item[1], key, f"{key} has no effect with rw={mode}")
+                o.warn(item[1], key, f"{key} has no effect with rw={mode}")
 
-    # percentage_random
     random_fraction = 1.0 if random else 0.0
-    if (item := val("percentage_random")) is not None:
+    if (item := o.val("percentage_random")) is not None:
         r_s, w_s = _per_direction(item[0])
         r_pct = _parse_int(r_s or "100", item[1], "percentage_random", 0, 100)
         w_pct = _parse_int(w_s or "100", item[1], "percentage_random", 0, 100)
         if random:
             random_fraction = (read_fraction * r_pct + (1.0 - read_fraction) * w_pct) / 100.0
         else:
-            warn(item[1], "percentage_random", f"percentage_random has no effect with rw={mode}")
+            o.warn(item[1], "percentage_random", f"percentage_random has no effect with rw={mode}")
+    return _Direction(mode=mode, rw_line=rw_line, random=random, trim_only=trim_only, read_fraction=read_fraction,
+                      random_fraction=random_fraction)
 
-    # Block sizes: bssplit > bsrange > bs (fio lets bssplit override bs).
-    read_mix: tuple[tuple[int, float], ...] = ((4 * KiB, 1.0),)
-    write_mix: tuple[tuple[int, float], ...] = ((4 * KiB, 1.0),)
-    if (item := val("bs")) is not None:
+
+_Mix = tuple[tuple[int, float], ...]
+
+
+def _block_sizes(o: _JobOptions, kb_base: int) -> tuple[_Mix, _Mix]:
+    """(read mix, write mix): bssplit > bsrange > bs (fio lets bssplit override bs)."""
+    read_mix: _Mix = ((4 * KiB, 1.0),)
+    write_mix: _Mix = ((4 * KiB, 1.0),)
+    if (item := o.val("bs")) is not None:
         r_s, w_s = _per_direction(item[0])
         if r_s:
             read_mix = ((_check_io_size(parse_fio_size(r_s, kb_base=kb_base, line=item[1], option="bs"), item[1], "bs"), 1.0),)
         if w_s:
             write_mix = ((_check_io_size(parse_fio_size(w_s, kb_base=kb_base, line=item[1], option="bs"), item[1], "bs"), 1.0),)
-    if (item := val("bsrange")) is not None:
+    if (item := o.val("bsrange")) is not None:
         r_s, w_s = _per_direction(item[0])
         for direction, spec in (("read", r_s), ("write", w_s)):
             if not spec:
@@ -558,107 +577,132 @@ def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[
             sizes = sorted({lo * int(k) for k in np.round(np.linspace(1, count, min(count, 64)))})
             mix = tuple((s, 1.0 / len(sizes)) for s in sizes)
             if len(sizes) > 1:
-                warn(item[1], "bsrange", f"{direction}s: sizes taken uniform over {len(sizes)} multiples of {lo} B from {lo} to {hi} B")
+                o.warn(item[1], "bsrange", f"{direction}s: sizes taken uniform over {len(sizes)} multiples of {lo} B from {lo} to {hi} B")
             if direction == "read":
                 read_mix = mix
             else:
                 write_mix = mix
-    if (item := val("bssplit")) is not None:
+    if (item := o.val("bssplit")) is not None:
         read_mix, write_mix = parse_bssplit(item[0], kb_base=kb_base, line=item[1])
+    return read_mix, write_mix
 
-    def mean(mix: tuple[tuple[int, float], ...]) -> float:
-        return sum(s * w for s, w in mix)
 
+def _mean(mix: _Mix) -> float:
+    return sum(s * w for s, w in mix)
+
+
+def _size_or_pct(o: _JobOptions, key: str, kb_base: int) -> tuple[int | None, float | None]:
+    item = o.val(key)
+    if item is None:
+        return None, None
+    s, line = item[0].strip(), item[1]
+    if s.endswith("%"):
+        try:
+            pct = float(s[:-1])
+        except ValueError:
+            raise _err(line, key, f"bad percentage {s!r}") from None
+        allowed = Range(lo=0, hi=100, hi_open=True) if key == "offset" else Range(lo=0, hi=100, lo_open=True)
+        if (reason := allowed.reason(pct)) is not None:
+            raise _err(line, key, f"percentage {reason}")
+        return None, pct / 100.0
+    return parse_fio_size(s, kb_base=kb_base, line=line, option=key), None
+
+
+def _rate_iops(o: _JobOptions, kb_base: int, d: _Direction, read_mix: _Mix, write_mix: _Mix) -> float | None:
+    rate_iops: float | None = None
+    if (item := o.val("rate_iops")) is not None:
+        r_s, w_s = _per_direction(item[0])
+        r_rate: float = _parse_int(r_s, item[1], "rate_iops", 0, 2**40) if r_s else 0
+        w_rate: float = _parse_int(w_s, item[1], "rate_iops", 0, 2**40) if w_s else 0
+        rate_iops = _split_rate(r_rate, w_rate, d.read_fraction)
+    elif (item := o.val("rate")) is not None:
+        r_s, w_s = _per_direction(item[0])
+        r_bw = parse_fio_size(r_s, kb_base=kb_base, line=item[1], option="rate") if r_s else 0
+        w_bw = parse_fio_size(w_s, kb_base=kb_base, line=item[1], option="rate") if w_s else 0
+        r_rate = r_bw / _mean(read_mix) if r_bw else 0.0
+        w_rate = w_bw / _mean(write_mix) if w_bw else 0.0
+        rate_iops = _split_rate(r_rate, w_rate, d.read_fraction)
+        o.warn(item[1], "rate", f"rate (bytes/s: {r_bw:g} read, {w_bw:g} write) converted to {rate_iops:.1f} IOPS at the mean block size")
+    if rate_iops is not None and rate_iops <= 0:
+        rate_iops = None
+    return rate_iops
+
+
+def _skew(o: _JobOptions, d: _Direction, io_mix: _Mix, size_bytes: int | None) -> tuple[float, float, str]:
+    """(hot access fraction, hot space fraction, note) from random_distribution."""
+    hot_a, hot_s, skew_note = 1.0, 1.0, ""
+    if (item := o.val("random_distribution")) is not None and item[0].strip().lower().startswith("zoned_abs"):
+        o.warn(item[1], "random_distribution",
+               "zoned_abs (absolute zone sizes) is not supported; uniform access assumed")
+    elif (item := o.val("random_distribution")) is not None:
+        min_bs = min(s for s, _ in io_mix)
+        blocks = (size_bytes // min_bs) if size_bytes else None
+        skew = skew_from_distribution(item[0], blocks=blocks, line=item[1])
+        if d.random and d.read_fraction >= 1.0:
+            o.warn(item[1], "random_distribution",
+                   f"{skew.note}; this job only reads and the workload's skew describes writes, so it is not carried")
+        elif d.random:
+            hot_a, hot_s, skew_note = skew.hot_access_fraction, skew.hot_space_fraction, skew.note
+            if item[0].strip().lower().startswith(("zipf", "pareto", "normal", "gauss")):
+                o.warn(item[1], "random_distribution", f"approximated as a two-class skew: {skew.note}")
+        else:
+            o.warn(item[1], "random_distribution", f"random_distribution has no effect with rw={d.mode}")
+    return hot_a, hot_s, skew_note
+
+
+def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[tuple[int, str]]) -> FioJob:
+    o = _JobOptions(sec, warnings, seen)
+    o.warn_unmapped()
+    kb_base = 1024
+    if (item := o.val("kb_base")) is not None:
+        kb_base = _parse_int(item[0], item[1], "kb_base", 1000, 1024)
+        if kb_base not in (1000, 1024):
+            raise _err(item[1], "kb_base", f"must be 1000 or 1024, got {kb_base}")
+    d = _direction(o, sec)
+    read_mix, write_mix = _block_sizes(o, kb_base)
+    read_fraction = d.read_fraction
     merged: dict[int, float] = {}
     for mix, share in ((read_mix, read_fraction), (write_mix, 1.0 - read_fraction)):
         for s, w in mix:
             if share * w > 0:
                 merged[s] = merged.get(s, 0.0) + share * w
     io_mix = tuple(sorted(merged.items()))
-    mean_io = read_fraction * mean(read_mix) + (1.0 - read_fraction) * mean(write_mix)
+    mean_io = read_fraction * _mean(read_mix) + (1.0 - read_fraction) * _mean(write_mix)
 
     iodepth = 1
-    if (item := val("iodepth")) is not None:
+    if (item := o.val("iodepth")) is not None:
         iodepth = _parse_int(item[0], item[1], "iodepth", 1, MAX_QUEUE_DEPTH)
     numjobs = 1
-    if (item := val("numjobs")) is not None:
+    if (item := o.val("numjobs")) is not None:
         numjobs = _parse_int(item[0], item[1], "numjobs", 1, 65_536)
 
-    def size_or_pct(key: str) -> tuple[int | None, float | None]:
-        item = val(key)
-        if item is None:
-            return None, None
-        s, line = item[0].strip(), item[1]
-        if s.endswith("%"):
-            try:
-                pct = float(s[:-1])
-            except ValueError:
-                raise _err(line, key, f"bad percentage {s!r}") from None
-            allowed = Range(lo=0, hi=100, hi_open=True) if key == "offset" else Range(lo=0, hi=100, lo_open=True)
-            if (reason := allowed.reason(pct)) is not None:
-                raise _err(line, key, f"percentage {reason}")
-            return None, pct / 100.0
-        return parse_fio_size(s, kb_base=kb_base, line=line, option=key), None
-
-    size_bytes, size_fraction = size_or_pct("size")
+    size_bytes, size_fraction = _size_or_pct(o, "size", kb_base)
     if size_bytes == 0:
-        raise _err(opts["size"][1], "size", "must be > 0")
-    _offset_bytes, offset_fraction = size_or_pct("offset")
+        raise _err(o.opts["size"][1], "size", "must be > 0")
+    _offset_bytes, offset_fraction = _size_or_pct(o, "offset", kb_base)
     if size_fraction is None and offset_fraction:
         size_fraction = 1.0 - offset_fraction
     io_bytes: int | None = None
-    if (item := val("io_size")) is not None:
+    if (item := o.val("io_size")) is not None:
         io_bytes = parse_fio_size(item[0], kb_base=kb_base, line=item[1], option="io_size")
     number_ios: int | None = None
-    if (item := val("number_ios")) is not None:
+    if (item := o.val("number_ios")) is not None:
         number_ios = _parse_int(item[0], item[1], "number_ios", 1, 2**62)
     loops = 1
-    if (item := val("loops")) is not None:
+    if (item := o.val("loops")) is not None:
         loops = _parse_int(item[0], item[1], "loops", 1, 2**31)
 
     runtime_s: float | None = None
-    if (item := val("runtime")) is not None:
+    if (item := o.val("runtime")) is not None:
         runtime_s = parse_time_s(item[0], line=item[1], option="runtime")
         if runtime_s <= 0:
             raise _err(item[1], "runtime", "must be > 0")
     time_based = False
-    if (tb := get("time_based")) is not None:
+    if (tb := o.get("time_based")) is not None:
         time_based = _parse_bool(tb[0], tb[1], "time_based")
 
-    rate_iops: float | None = None
-    if (item := val("rate_iops")) is not None:
-        r_s, w_s = _per_direction(item[0])
-        r_rate: float = _parse_int(r_s, item[1], "rate_iops", 0, 2**40) if r_s else 0
-        w_rate: float = _parse_int(w_s, item[1], "rate_iops", 0, 2**40) if w_s else 0
-        rate_iops = _split_rate(r_rate, w_rate, read_fraction)
-    elif (item := val("rate")) is not None:
-        r_s, w_s = _per_direction(item[0])
-        r_bw = parse_fio_size(r_s, kb_base=kb_base, line=item[1], option="rate") if r_s else 0
-        w_bw = parse_fio_size(w_s, kb_base=kb_base, line=item[1], option="rate") if w_s else 0
-        r_rate = r_bw / mean(read_mix) if r_bw else 0.0
-        w_rate = w_bw / mean(write_mix) if w_bw else 0.0
-        rate_iops = _split_rate(r_rate, w_rate, read_fraction)
-        warn(item[1], "rate", f"rate (bytes/s: {r_bw:g} read, {w_bw:g} write) converted to {rate_iops:.1f} IOPS at the mean block size")
-    if rate_iops is not None and rate_iops <= 0:
-        rate_iops = None
-
-    hot_a, hot_s, skew_note = 1.0, 1.0, ""
-    if (item := val("random_distribution")) is not None and item[0].strip().lower().startswith("zoned_abs"):
-        warn(item[1], "random_distribution",
-             "zoned_abs (absolute zone sizes) is not supported; uniform access assumed")
-    elif (item := val("random_distribution")) is not None:
-        min_bs = min(s for s, _ in io_mix)
-        blocks = (size_bytes // min_bs) if size_bytes else None
-        skew = skew_from_distribution(item[0], blocks=blocks, line=item[1])
-        if random and read_fraction >= 1.0:
-            warn(item[1], "random_distribution",
-                 f"{skew.note}; this job only reads and the workload's skew describes writes, so it is not carried")
-        elif random:
-            hot_a, hot_s, skew_note = skew.hot_access_fraction, skew.hot_space_fraction, skew.note
-            if item[0].strip().lower().startswith(("zipf", "pareto", "normal", "gauss")):
-                warn(item[1], "random_distribution", f"approximated as a two-class skew: {skew.note}")
-        else:
-            warn(item[1], "random_distribution", f"random_distribution has no effect with rw={mode}")
+    rate_iops = _rate_iops(o, kb_base, d, read_mix, write_mix)
+    hot_a, hot_s, skew_note = _skew(o, d, io_mix, size_bytes)
 
     if io_bytes is not None and loops > 1:
         io_bytes *= loops
@@ -670,7 +714,7 @@ def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[
         line=sec.line,
         phase=phase,
         read_fraction=read_fraction,
-        random_fraction=random_fraction,
+        random_fraction=d.random_fraction,
         io_size_mix=io_mix,
         mean_io_bytes=mean_io,
         iodepth=iodepth,
@@ -682,12 +726,12 @@ def _job_from_section(sec: _Section, phase: int, warnings: list[str], seen: set[
         number_ios=number_ios,
         runtime_s=runtime_s,
         time_based=time_based,
-        shared_file="filename" in opts,
+        shared_file="filename" in o.opts,
         hot_access_fraction=hot_a,
         hot_space_fraction=hot_s,
         skew_note=skew_note,
-        trim_only=trim_only,
-        rw_line=rw_line,
+        trim_only=d.trim_only,
+        rw_line=d.rw_line,
     )
 
 
