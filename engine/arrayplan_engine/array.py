@@ -52,7 +52,7 @@ The model (docs/array-model.md has the full statement and its sources):
 
 Public API: ``ArraySpec`` -> ``simulate(spec) -> ArrayResult``; ``split_simulation(spec, parts)``
 and ``merge_results(results)`` for fan-out. Drive models come from the catalog through
-``evaluate`` (``array_service_models``, ``member_service_models``): this module imports no drive model.
+``simulation`` (``array_service_models``, ``member_service_models``): this module imports no drive model.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ from numba.extending import intrinsic
 
 from .errors import InvalidInputError, Range, Violation, check, check_range, is_finite
 from .layout import Layout, LayoutKind, group_count
-from .service import ServiceModel
+from .service_time import ServiceModel
 from .units import TB, MiB
 from .workload import Workload
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from .array import ArrayResult, ArraySpec, _kind_index, latency_bucket_edges_s
 from .errors import InvalidInputError, Range, Violation, check
-from .service import ServiceModel
+from .service_time import ServiceModel
 
 #: Model fields that are times (seconds or seconds per byte/page): a slow drive takes ``factor``
 #: times each.

@@ -41,7 +41,7 @@ from . import endurance
 from .catalog import Catalog, Drive
 from .errors import InvalidInputError
 from .layout import Layout, make_layout
-from .telemetry import DriveSeries, DriveSnapshot, snapshot_hours
+from .smart import DriveSeries, DriveSnapshot, snapshot_hours
 from .units import DAY_S, YEAR_DAYS
 from .workload import Workload
 
@@ -248,7 +248,7 @@ class GroupSpec:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ArraySpec:
+class ArrayInService:
     name: str
     layout: str                                   # raid5, raid6, raid10, raid1, ec:K+M
     groups: tuple[GroupSpec, ...]
@@ -601,7 +601,7 @@ def _pick_series(serial: str, model: str | None, series: Sequence[DriveSeries]) 
     return hits[0], None
 
 
-def forecast_array(spec: ArraySpec, series: Sequence[DriveSeries], capacity: Sequence[CapacityPoint], catalog: Catalog) -> ArrayForecast:
+def forecast_array(spec: ArrayInService, series: Sequence[DriveSeries], capacity: Sequence[CapacityPoint], catalog: Catalog) -> ArrayForecast:
     """Per drive, per group and for the array: wear-out and full dates with intervals, lockstep
     warnings, PASSED-but-worn flags. A serial without telemetry is a problem naming it; the rest
     are forecast."""

@@ -25,7 +25,7 @@ QD1 4 KB random reads then land at 1 / (overhead + seek + rotation/2 + transfer)
 15K disk (3.4 ms seek), ~137 for 10K (4.2 ms), ~78 for 7.2K (8.5 ms).
 
 "How many disks of this model, in the same layout, carry the same workload at the same latency
-percentile target" is ``evaluate.equivalent_drive_count`` (given this module's service model),
+percentile target" is ``simulation.equivalent_drive_count`` (given this module's service model),
 the one search every HDD equivalence uses; this module imports no simulation.
 """
 
@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import InvalidInputError, Range, Violation, check, check_fields
-from .service import ServiceModel
+from .service_time import ServiceModel
 from .units import MB, KiB
 
 __all__ = [

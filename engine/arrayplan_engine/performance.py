@@ -1,14 +1,14 @@
 """The planner's pruning screen: an upper bound on the host IOPS the array simulation can reach.
 
-Every figure of an answer comes from the array simulation (``evaluate.py``). This module only
+Every figure of an answer comes from the array simulation (``simulation.py``). This module only
 decides which candidates are not worth simulating: ``iops_upper_bound`` is the host IOPS the
 array would carry if every member served IO back to back on all its parallel units at its
 *fresh* per-command cost (no cleaning, no positioning beyond what no disk avoids), and the layout
 turned host IOs into the fewest member IOs and bytes it can. Work is conserved, so the simulation
 at saturation cannot complete more host IOs per second than the members' total capacity divided
 by the member work per host IO; cleaning, seeks, queueing and fork-join imbalance only lower it.
-``recommend.prune`` drops a candidate only when this bound, with ``SCREEN_MARGIN`` on top for
-the finite simulated window, is below the required IOPS (tests/engine/test_one_path.py checks
+``candidates.prune`` drops a candidate only when this bound, with ``SCREEN_MARGIN`` on top for
+the finite simulated window, is below the required IOPS (tests/engine/test_simulation.py checks
 that it never drops a candidate the simulation accepts).
 
 Member work per host IO (``k`` data and ``m`` parity units per stripe, stripe unit ``U``):
@@ -33,7 +33,7 @@ import math
 from . import hdd, ssd
 from .catalog import Drive
 from .layout import Layout, LayoutKind, group_count
-from .service import ServiceModel
+from .service_time import ServiceModel
 from .workload import Workload
 
 # The simulation's window is finite: IOs in flight at its start complete inside it, and a window

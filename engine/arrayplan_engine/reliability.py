@@ -38,7 +38,7 @@ Annual failure rate (AFR) here is a *rate*, failures per drive-year, as Backblaz
 define it (failures / (drive_days / 365)); the exponential model's MTTF is 8760 h / AFR
 (``mttf_hours_from_failure_rate``). v1's ``mttf_hours_from_afr`` reads the AFR as a one-year
 failure probability instead (MTTF = 8760 h / -ln(1 - AFR)); the two differ by less than AFR / 2
-(0.5% at an AFR of 1%). The planner (recommend.py) still calls v1's three functions, kept as
+(0.5% at an AFR of 1%). The planner (evaluation.py) still calls v1's three functions, kept as
 they were.
 """
 

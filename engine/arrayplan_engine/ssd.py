@@ -52,8 +52,8 @@ from . import ftl as ftl_mod
 from . import wa as wa_mod
 from .catalog import INTERFACE_BYTES_PER_S, Drive, all_drives, get_drive
 from .errors import InvalidInputError, Violation, check, check_range, require_range
-from .service import MAP_BYTES as _SERVICE_MAP_BYTES
-from .service import ServiceModel
+from .service_time import MAP_BYTES as _SERVICE_MAP_BYTES
+from .service_time import ServiceModel
 
 if TYPE_CHECKING:
     from .array import ArrayResult
@@ -581,7 +581,7 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
                   random_fraction: float = 1.0, seed: int = 0, simulate: bool = True, profile_s: float = 600.0,
                   model_pages: int = 1 << 18, precondition_drive_writes: float = 3.0,
                   per_controller: bool = False) -> ServiceModel:
-    """The drive's per-IO service model with cleaning as work (see ``service.py``).
+    """The drive's per-IO service model with cleaning as work (see ``service_time.py``).
 
     Read and write service times on ``parallel_units`` servers reproduce the FOB 4 KB and 128 KB
     (sequential) rates. Cleaning: the drive's flash (internal parity excluded) holds the span

@@ -16,7 +16,7 @@ import pytest
 from arrayplan_engine import array as arr
 from arrayplan_engine.errors import InvalidInputError
 from arrayplan_engine.layout import make_layout
-from arrayplan_engine.service import ServiceModel
+from arrayplan_engine.service_time import ServiceModel
 from arrayplan_engine.units import GB, MB, KiB
 from arrayplan_engine.workload import Workload
 

@@ -13,8 +13,8 @@ from dataclasses import replace
 import pytest
 
 from arrayplan_engine import array as arr
-from arrayplan_engine import evaluate as ev
 from arrayplan_engine import fail_slow as fs
+from arrayplan_engine import simulation
 from arrayplan_engine.catalog import builtin_catalog
 from arrayplan_engine.errors import InvalidInputError
 from arrayplan_engine.layout import make_layout
@@ -26,7 +26,7 @@ CATALOG = builtin_catalog()
 def _spec(*, iops: float, duration_s: float = 4.0, layout: str = "raid5", count: int = 8, width: int = 8,
           read_fraction: float = 0.7, drive: str = "intel-dc-s3700-200gb") -> arr.ArraySpec:
     wl = Workload(read_fraction=read_fraction, io_size_mix=((4096, 1.0),), queue_depth=32, target_iops=iops)
-    return ev.array_spec(CATALOG.get(drive), make_layout(layout, width), count, wl, fill_fraction=0.8, duration_s=duration_s,
+    return simulation.array_spec(CATALOG.get(drive), make_layout(layout, width), count, wl, fill_fraction=0.8, duration_s=duration_s,
                          seed=5)
 
 

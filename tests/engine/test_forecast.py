@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pytest
 
-from arrayplan_engine import endurance, forecast, telemetry
+from arrayplan_engine import endurance, forecast, smart
 from arrayplan_engine.catalog import builtin_catalog
 from arrayplan_engine.layout import make_layout, usable_capacity_bytes
 from arrayplan_engine.units import DAY_S, TB, YEAR_DAYS
@@ -53,7 +53,7 @@ def _telemetry(wear: endurance.ServiceLifeWear, usable: float, months: int, rng:
     """Monthly smartctl-like snapshots of every drive and the array's used capacity."""
     cv = 0.10
     sigma = math.sqrt(math.log1p(cv**2))
-    snaps: list[telemetry.DriveSnapshot] = []
+    snaps: list[smart.DriveSnapshot] = []
     serials = [f"BTWL{i:04d}0480BGN" for i in range(DRIVE_COUNT)]
     for serial in serials:
         host = 0.0
@@ -65,7 +65,7 @@ def _telemetry(wear: endurance.ServiceLifeWear, usable: float, months: int, rng:
                 host += month_bytes
                 life += month_bytes * y.life_used_fraction / y.host_bytes_per_drive
             t = START_S + m * MONTH_DAYS * DAY_S
-            snaps.append(telemetry.DriveSnapshot(
+            snaps.append(smart.DriveSnapshot(
                 source=f"{serial}-{m:02d}.json", model=MODEL_STRING, serial=serial, protocol="ata", model_family="Intel 730 and DC S35x0/3610/3700 Series SSDs",
                 capacity_bytes=480_103_981_056, rotational=False, time_s=t, power_on_hours=m * MONTH_DAYS * 24,
                 host_written_bytes=math.floor(host / 2**25) * 2**25, percentage_used=float(min(math.floor(life * 100), 99)), smart_passed=True))
@@ -76,8 +76,8 @@ def _telemetry(wear: endurance.ServiceLifeWear, usable: float, months: int, rng:
     return serials, snaps, capacity
 
 
-def _spec(serials: list[str]) -> forecast.ArraySpec:
-    return forecast.ArraySpec(name="rt", layout="raid5", start_time_s=START_S, workload=WORKLOAD,
+def _spec(serials: list[str]) -> forecast.ArrayInService:
+    return forecast.ArrayInService(name="rt", layout="raid5", start_time_s=START_S, workload=WORKLOAD,
                               groups=(forecast.GroupSpec(name="g1", serials=tuple(serials[:6])),
                                       forecast.GroupSpec(name="g2", serials=tuple(serials[6:]))))
 
@@ -88,7 +88,7 @@ def test_round_trip_forecast_from_12_months_finds_the_models_wear_out(seed: int)
     assert 3 * YEAR_DAYS < truth_days < 5 * YEAR_DAYS      # the workload wears out in year 4
     serials, snaps, capacity = _telemetry(wear, usable, 24, np.random.default_rng(seed))
     first_year = [s for s in snaps if s.time_s is not None and s.time_s <= START_S + 12 * MONTH_DAYS * DAY_S + 1]
-    series = telemetry.series_from_snapshots(first_year)
+    series = smart.series_from_snapshots(first_year)
     assert len(series) == DRIVE_COUNT and all(len(s.snapshots) == 13 for s in series)
     cap12 = [c for c in capacity if c.time_s <= START_S + 12 * MONTH_DAYS * DAY_S + 1]
     fc = forecast.forecast_array(_spec(serials), series, cap12, builtin_catalog())
@@ -121,9 +121,9 @@ def test_round_trip_life_used_at_month_24_is_inside_the_12_month_projection() ->
 
 
 def test_one_snapshot_gives_the_lifetime_average_and_says_so() -> None:
-    s = telemetry.DriveSnapshot(source="x.json", model="Micron_7300_MTFDHBE960TDF", serial="MSN1", protocol="nvme", capacity_bytes=960_197_124_096,
+    s = smart.DriveSnapshot(source="x.json", model="Micron_7300_MTFDHBE960TDF", serial="MSN1", protocol="nvme", capacity_bytes=960_197_124_096,
                                 time_s=START_S, power_on_hours=26686, host_written_bytes=1297577305 * 512000, percentage_used=10, smart_passed=True)
-    [series] = telemetry.series_from_snapshots([s])
+    [series] = smart.series_from_snapshots([s])
     d = forecast.forecast_drive(series, group="g", serial="MSN1", catalog_drive=None, workload=None, layout=LAYOUT, fill_now=None,
                                 fill_at=None, confidence=0.9, worn_threshold_fraction=0.1)
     assert d.basis == "wear indicator" and d.rate_basis.startswith("lifetime average")
@@ -137,13 +137,13 @@ def test_one_snapshot_gives_the_lifetime_average_and_says_so() -> None:
 
 
 def test_passed_but_worn_flag_and_missing_serial_problem() -> None:
-    worn = telemetry.DriveSnapshot(source="w.json", model="X", serial="S1", protocol="nvme", capacity_bytes=10**12, time_s=START_S,
+    worn = smart.DriveSnapshot(source="w.json", model="X", serial="S1", protocol="nvme", capacity_bytes=10**12, time_s=START_S,
                                    power_on_hours=40000, percentage_used=95, smart_passed=True)
-    ok = telemetry.DriveSnapshot(source="o.json", model="X", serial="S2", protocol="nvme", capacity_bytes=10**12, time_s=START_S,
+    ok = smart.DriveSnapshot(source="o.json", model="X", serial="S2", protocol="nvme", capacity_bytes=10**12, time_s=START_S,
                                  power_on_hours=40000, percentage_used=40, smart_passed=True)
-    spec = forecast.ArraySpec(name="a", layout="raid1", start_time_s=START_S,
+    spec = forecast.ArrayInService(name="a", layout="raid1", start_time_s=START_S,
                               groups=(forecast.GroupSpec(name="m", serials=("S1", "S2", "S3")),))
-    fc = forecast.forecast_array(spec, telemetry.series_from_snapshots([worn, ok]), [], builtin_catalog())
+    fc = forecast.forecast_array(spec, smart.series_from_snapshots([worn, ok]), [], builtin_catalog())
     assert fc.problems == ("group m, drive S3: no snapshot in the telemetry has this serial",)
     flagged = {d.serial: d.passed_but_worn for d in fc.drives}
     assert flagged == {"S1": True, "S2": False}
@@ -185,16 +185,16 @@ def test_fill_forecast_fits_growth_when_none_is_stated() -> None:
 
 
 def test_lockstep_only_when_members_wear_out_together() -> None:
-    def snaps(serial: str, pct_per_year: float) -> list[telemetry.DriveSnapshot]:
-        return [telemetry.DriveSnapshot(source=f"{serial}-{m}.json", model="NVME-X", serial=serial, protocol="nvme", capacity_bytes=10**12,
+    def snaps(serial: str, pct_per_year: float) -> list[smart.DriveSnapshot]:
+        return [smart.DriveSnapshot(source=f"{serial}-{m}.json", model="NVME-X", serial=serial, protocol="nvme", capacity_bytes=10**12,
                                         time_s=START_S + m * MONTH_DAYS * DAY_S, power_on_hours=m * MONTH_DAYS * 24,
                                         percentage_used=float(math.floor(pct_per_year * m / 12)), smart_passed=True) for m in range(25)]
     even = [s for i in range(4) for s in snaps(f"E{i}", 20.0)]
     spread = [s for i, r in enumerate((40.0, 25.0, 15.0, 10.0)) for s in snaps(f"S{i}", r)]
-    spec = forecast.ArraySpec(name="a", layout="raid6", start_time_s=START_S,
+    spec = forecast.ArrayInService(name="a", layout="raid6", start_time_s=START_S,
                               groups=(forecast.GroupSpec(name="even", serials=("E0", "E1", "E2", "E3")),
                                       forecast.GroupSpec(name="spread", serials=("S0", "S1", "S2", "S3"))))
-    fc = forecast.forecast_array(spec, telemetry.series_from_snapshots(even + spread), [], builtin_catalog())
+    fc = forecast.forecast_array(spec, smart.series_from_snapshots(even + spread), [], builtin_catalog())
     g = {x.name: x for x in fc.groups}
     assert g["even"].lockstep and g["even"].lockstep_members == 4 and g["even"].failures_tolerated == 2
     assert not g["spread"].lockstep and g["spread"].lockstep_members == 1
@@ -207,9 +207,9 @@ def test_lockstep_only_when_members_wear_out_together() -> None:
 def test_catalog_drive_without_a_workload_takes_the_rated_tbw_at_face_value() -> None:
     wear, usable, _ = _truth()
     serials, snaps, _ = _telemetry(wear, usable, 12, np.random.default_rng(1))
-    spec = forecast.ArraySpec(name="rt", layout="raid5", start_time_s=START_S,
+    spec = forecast.ArrayInService(name="rt", layout="raid5", start_time_s=START_S,
                               groups=(forecast.GroupSpec(name="g1", serials=tuple(serials[:6])),))
-    fc = forecast.forecast_array(spec, telemetry.series_from_snapshots(snaps), [], builtin_catalog())
+    fc = forecast.forecast_array(spec, smart.series_from_snapshots(snaps), [], builtin_catalog())
     d = fc.drives[0]
     assert d.basis == "catalog rating" and any("taken at face value" in n for n in d.notes)
     # Life used = host bytes / TBW (WA_workload = WA_rated).

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arrayplan_engine import evaluate as one_path
-from arrayplan_engine import hdd
+from arrayplan_engine import hdd, simulation
 from arrayplan_engine.array import ArraySpec, simulate
 from arrayplan_engine.errors import InvalidInputError
 from arrayplan_engine.layout import make_layout
@@ -82,7 +81,7 @@ def test_short_stroking_and_sequential_access() -> None:
 def test_equivalence_finds_the_smallest_passing_array() -> None:
     model = hdd.service_model(**DATASHEET["15k"])
     wl = Workload(read_fraction=1.0, queue_depth=1)
-    eq = one_path.equivalent_drive_count(model, make_layout("raid0", 4), wl, target_iops=2000.0, latency_quantile=0.99,
+    eq = simulation.equivalent_drive_count(model, make_layout("raid0", 4), wl, target_iops=2000.0, latency_quantile=0.99,
                                          latency_target_s=0.05, duration_s=20.0, drive_capacity_bytes=300e9,
                                          max_host_ios=10**9)
     n = eq.drive_count
@@ -104,11 +103,11 @@ def test_twelve_s3500_versus_500_15k_disks_for_4k_random_writes() -> None:
 
     s3500 = get_drive("intel-dc-s3500-480gb")
     wl = Workload(read_fraction=0.0, queue_depth=32 * 12)
-    models = one_path.array_service_models(s3500, 1, workload=wl)
+    models = simulation.array_service_models(s3500, 1, workload=wl)
     ssd_run = simulate(ArraySpec(layout=make_layout("raid0", 12), drive_count=12, service_models=models, workload=wl,
                                  duration_s=5.0, drive_capacity_bytes=float(s3500.capacity_bytes)))
     disk = hdd.service_model("hdd-15k-sas-300gb")
-    eq = one_path.equivalent_drive_count(disk, make_layout("raid0", 12), wl, target_iops=ssd_run.achieved_iops,
+    eq = simulation.equivalent_drive_count(disk, make_layout("raid0", 12), wl, target_iops=ssd_run.achieved_iops,
                                          latency_quantile=0.99, latency_target_s=0.05, duration_s=3.0,
                                          drive_capacity_bytes=300e9, reorder_window=32, max_host_ios=10**9)
     assert 500 / 1.5 <= eq.drive_count <= 500 * 1.5
@@ -122,6 +121,6 @@ def test_errors_name_field_and_range() -> None:
         hdd.service_model("intel-dc-s3500-480gb")
     assert info.value.violations[0].field == "drive"
     with pytest.raises(InvalidInputError) as info:
-        one_path.equivalent_drive_count(hdd.service_model(**DATASHEET["15k"]), make_layout("raid0", 2), QD1_READS,
+        simulation.equivalent_drive_count(hdd.service_model(**DATASHEET["15k"]), make_layout("raid0", 2), QD1_READS,
                                         target_iops=-1, latency_quantile=0.99, latency_target_s=0.05)
     assert info.value.violations[0].field == "target_iops"

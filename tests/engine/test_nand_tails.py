@@ -20,8 +20,7 @@ from dataclasses import replace
 import pytest
 
 from arrayplan_engine import array as arr
-from arrayplan_engine import evaluate as ev
-from arrayplan_engine import ssd
+from arrayplan_engine import simulation, ssd
 from arrayplan_engine.catalog import builtin_catalog
 from arrayplan_engine.layout import make_layout
 from arrayplan_engine.workload import Workload
@@ -34,7 +33,7 @@ S3700 = "intel-dc-s3700-200gb"
 def _run(drive: str, *, read_fraction: float, queue_depth: int = 1, iops: float = 0.0, count: int = 1, layout: str = "raid0",
          width: int = 1, io_bytes: int = 4096, duration_s: float = 10.0, suspend_s: float = 0.0) -> arr.ArrayResult:
     wl = Workload(read_fraction=read_fraction, io_size_mix=((io_bytes, 1.0),), queue_depth=queue_depth, target_iops=iops)
-    spec = ev.array_spec(CATALOG.get(drive), make_layout(layout, width), count, wl, fill_fraction=1.0, duration_s=duration_s,
+    spec = simulation.array_spec(CATALOG.get(drive), make_layout(layout, width), count, wl, fill_fraction=1.0, duration_s=duration_s,
                          seed=1)
     if suspend_s:
         spec = replace(spec, service_models=tuple(replace(m, nand_suspend_s=suspend_s) for m in spec.service_models))

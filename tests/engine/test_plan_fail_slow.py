@@ -8,23 +8,23 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from arrayplan_engine import recommend as rc
+from arrayplan_engine import evaluation, plan_request, recommend
 from arrayplan_engine.workload import Workload
 
 
-def _request(*, fail_slow: bool, percentile: float = 99.9, target_s: float = 0.0) -> rc.PlanRequest:
+def _request(*, fail_slow: bool, percentile: float = 99.9, target_s: float = 0.0) -> plan_request.PlanRequest:
     # reads only: no NAND program waits, so the tail at p99.9 is the slow member's (2 x a read)
     wl = Workload(read_fraction=1.0, io_size_mix=((8192, 1.0),), queue_depth=32, target_iops=20_000, daily_write_bytes=1e11)
-    return rc.PlanRequest(
+    return plan_request.PlanRequest(
         workload=wl, service_life_years=2, seed=3,
-        constraints=rc.Constraints(usable_capacity_bytes=2e12, latency_percentile=percentile, latency_target_s=target_s,
+        constraints=plan_request.Constraints(usable_capacity_bytes=2e12, latency_percentile=percentile, latency_target_s=target_s,
                                    fail_slow_field_rates=fail_slow),
-        candidate_space=rc.CandidateSpace(drive_models=("intel-dc-s3700-400gb",), layouts=("raid6",), group_widths=(8,),
+        candidate_space=plan_request.CandidateSpace(drive_models=("intel-dc-s3700-400gb",), layouts=("raid6",), group_widths=(8,),
                                           min_drive_count=8, max_drive_count=8))
 
 
-def _only(req: rc.PlanRequest) -> rc.Evaluation:
-    out = rc.plan(req)
+def _only(req: plan_request.PlanRequest) -> evaluation.Evaluation:
+    out = recommend.plan(req)
     assert len(out.recommendations) == 1
     return out.recommendations[0].evaluation
 

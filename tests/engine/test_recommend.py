@@ -7,9 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from arrayplan_engine import array
-from arrayplan_engine import evaluate as one_path
-from arrayplan_engine import recommend as rc
+from arrayplan_engine import array, candidates, evaluation, plan_request, ranking, recommend, simulation
 from arrayplan_engine.errors import InvalidInputError, SearchSpaceTooLargeError
 from arrayplan_engine.units import TB, KiB
 from arrayplan_engine.workload import Workload
@@ -18,28 +16,28 @@ OLTP = Workload(read_fraction=0.7, target_iops=25_000, daily_write_bytes=1.5 * T
                 growth_per_year=0.2)
 
 
-def _req(**kw) -> rc.PlanRequest:  # type: ignore[no-untyped-def]
-    base = dict(workload=OLTP, constraints=rc.Constraints(usable_capacity_bytes=8 * TB, latency_percentile=99.9,
+def _req(**kw) -> plan_request.PlanRequest:  # type: ignore[no-untyped-def]
+    base = dict(workload=OLTP, constraints=plan_request.Constraints(usable_capacity_bytes=8 * TB, latency_percentile=99.9,
                                                           latency_target_s=0.005, endurance_margin_fraction=0.2),
-                candidate_space=rc.CandidateSpace(drive_models=("intel-dc-s3500-480gb", "intel-dc-s3500-800gb",
+                candidate_space=plan_request.CandidateSpace(drive_models=("intel-dc-s3500-480gb", "intel-dc-s3500-800gb",
                                                                 "intel-dc-s3700-400gb", "intel-dc-s3700-800gb"),
                                                   layouts=("raid10", "raid5", "raid6"), max_drive_count=48))
     base.update(kw)
-    return rc.PlanRequest(**base)
+    return plan_request.PlanRequest(**base)
 
 
 def test_enumeration_counts_and_order() -> None:
-    req = _req(candidate_space=rc.CandidateSpace(drive_models=("intel-dc-s3500-480gb",), layouts=("raid6",), group_widths=(6, 8),
+    req = _req(candidate_space=plan_request.CandidateSpace(drive_models=("intel-dc-s3500-480gb",), layouts=("raid6",), group_widths=(6, 8),
                                                  max_drive_count=24))
-    cands = rc.enumerate_candidates(req)
+    cands = candidates.enumerate_candidates(req)
     # RAID 6 of 6: 6, 12, 18, 24 drives; of 8: 8, 16, 24 -> 7 candidates, index = position.
     assert [(c.group_width, c.drive_count) for c in cands] == [(6, 6), (6, 12), (6, 18), (6, 24), (8, 8), (8, 16), (8, 24)]
     assert [c.index for c in cands] == list(range(7))
-    assert rc.count_candidates(req) == 7
-    ops = _req(candidate_space=rc.CandidateSpace(drive_models=("intel-dc-s3500-480gb", "hdd-15k-sas-300gb"), layouts=("raid6",),
+    assert candidates.count_candidates(req) == 7
+    ops = _req(candidate_space=plan_request.CandidateSpace(drive_models=("intel-dc-s3500-480gb", "hdd-15k-sas-300gb"), layouts=("raid6",),
                                                  group_widths=(6,), max_drive_count=12, over_provisioning_fractions=(0.0, 0.25)))
     # Short-stroking applies to SSDs only: 2 OP values x 2 counts for the SSD, 2 counts for the HDD.
-    got = rc.enumerate_candidates(ops)
+    got = candidates.enumerate_candidates(ops)
     assert sorted((c.drive_model, c.over_provisioning_fraction, c.drive_count) for c in got) == sorted(
         [("intel-dc-s3500-480gb", 0.0, 6), ("intel-dc-s3500-480gb", 0.0, 12), ("intel-dc-s3500-480gb", 0.25, 6),
          ("intel-dc-s3500-480gb", 0.25, 12), ("hdd-15k-sas-300gb", 0.0, 6), ("hdd-15k-sas-300gb", 0.0, 12)])
@@ -48,44 +46,44 @@ def test_enumeration_counts_and_order() -> None:
 def test_every_layout_family_enumerates_candidates_that_evaluate() -> None:
     """Each family a request may name (RAID 1 included: its layouts are named raid1xN, which is
     not a layout name) gives candidates whose layout parses back and evaluates."""
-    req = _req(candidate_space=rc.CandidateSpace(drive_models=("intel-dc-s3500-480gb",),
+    req = _req(candidate_space=plan_request.CandidateSpace(drive_models=("intel-dc-s3500-480gb",),
                                                  layouts=("raid0", "raid1", "raid10", "raid5", "raid6", "ec:4+2"),
                                                  group_widths=(2, 6), max_drive_count=12), service_life_years=1)
-    cands = rc.enumerate_candidates(req)
+    cands = candidates.enumerate_candidates(req)
     assert {c.layout for c in cands} == {"raid0", "raid1", "raid10", "raid5", "raid6", "ec:4+2"}
     mirrors = [c for c in cands if c.layout == "raid1"]
     # RAID 1 pairs (width 2; 6-way mirrors too): 2, 4, ..., 12 drives and 6, 12
     assert sorted((c.group_width, c.drive_count) for c in mirrors) == [(2, n) for n in range(2, 13, 2)] + [(6, 6), (6, 12)]
     for c in mirrors[:2]:
-        layout = rc.candidate_layout(c)
+        layout = candidates.candidate_layout(c)
         assert layout.mirror_copies == c.group_width
-        assert rc.evaluate(req, c).usable_capacity_bytes == pytest.approx(c.drive_count // c.group_width * 480e9, rel=1e-6)
+        assert evaluation.evaluate(req, c).usable_capacity_bytes == pytest.approx(c.drive_count // c.group_width * 480e9, rel=1e-6)
 
 
 def test_search_space_limit_before_building() -> None:
-    req = _req(candidate_space=rc.CandidateSpace(layouts=("raid0", "raid10", "raid5", "raid6"), group_widths=tuple(range(3, 65)),
+    req = _req(candidate_space=plan_request.CandidateSpace(layouts=("raid0", "raid10", "raid5", "raid6"), group_widths=tuple(range(3, 65)),
                                                  max_drive_count=1024))
     with pytest.raises(SearchSpaceTooLargeError) as err:
-        rc.enumerate_candidates(req, limit=10_000)
-    assert err.value.candidate_count == rc.count_candidates(req) > 10_000
+        candidates.enumerate_candidates(req, limit=10_000)
+    assert err.value.candidate_count == candidates.count_candidates(req) > 10_000
 
 
 def test_pruning_is_sound() -> None:
     """Every candidate the cheap bounds drop fails a constraint when fully evaluated."""
     req = _req()
-    cands = rc.enumerate_candidates(req)
-    kept, pruned = rc.prune(req, cands)
+    cands = candidates.enumerate_candidates(req)
+    kept, pruned = candidates.prune(req, cands)
     assert pruned > 0 and kept
     kept_ids = {c.index for c in kept}
     dropped = [c for c in cands if c.index not in kept_ids]
     for c in dropped[:: max(1, len(dropped) // 60)]:
-        assert not rc.evaluate(req, c).meets_constraints, c
+        assert not evaluation.evaluate(req, c).meets_constraints, c
 
 
 def test_checks_hold_in_the_worst_year() -> None:
     req = _req()
-    cand = rc.Candidate(index=0, drive_model="intel-dc-s3500-800gb", layout="raid6", group_width=12, drive_count=36)
-    e = rc.evaluate(req, cand)
+    cand = candidates.Candidate(index=0, drive_model="intel-dc-s3500-800gb", layout="raid6", group_width=12, drive_count=36)
+    e = evaluation.evaluate(req, cand)
     assert len(e.years) == 5
     # Capacity: 8 TB grown 20 %/year for 4 years = 16.5888 TB needed in year 5.
     cap = next(k for k in e.checks if k.constraint == "usable_capacity")
@@ -105,11 +103,11 @@ def test_checks_hold_in_the_worst_year() -> None:
     # of year 1's) is carried at either fill, but the fuller drives' tail is longer (model p99.9
     # 2.0 ms against 0.77 ms; asserted 1.5x)
     rate = 0.9 * e.years[-1].predicted_iops
-    wl5 = replace(rc.candidate_year_case(req, cand, 5).spec.workload, target_iops=rate)
+    wl5 = replace(evaluation.candidate_year_case(req, cand, 5).spec.workload, target_iops=rate)
     tails = []
     for year in (1, 5):
-        spec = replace(rc.candidate_year_case(req, cand, year).spec, workload=wl5,
-                       duration_s=one_path.capped_duration_s(req.simulated_seconds, rate))
+        spec = replace(evaluation.candidate_year_case(req, cand, year).spec, workload=wl5,
+                       duration_s=simulation.capped_duration_s(req.simulated_seconds, rate))
         r = array.simulate(spec)
         assert not r.saturated and r.achieved_iops == pytest.approx(rate, rel=0.02)
         tails.append(r.latency_percentile_s(0.999))
@@ -125,23 +123,23 @@ def test_checks_hold_in_the_worst_year() -> None:
 
 
 @pytest.fixture(scope="module")
-def oltp_evaluated() -> tuple[rc.PlanRequest, list[rc.Candidate], rc.PruneReport, list[rc.Evaluation]]:
+def oltp_evaluated() -> tuple[plan_request.PlanRequest, list[candidates.Candidate], candidates.PruneReport, list[evaluation.Evaluation]]:
     """The module's OLTP plan, enumerated, pruned and evaluated once: the ranking tests below rank
     these same evaluations under other objectives and limits (evaluation depends on neither)."""
     req = _req()
-    cands = rc.enumerate_candidates(req)
-    pruning = rc.prune_report(req, cands)
-    return req, cands, pruning, rc.evaluate_batch(req, list(pruning.kept))
+    cands = candidates.enumerate_candidates(req)
+    pruning = candidates.prune_report(req, cands)
+    return req, cands, pruning, evaluation.evaluate_batch(req, list(pruning.kept))
 
 
-def _ranked(evaluated, req: rc.PlanRequest) -> rc.PlanOutcome:  # type: ignore[no-untyped-def]
+def _ranked(evaluated, req: plan_request.PlanRequest) -> ranking.PlanOutcome:  # type: ignore[no-untyped-def]
     _, cands, pruning, evals = evaluated
-    return rc.rank(req, evals, candidates_total=len(cands), candidates_pruned=pruning.pruned, pruning=pruning)
+    return ranking.rank(req, evals, candidates_total=len(cands), candidates_pruned=pruning.pruned, pruning=pruning)
 
 
 def test_plan_ranks_explains_and_is_deterministic(oltp_evaluated) -> None:  # type: ignore[no-untyped-def]
     req = oltp_evaluated[0]
-    a = rc.plan(req)
+    a = recommend.plan(req)
     b = _ranked(oltp_evaluated, req)  # the same plan evaluated in another call: bit for bit equal
     assert a == b
     assert a.constraints_met
@@ -150,7 +148,7 @@ def test_plan_ranks_explains_and_is_deterministic(oltp_evaluated) -> None:  # ty
     best = a.recommendations[0]
     assert best.explanation.startswith(f"{best.evaluation.candidate.layout.upper()} of {best.evaluation.candidate.drive_count} x")
     assert "binds first" in best.explanation and "year 5" in best.explanation
-    purchase = _ranked(oltp_evaluated, _req(objective=rc.Objective.PURCHASE_COST))
+    purchase = _ranked(oltp_evaluated, _req(objective=plan_request.Objective.PURCHASE_COST))
     assert [r.evaluation.purchase_cost_usd for r in purchase.recommendations] == sorted(
         r.evaluation.purchase_cost_usd for r in purchase.recommendations)
 
@@ -160,10 +158,10 @@ def test_pareto_front_is_undominated_and_complete(oltp_evaluated) -> None:  # ty
     front = [r.evaluation for r in out.pareto_front]
     assert front
 
-    def key(e: rc.Evaluation) -> tuple[float, float, float]:
+    def key(e: evaluation.Evaluation) -> tuple[float, float, float]:
         return (e.total_cost_usd, -e.latency_headroom_fraction(), e.data_loss_probability)
 
-    def dominates(x: rc.Evaluation, y: rc.Evaluation) -> bool:
+    def dominates(x: evaluation.Evaluation, y: evaluation.Evaluation) -> bool:
         return all(a <= b for a, b in zip(key(x), key(y), strict=True)) and key(x) != key(y)
 
     meeting = [r.evaluation for r in out.recommendations]
@@ -174,8 +172,8 @@ def test_pareto_front_is_undominated_and_complete(oltp_evaluated) -> None:  # ty
 
 
 def test_no_candidate_meets_gives_nearest_misses() -> None:
-    out = rc.plan(_req(constraints=rc.Constraints(usable_capacity_bytes=8 * TB, latency_percentile=99.9, latency_target_s=1e-6),
-                       candidate_space=rc.CandidateSpace(drive_models=("intel-dc-s3700-800gb",), layouts=("raid6",),
+    out = recommend.plan(_req(constraints=plan_request.Constraints(usable_capacity_bytes=8 * TB, latency_percentile=99.9, latency_target_s=1e-6),
+                       candidate_space=plan_request.CandidateSpace(drive_models=("intel-dc-s3700-800gb",), layouts=("raid6",),
                                                          group_widths=(12,), max_drive_count=36)))
     assert not out.constraints_met
     assert out.recommendations and not out.recommendations[0].evaluation.meets_constraints
@@ -186,7 +184,7 @@ def test_hdd_equivalence_needs_many_disks(oltp_evaluated) -> None:  # type: igno
     out = _ranked(oltp_evaluated, oltp_evaluated[0])
     # Without the 5 ms target (a 15K disk's seek and rotation alone miss it: "no number holds"),
     # the disks needed for the same IOPS and capacity as the SSD winner.
-    h = rc.hdd_equivalence(_req(constraints=rc.Constraints(usable_capacity_bytes=8 * TB, endurance_margin_fraction=0.2)),
+    h = ranking.hdd_equivalence(_req(constraints=plan_request.Constraints(usable_capacity_bytes=8 * TB, endurance_margin_fraction=0.2)),
                            out.recommendations[0].evaluation)
     assert h is not None and h.hdd_model == "hdd-15k-sas-300gb"
     # 51,840 IOPS in year 5 at ~185 IOPS per 15K disk (001 seed: 1-2 MB/s of 4 KB random IO per
@@ -199,24 +197,24 @@ def test_hdd_equivalence_needs_many_disks(oltp_evaluated) -> None:  # type: igno
     ("change", "field"),
     [
         (dict(service_life_years=0), "service_life_years"),
-        (dict(constraints=rc.Constraints(usable_capacity_bytes=-1)), "constraints.usable_capacity_bytes"),
-        (dict(candidate_space=rc.CandidateSpace(over_provisioning_fractions=(0.95,))), "candidate_space.over_provisioning_fractions[0]"),
-        (dict(candidate_space=rc.CandidateSpace(drive_models=("nope",))), "candidate_space.drive_models[0]"),
+        (dict(constraints=plan_request.Constraints(usable_capacity_bytes=-1)), "constraints.usable_capacity_bytes"),
+        (dict(candidate_space=plan_request.CandidateSpace(over_provisioning_fractions=(0.95,))), "candidate_space.over_provisioning_fractions[0]"),
+        (dict(candidate_space=plan_request.CandidateSpace(drive_models=("nope",))), "candidate_space.drive_models[0]"),
         (dict(seed=-1), "seed"),
     ],
 )
 def test_bad_requests_name_the_field(change, field: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(InvalidInputError) as err:
-        rc.validate_request(_req(**change))
+        plan_request.validate_request(_req(**change))
     assert field in [v.field for v in err.value.violations]
 
 
 def test_small_raid10_plan_has_an_hdd_equivalent() -> None:
     """Regression: the HDD search for a RAID 10 winner stays within the widest stripe (1,024)."""
-    req = rc.PlanRequest(workload=Workload(read_fraction=0.7, target_iops=5_000), constraints=rc.Constraints(usable_capacity_bytes=1 * TB),
-                         candidate_space=rc.CandidateSpace(drive_models=("intel-dc-s3700-400gb", "intel-dc-s3500-480gb"),
+    req = plan_request.PlanRequest(workload=Workload(read_fraction=0.7, target_iops=5_000), constraints=plan_request.Constraints(usable_capacity_bytes=1 * TB),
+                         candidate_space=plan_request.CandidateSpace(drive_models=("intel-dc-s3700-400gb", "intel-dc-s3500-480gb"),
                                                            layouts=("raid10", "raid6"), max_drive_count=12))
-    out = rc.plan(req)
+    out = recommend.plan(req)
     assert out.constraints_met and out.hdd_equivalence is not None
     # 5,000 IOPS at ~185 per 15K disk with 70/30 and a write penalty of 2: at least 5000 x 1.3 / 185 = 35 disks.
     assert out.hdd_equivalence.drive_count >= 35
@@ -231,14 +229,14 @@ def test_the_disk_compared_fits_the_question() -> None:
     from arrayplan_engine.catalog import builtin_catalog
     from arrayplan_engine.units import MiB
 
-    archive = rc.PlanRequest(workload=Workload(read_fraction=0.05, random_fraction=0.05, io_size_mix=((1 * MiB, 1.0),),
+    archive = plan_request.PlanRequest(workload=Workload(read_fraction=0.05, random_fraction=0.05, io_size_mix=((1 * MiB, 1.0),),
                                                queue_depth=8, target_iops=300),
-                             constraints=rc.Constraints(usable_capacity_bytes=100 * TB))
-    fits = rc.fitting_hdds(archive, builtin_catalog())
+                             constraints=plan_request.Constraints(usable_capacity_bytes=100 * TB))
+    fits = ranking.fitting_hdds(archive, builtin_catalog())
     assert [d.name for d in fits] == ["hdd-7k2-nearline-8tb"]
     oltp = _req(workload=Workload(read_fraction=0.7, target_iops=25_000, io_size_mix=((8 * KiB, 1.0),)),
-                constraints=rc.Constraints(usable_capacity_bytes=8 * TB))
-    assert "hdd-15k-sas-300gb" in [d.name for d in rc.fitting_hdds(oltp, builtin_catalog())]
+                constraints=plan_request.Constraints(usable_capacity_bytes=8 * TB))
+    assert "hdd-15k-sas-300gb" in [d.name for d in ranking.fitting_hdds(oltp, builtin_catalog())]
 
 
 def test_the_answer_states_what_it_assumed() -> None:
@@ -247,18 +245,18 @@ def test_the_answer_states_what_it_assumed() -> None:
     wears the drives by), the layouts searched by default and the other defaults it applied; a
     stated volume is echoed, not derived; the plan's outcome carries them."""
     wl = Workload(read_fraction=0.7, target_iops=25_000, io_size_mix=((8 * KiB, 1.0),))
-    derived = rc.stated_assumptions(_req(workload=wl, candidate_space=rc.CandidateSpace()))
+    derived = ranking.stated_assumptions(_req(workload=wl, candidate_space=plan_request.CandidateSpace()))
     volume = next(a for a in derived if a.startswith("Daily write volume derived"))
     assert f"{25_000 * 0.3 * 8192 * 86_400 / 1e12:,.2f} TB/day" in volume
     assert any(a.startswith("Layouts searched: raid10, raid5, raid6") for a in derived)
     assert any(a.startswith("Drives searched: every catalog drive") for a in derived)
     assert any("Endurance margin: 20%" in a for a in derived)
-    stated = rc.stated_assumptions(_req(workload=replace(wl, daily_write_bytes=2e12)))
+    stated = ranking.stated_assumptions(_req(workload=replace(wl, daily_write_bytes=2e12)))
     assert "Daily write volume as stated: 2.00 TB/day." in stated
     assert not any(a.startswith(("Daily write volume derived", "Layouts searched", "Drives searched")) for a in stated)
-    req = _req(workload=wl, candidate_space=rc.CandidateSpace(drive_models=("intel-dc-s3700-800gb",), layouts=("raid10",),
+    req = _req(workload=wl, candidate_space=plan_request.CandidateSpace(drive_models=("intel-dc-s3700-800gb",), layouts=("raid10",),
                                                               group_widths=(2,), min_drive_count=20, max_drive_count=20))
-    assert rc.plan(req).assumptions == rc.stated_assumptions(req)
+    assert recommend.plan(req).assumptions == ranking.stated_assumptions(req)
 
 
 def test_durability_separates_losing_the_array_from_unreadable_data() -> None:
@@ -269,12 +267,12 @@ def test_durability_separates_losing_the_array_from_unreadable_data() -> None:
     figure, and for 8 TB disks at the nearline UBER the URE share dominates (> 90 %)."""
     from arrayplan_engine.units import MiB
 
-    req = rc.PlanRequest(workload=Workload(read_fraction=0.05, random_fraction=0.05, io_size_mix=((1 * MiB, 1.0),), queue_depth=8,
+    req = plan_request.PlanRequest(workload=Workload(read_fraction=0.05, random_fraction=0.05, io_size_mix=((1 * MiB, 1.0),), queue_depth=8,
                                            target_iops=300),
-                         constraints=rc.Constraints(usable_capacity_bytes=100 * TB),
-                         candidate_space=rc.CandidateSpace(drive_models=("hdd-7k2-nearline-8tb",), layouts=("raid5",), group_widths=(4,),
+                         constraints=plan_request.Constraints(usable_capacity_bytes=100 * TB),
+                         candidate_space=plan_request.CandidateSpace(drive_models=("hdd-7k2-nearline-8tb",), layouts=("raid5",), group_widths=(4,),
                                                            min_drive_count=20, max_drive_count=20))
-    e = rc.plan(req).recommendations[0].evaluation
+    e = recommend.plan(req).recommendations[0].evaluation
     assert e.data_loss_probability == pytest.approx(e.array_loss_probability + e.unreadable_after_rebuild_probability, rel=1e-12)
     assert 0 < e.array_loss_probability < 0.1 * e.data_loss_probability
     assert e.unreadable_after_rebuild_probability > 0.9 * e.data_loss_probability
@@ -287,19 +285,19 @@ def test_a_durability_floor_applies_by_default_and_is_stated() -> None:
     floor it applied."""
     from arrayplan_engine.units import MiB
 
-    def req(**c: float) -> rc.PlanRequest:
-        return rc.PlanRequest(workload=Workload(read_fraction=0.05, random_fraction=0.05, io_size_mix=((1 * MiB, 1.0),),
+    def req(**c: float) -> plan_request.PlanRequest:
+        return plan_request.PlanRequest(workload=Workload(read_fraction=0.05, random_fraction=0.05, io_size_mix=((1 * MiB, 1.0),),
                                                 queue_depth=8, target_iops=300),
-                              constraints=rc.Constraints(usable_capacity_bytes=100 * TB, **c),
-                              candidate_space=rc.CandidateSpace(drive_models=("hdd-7k2-nearline-8tb",), layouts=("raid5",),
+                              constraints=plan_request.Constraints(usable_capacity_bytes=100 * TB, **c),
+                              candidate_space=plan_request.CandidateSpace(drive_models=("hdd-7k2-nearline-8tb",), layouts=("raid5",),
                                                                 group_widths=(4,), min_drive_count=20, max_drive_count=20))
 
-    default = rc.plan(req()).recommendations[0].evaluation
+    default = recommend.plan(req()).recommendations[0].evaluation
     floor = next(k for k in default.checks if k.constraint == "array_loss")
-    assert floor.required == rc.DEFAULT_MAX_ARRAY_LOSS_PROBABILITY == 1e-4
+    assert floor.required == plan_request.DEFAULT_MAX_ARRAY_LOSS_PROBABILITY == 1e-4
     assert floor.predicted == default.array_loss_probability > 1e-4 and not floor.met
     assert any(a.startswith("Durability floor: P(losing the array over the service life) at most 0.0001")
-               for a in rc.stated_assumptions(req()))
-    off = rc.plan(req(max_array_loss_probability=0.0)).recommendations[0].evaluation
+               for a in ranking.stated_assumptions(req()))
+    off = recommend.plan(req(max_array_loss_probability=0.0)).recommendations[0].evaluation
     assert not any(k.constraint == "array_loss" for k in off.checks)
-    assert "No durability floor" in " ".join(rc.stated_assumptions(req(max_array_loss_probability=0.0)))
+    assert "No durability floor" in " ".join(ranking.stated_assumptions(req(max_array_loss_probability=0.0)))

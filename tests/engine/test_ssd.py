@@ -8,7 +8,7 @@ import pytest
 
 from arrayplan_engine import catalog, ssd
 from arrayplan_engine.errors import InvalidInputError, UnknownNameError
-from arrayplan_engine.service import ServiceModel
+from arrayplan_engine.service_time import ServiceModel
 
 SSDS = [d for d in catalog.all_drives() if d.kind == "ssd"]
 # Representative eager (Intel "clean early and often", 001 seed) and lazy ("cleaning up as late

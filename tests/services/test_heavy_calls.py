@@ -184,8 +184,8 @@ def test_heavy_calls_run_in_fresh_workers_with_the_in_process_answers(local_serv
     from test_forecast_api import _request
 
     from arrayplan_engine.catalog import builtin_catalog
-    from arrayplan_services import simulate
     from arrayplan_services.fanout import LocalExecutor
+    from arrayplan_services.plan import simulate
     from arrayplan_services.server.forecast import forecast_response
 
     with grpc.insecure_channel(local_server.address) as channel:

@@ -18,7 +18,7 @@ from google.protobuf import duration_pb2
 from markupsafe import escape
 
 from arrayplan.v1 import planner_pb2 as pb
-from arrayplan_engine import recommend as rc
+from arrayplan_engine import candidates, evaluation, plan_request, recommend
 from arrayplan_engine.workload import Workload
 from arrayplan_services import report
 from arrayplan_services.api.convert import outcome_to_proto
@@ -42,13 +42,13 @@ def _spec() -> pb.PlanSpec:
 
 
 def _plan(*, latency_target_s: float = 0.005, max_purchase_cost_usd: float = 0.0) -> pb.Plan:
-    req = rc.PlanRequest(
+    req = plan_request.PlanRequest(
         workload=Workload(read_fraction=0.7, target_iops=20000, daily_write_bytes=1e12),
-        constraints=rc.Constraints(usable_capacity_bytes=4e12, latency_percentile=99.9, latency_target_s=latency_target_s,
+        constraints=plan_request.Constraints(usable_capacity_bytes=4e12, latency_percentile=99.9, latency_target_s=latency_target_s,
                                    max_purchase_cost_usd=max_purchase_cost_usd),
-        candidate_space=rc.CandidateSpace(drive_models=DRIVES, layouts=("raid10", "raid6"), max_drive_count=24),
+        candidate_space=plan_request.CandidateSpace(drive_models=DRIVES, layouts=("raid10", "raid6"), max_drive_count=24),
     )
-    outcome = rc.plan(req)
+    outcome = recommend.plan(req)
     spec = _spec()
     spec.constraints.latency_target.FromNanoseconds(round(latency_target_s * 1e9))
     spec.constraints.max_purchase_cost_usd = max_purchase_cost_usd
@@ -216,7 +216,7 @@ def test_requirement_chips_show_the_final_years_need() -> None:
 
     spec = _spec()
     spec.workload.growth_fraction_per_year = 0.1
-    outcome = rc.plan(plan_request_from_proto(spec))
+    outcome = recommend.plan(plan_request_from_proto(spec))
     p = pb.Plan(name="plans/growth", spec=spec, state=pb.Plan.STATE_SUCCEEDED, result=outcome_to_proto(outcome))
     chips = question(p, frame_of(p))
     assert f"IOPS ≥ 20,000 ({20000 * 1.1**4:,.0f} in year 5)" in chips
@@ -282,9 +282,9 @@ def test_report_simulates_only_the_top_arrays_worst_years_once(plan: pb.Plan, tm
     req = plan_request_from_proto(plan.spec, "plan.spec")
     expected = []
     for r in top:
-        cand = rc.find_candidate(req, drive_model=r.drive_model, layout=r.layout, group_width=r.group_width,
+        cand = candidates.find_candidate(req, drive_model=r.drive_model, layout=r.layout, group_width=r.group_width,
                                  drive_count=r.drive_count, over_provisioning_fraction=r.over_provisioning_fraction)
-        expected.append(rc.candidate_year_case(req, cand, worst_year(r)).spec)
+        expected.append(evaluation.candidate_year_case(req, cand, worst_year(r)).spec)
     cdf_specs = [s for s in specs if s.workload.name != "consistency-4k-random-write-qd32"]
     assert len(cdf_specs) == len(top)  # no other year, no other array, no second run
     assert [(s.seed, s.duration_s, s.drive_count) for s in cdf_specs] == [(e.seed, e.duration_s, e.drive_count) for e in expected]

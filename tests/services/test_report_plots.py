@@ -178,14 +178,14 @@ def test_forecast_projection_leaves_the_last_sample_without_a_kink() -> None:
 def test_array_plots_have_labels_titles_and_log_latency_axes(tmp_path: Path) -> None:
     """report.array_plots on a real (short) array simulation: latency on log axes in plain ms, the tail on
     a log axis, both axis labels and a title on every panel; the file is written."""
-    from arrayplan_engine import array, evaluate
+    from arrayplan_engine import array, simulation
     from arrayplan_engine.catalog import builtin_catalog
     from arrayplan_engine.layout import make_layout
     from arrayplan_engine.workload import Workload
     from arrayplan_services.report import array_plots
 
     drive = builtin_catalog().get("intel-dc-s3500-480gb")
-    spec = evaluate.array_spec(drive, make_layout("raid10", 4), 4,
+    spec = simulation.array_spec(drive, make_layout("raid10", 4), 4,
                                Workload(read_fraction=0.7, io_size_mix=((8192, 1.0),), queue_depth=16),
                                fill_fraction=0.5, duration_s=0.5, seed=1)
     result = array.simulate(spec)

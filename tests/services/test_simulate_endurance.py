@@ -14,9 +14,9 @@ from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import endurance, ssd
 from arrayplan_engine.catalog import builtin_catalog
 from arrayplan_engine.layout import make_layout, usable_capacity_bytes
-from arrayplan_services import simulate
 from arrayplan_services.api.convert import workload_from_proto
 from arrayplan_services.fanout import LocalExecutor
+from arrayplan_services.plan import simulate
 
 DRIVE = "intel-dc-s3500-480gb"
 

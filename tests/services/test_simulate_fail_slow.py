@@ -10,8 +10,8 @@ from google.protobuf import duration_pb2
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine.catalog import builtin_catalog
 from arrayplan_engine.errors import InvalidInputError
-from arrayplan_services import simulate
 from arrayplan_services.fanout import LocalExecutor
+from arrayplan_services.plan import simulate
 
 
 def _request(**kw: object) -> pb.SimulateArrayRequest:

@@ -30,7 +30,7 @@ from typing import Any
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import forecast as fc
-from arrayplan_engine import telemetry
+from arrayplan_engine import smart
 from arrayplan_engine.catalog import Catalog
 from arrayplan_engine.errors import InvalidInputError, Range
 from arrayplan_engine.layout import make_layout
@@ -48,7 +48,7 @@ class ArrayFile:
     """A loaded array file: the engine's spec, where its data is, and the re-plan question."""
 
     path: str
-    spec: fc.ArraySpec
+    spec: fc.ArrayInService
     telemetry_paths: list[Path]
     capacity: list[CapacitySample]
     workload_proto: pb.Workload | None
@@ -196,7 +196,7 @@ def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
             b.fail(("capacity_used",), str(exc))
     if b.problems:
         raise PlanFileError(spath, b.problems)
-    spec = fc.ArraySpec(name=str(data["name"]), layout=layout, groups=tuple(groups), start_time_s=start_s, usable_capacity_bytes=usable,
+    spec = fc.ArrayInService(name=str(data["name"]), layout=layout, groups=tuple(groups), start_time_s=start_s, usable_capacity_bytes=usable,
                         full_fraction=numbers.get("full_fraction", 1.0), workload=workload,
                         catalog_drive=str(data["catalog_drive"]) if data.get("catalog_drive") else None,
                         lockstep_window_days=numbers.get("lockstep_window_days", fc.DEFAULT_LOCKSTEP_WINDOW_DAYS),
@@ -205,9 +205,9 @@ def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
                      replan=replan, warnings=b.warnings, nvme_smart_logs=nvme_logs)
 
 
-def run_forecast(spec: fc.ArraySpec, snapshots: Sequence[telemetry.DriveSnapshot], capacity: Sequence[CapacitySample],
+def run_forecast(spec: fc.ArrayInService, snapshots: Sequence[smart.DriveSnapshot], capacity: Sequence[CapacitySample],
                  catalog: Catalog) -> fc.ArrayForecast:
-    series = telemetry.series_from_snapshots(snapshots)
+    series = smart.series_from_snapshots(snapshots)
     points = [fc.CapacityPoint(time_s=c.time_s, used_bytes=c.used_bytes) for c in capacity]
     return fc.forecast_array(spec, series, points, catalog)
 
@@ -233,7 +233,7 @@ class ReplanOption:
     text: str
 
 
-def observed_host_write_bytes_per_day(forecast: fc.ArrayForecast, spec: fc.ArraySpec) -> float | None:
+def observed_host_write_bytes_per_day(forecast: fc.ArrayForecast, spec: fc.ArrayInService) -> float | None:
     """Array host writes per day from the members' own counters: the sum over members divided by
     the layout's member bytes per host byte (engine ``Layout.write_bytes_factor`` at the
     workload's IO size and random share; 4 KiB random without a workload)."""

@@ -13,7 +13,7 @@ from typing import Any
 from google.protobuf import duration_pb2
 
 from arrayplan.v1 import planner_pb2 as pb
-from arrayplan_engine import recommend
+from arrayplan_engine import plan_request, ranking
 from arrayplan_engine.catalog import USER_PROVENANCE, Catalog, Drive, builtin_catalog, drive_from_fields, with_user_drives
 from arrayplan_engine.errors import POSITIVE, InvalidInputError, Range, Violation, check_range, is_finite
 from arrayplan_engine.layout import DEFAULT_STRIPE_UNIT_BYTES
@@ -27,11 +27,11 @@ _ENGINE_TO_API = {
 }
 
 _OBJECTIVES = {
-    pb.OBJECTIVE_UNSPECIFIED: recommend.Objective.TOTAL_COST_OF_OWNERSHIP,
-    pb.OBJECTIVE_TOTAL_COST_OF_OWNERSHIP: recommend.Objective.TOTAL_COST_OF_OWNERSHIP,
-    pb.OBJECTIVE_PURCHASE_COST: recommend.Objective.PURCHASE_COST,
-    pb.OBJECTIVE_POWER: recommend.Objective.POWER,
-    pb.OBJECTIVE_HEADROOM: recommend.Objective.HEADROOM,
+    pb.OBJECTIVE_UNSPECIFIED: plan_request.Objective.TOTAL_COST_OF_OWNERSHIP,
+    pb.OBJECTIVE_TOTAL_COST_OF_OWNERSHIP: plan_request.Objective.TOTAL_COST_OF_OWNERSHIP,
+    pb.OBJECTIVE_PURCHASE_COST: plan_request.Objective.PURCHASE_COST,
+    pb.OBJECTIVE_POWER: plan_request.Objective.POWER,
+    pb.OBJECTIVE_HEADROOM: plan_request.Objective.HEADROOM,
 }
 OBJECTIVE_NAMES = {o.value: k for k, o in _OBJECTIVES.items() if k != pb.OBJECTIVE_UNSPECIFIED}
 
@@ -205,7 +205,7 @@ def workload_from_proto(w: pb.Workload, prefix: str = "workload") -> Workload:
         raise reprefix(exc, prefix.rsplit("workload", 1)[0].rstrip(".")) from None
 
 
-def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalog: Catalog | None = None) -> recommend.PlanRequest:
+def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalog: Catalog | None = None) -> plan_request.PlanRequest:
     violations: list[Violation] = []
     workload: Workload | None = None
     custom: tuple[Drive, ...] = ()
@@ -231,9 +231,9 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
         raise InvalidInputError(violations)
     assert workload is not None
     cs = spec.candidate_space
-    req = recommend.PlanRequest(
+    req = plan_request.PlanRequest(
         workload=workload,
-        constraints=recommend.Constraints(
+        constraints=plan_request.Constraints(
             usable_capacity_bytes=float(c.usable_capacity_bytes), min_iops=c.min_iops,
             latency_percentile=c.latency_percentile or 99.0,
             latency_target_s=duration_s(c.latency_target) if c.HasField("latency_target") else 0.0,
@@ -246,10 +246,10 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
             **({"max_array_loss_probability": c.max_array_loss_probability} if c.HasField("max_array_loss_probability") else {}),
         ),
         service_life_years=spec.service_life_years or 5,
-        objective=_OBJECTIVES.get(spec.objective, recommend.Objective.TOTAL_COST_OF_OWNERSHIP),
-        candidate_space=recommend.CandidateSpace(
+        objective=_OBJECTIVES.get(spec.objective, plan_request.Objective.TOTAL_COST_OF_OWNERSHIP),
+        candidate_space=plan_request.CandidateSpace(
             drive_models=tuple(cs.drive_models), layouts=tuple(cs.layouts), group_widths=tuple(cs.group_widths),
-            min_drive_count=cs.min_drive_count or 1, max_drive_count=cs.max_drive_count or recommend.DEFAULT_MAX_DRIVE_COUNT,
+            min_drive_count=cs.min_drive_count or 1, max_drive_count=cs.max_drive_count or plan_request.DEFAULT_MAX_DRIVE_COUNT,
             over_provisioning_fractions=tuple(cs.over_provisioning_fractions),
         ),
         seed=spec.seed,
@@ -261,7 +261,7 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
     if spec.objective not in _OBJECTIVES:
         raise InvalidInputError.one(f"{prefix}.objective", f"unknown objective {spec.objective}; known: {', '.join(pb.Objective.keys())}")
     try:
-        recommend.validate_request(req, catalog)
+        plan_request.validate_request(req, catalog)
     except InvalidInputError as exc:
         raise reprefix(exc, prefix) from None
     return req
@@ -272,7 +272,7 @@ def _finite(x: float) -> float:
     return x if is_finite(x) else 0.0
 
 
-def recommendation_to_proto(r: recommend.Recommendation) -> pb.Recommendation:
+def recommendation_to_proto(r: ranking.Recommendation) -> pb.Recommendation:
     e = r.evaluation
     c = e.candidate
     msg = pb.Recommendation(
@@ -316,7 +316,7 @@ def recommendation_to_proto(r: recommend.Recommendation) -> pb.Recommendation:
 MAX_PARETO = 50
 
 
-def outcome_to_proto(o: recommend.PlanOutcome) -> pb.PlanResult:
+def outcome_to_proto(o: ranking.PlanOutcome) -> pb.PlanResult:
     result = pb.PlanResult(recommendations=[recommendation_to_proto(r) for r in o.recommendations],
                            constraints_met=o.constraints_met, summary=o.summary, models=list(o.models),
                            pareto_front=[recommendation_to_proto(r) for r in o.pareto_front[:MAX_PARETO]])
@@ -499,7 +499,7 @@ def _spare_factor_violation(drive: Drive, at: str, raw_given: bool) -> Violation
 
 
 def _reliability_violations(drive: Drive, at: str) -> list[Violation]:
-    """What the planner's durability figures demand (``recommend.evaluate``): a finite MTTF and a
+    """What the planner's durability figures demand (``evaluation.evaluate``): a finite MTTF and a
     whole-drive rebuild (at the planner's share of the sequential write rate) within a year."""
     from dataclasses import fields as dc_fields
 
@@ -510,7 +510,7 @@ def _reliability_violations(drive: Drive, at: str) -> list[Violation]:
     afr = float(drive.annual_failure_rate or 0.0)
     if afr <= 0:
         return []  # no failures modelled: no durability figures
-    share = next(f.default for f in dc_fields(recommend.PlanRequest) if f.name == "rebuild_rate_fraction_of_seq_write")
+    share = next(f.default for f in dc_fields(plan_request.PlanRequest) if f.name == "rebuild_rate_fraction_of_seq_write")
     assert isinstance(share, float)
     rate = float(drive.seq_write_bytes_per_s or 50e6) * share
     repair_h = float(drive.capacity_bytes) / rate / HOUR_S

@@ -1,5 +1,5 @@
 """Reading drive telemetry and capacity samples from disk: the I/O around the engine's pure
-``arrayplan_engine.telemetry`` (parsing) and ``arrayplan_engine.forecast`` (math).
+``arrayplan_engine.smart`` (parsing) and ``arrayplan_engine.forecast`` (math).
 
 * ``read_telemetry(paths)``: smartctl ``--json`` / ``nvme smart-log -o json`` files, or directories
   of them (``*.json`` walked recursively, sorted). A bad file (truncated JSON, smartctl's own
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from arrayplan_engine.telemetry import DriveSnapshot, TelemetryError, parse_document, parse_nvme_smart_log
+from arrayplan_engine.smart import DriveSnapshot, TelemetryError, parse_document, parse_nvme_smart_log
 from arrayplan_engine.units import parse_size_bytes
 
 #: A smartctl --json or nvme smart-log file is a few KiB; a larger one is refused, not read whole.

@@ -30,7 +30,7 @@ from __future__ import annotations
 import time
 
 from arrayplan_engine import array as arr
-from arrayplan_engine import evaluate
+from arrayplan_engine import simulation
 from arrayplan_engine.catalog import get_drive
 from arrayplan_engine.layout import make_layout
 from arrayplan_engine.units import KiB
@@ -43,7 +43,7 @@ def _spec(duration_s: float) -> arr.ArraySpec:
     drive = get_drive(DRIVE)
     workload = Workload(name="oltp-4k-70-30-qd32", read_fraction=0.7, random_fraction=1.0,
                         io_size_mix=((4 * KiB, 1.0),), queue_depth=32)
-    models = evaluate.array_service_models(drive, 1, workload=workload, seed=0)
+    models = simulation.array_service_models(drive, 1, workload=workload, seed=0)
     return arr.ArraySpec(layout=make_layout("raid6", 24), drive_count=24, service_models=models, workload=workload,
                          duration_s=duration_s, warmup_s=0.5, seed=1, drive_capacity_bytes=float(drive.capacity_bytes))
 
@@ -52,7 +52,7 @@ def _light_load() -> arr.ArrayResult:
     drive = get_drive("intel-ssd-320-300gb")
     workload = Workload(name="light-4k-random-write", read_fraction=0.0, random_fraction=1.0,
                         io_size_mix=((4 * KiB, 1.0),), queue_depth=32, target_iops=100.0)
-    models = evaluate.array_service_models(drive, 1, workload=workload, seed=0)
+    models = simulation.array_service_models(drive, 1, workload=workload, seed=0)
     return arr.simulate(arr.ArraySpec(layout=make_layout("raid0", 1), drive_count=1, service_models=models,
                                       workload=workload, duration_s=60.0, seed=1,
                                       drive_capacity_bytes=float(drive.capacity_bytes)))
@@ -63,10 +63,10 @@ def _tails() -> dict[str, float]:
     out: dict[str, float] = {}
     for name, rf in (("read", 1.0), ("write", 0.0)):
         wl = Workload(name=f"qd1-4k-random-{name}", read_fraction=rf, io_size_mix=((4 * KiB, 1.0),), queue_depth=1)
-        r = arr.simulate(evaluate.array_spec(drive, make_layout("raid0", 1), 1, wl, duration_s=10.0, seed=1))
+        r = arr.simulate(simulation.array_spec(drive, make_layout("raid0", 1), 1, wl, duration_s=10.0, seed=1))
         out[f"array_s3500_qd1_{name}_p999_s"] = r.latency_percentile_s(0.999, name)
     wl = Workload(name="oltp-8k-70-30-100k", read_fraction=0.7, io_size_mix=((8 * KiB, 1.0),), queue_depth=32, target_iops=100_000.0)
-    r = arr.simulate(evaluate.array_spec(drive, make_layout("raid6", 12), 24, wl, duration_s=10.0, seed=1))
+    r = arr.simulate(simulation.array_spec(drive, make_layout("raid6", 12), 24, wl, duration_s=10.0, seed=1))
     out["array_s3500_raid6_24_40pct_p50_s"] = r.latency_percentile_s(0.5)
     out["array_s3500_raid6_24_40pct_p9999_s"] = r.latency_percentile_s(0.9999)
     out["array_s3500_raid6_24_p9999_over_p50"] = r.latency_percentile_s(0.9999) / r.latency_percentile_s(0.5)

@@ -10,7 +10,7 @@ from arrayplan.v1 import planner_pb2 as pb
 
 from .. import telemetry
 from ..fanout import RayExecutor
-from ..planner import PlanRunner
+from ..plan.planner import PlanRunner
 from ..store import RunStore
 
 # Exactly 1,000 candidates, none pruned: 10 drives x RAID 0 of 1..100 drives, 1 GB needed.

@@ -164,7 +164,7 @@ def run(repeats: int = 2) -> dict[str, object]:
 
     from .. import telemetry
     from ..fanout import RayExecutor
-    from ..planner import PlanRunner
+    from ..plan.planner import PlanRunner
     from ..store import RunStore
 
     for k, v in RAY_ENV.items():

@@ -524,7 +524,7 @@ def _fetch_trace(args: argparse.Namespace) -> pb.GetPlanTraceResponse:
     when only ``--data-dir`` is given (no server needed)."""
     name = args.name if args.name.startswith("plans/") else f"plans/{args.name}"
     if args.data_dir is not None and not args.local and not args.server:
-        from ..planner import trace_from_store
+        from ..plan.planner import trace_from_store
         from ..store import RunStore
 
         store_path = Path(args.data_dir) / "runs.sqlite3"

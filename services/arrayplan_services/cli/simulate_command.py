@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from arrayplan_engine import array as arr
-from arrayplan_engine import evaluate as one_path
+from arrayplan_engine import simulation
 from arrayplan_engine.errors import ArrayplanError, InvalidInputError, Violation, check_range
 from arrayplan_engine.fail_slow import SlowEpisode, slow_specs
 from arrayplan_engine.layout import MAX_GROUP_WIDTH, Layout, make_layout
@@ -130,7 +130,7 @@ def _build(args: argparse.Namespace) -> tuple[arr.ArraySpec, Any]:
     workload = _workload(args)
     rebuild_rate = (args.rebuild_rate_mb_s or 0.0) * MB
     # the planner's and SimulateArray's factory (service models at the fill, cached)
-    spec = one_path.array_spec(drive, layout, args.drives, workload, fill_fraction=args.fill_fraction,
+    spec = simulation.array_spec(drive, layout, args.drives, workload, fill_fraction=args.fill_fraction,
                                duration_s=args.duration_s, warmup_s=args.warmup_s, seed=args.seed, failed_drives=args.failed,
                                rebuild_rate_bytes_per_s=rebuild_rate, reorder_window=args.reorder_window)
     return spec, drive
@@ -254,7 +254,7 @@ def handler(args: argparse.Namespace) -> int:
             if hdd_drive.kind != "hdd":
                 raise InvalidInputError.one("compare_hdd", f"{hdd_drive.name} is a {hdd_drive.kind}; name a catalog HDD")
             # the planner's search (one search, one cap), through the same factory
-            eq = one_path.equivalent_drive_count(
+            eq = simulation.equivalent_drive_count(
                 hdd_drive, spec.layout, spec.workload, target_iops=result.achieved_iops,
                 latency_quantile=args.latency_quantile, latency_target_s=args.latency_target_ms * 1e-3,
                 duration_s=min(args.duration_s, 10.0), seed=args.seed, reorder_window=args.reorder_window,

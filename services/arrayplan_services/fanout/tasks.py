@@ -7,14 +7,14 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from arrayplan_engine import array, recommend, ssd
+from arrayplan_engine import array, candidates, evaluation, plan_request, ssd
 from arrayplan_engine.catalog import Catalog, Drive
 
 from .. import telemetry
 
 
-def evaluate_candidates(shared: tuple[recommend.PlanRequest, tuple[Drive, ...]], batch: Sequence[recommend.Candidate],
-                        carrier: dict[str, str]) -> tuple[list[recommend.Evaluation], list[dict[str, Any]]]:
+def evaluate_candidates(shared: tuple[plan_request.PlanRequest, tuple[Drive, ...]], batch: Sequence[candidates.Candidate],
+                        carrier: dict[str, str]) -> tuple[list[evaluation.Evaluation], list[dict[str, Any]]]:
     """Evaluate a batch of candidates under the plan's trace; returns the evaluations and, when the
     worker keeps spans in memory, the finished span records for the driver to store."""
     collector = telemetry.configure_worker()
@@ -33,7 +33,7 @@ def evaluate_candidates(shared: tuple[recommend.PlanRequest, tuple[Drive, ...]],
                 "arrayplan.candidate_index": cand.index, "arrayplan.drive_model": cand.drive_model,
                 "arrayplan.layout": cand.layout, "arrayplan.array.drive_count": cand.drive_count,
             }):
-                out.append(recommend.evaluate(request, cand, catalog, seed=recommend.candidate_seed(request, cand)))
+                out.append(evaluation.evaluate(request, cand, catalog, seed=evaluation.candidate_seed(request, cand)))
     spans = collector.drain(trace_id) if collector is not None else []
     return out, spans
 

@@ -5,7 +5,7 @@ Every figure but the latency CDFs is read from the plan. The CDFs need more than
 ``Recommendation`` carries three latency figures only (p50, the requested percentile, the worst
 second). When the plan's spec has a workload, the top arrays' worst years (and no other year or
 array) are simulated once each through the planner's own factory
-(``recommend.candidate_year_case``: same array spec, service models, seed and simulated time, so
+(``evaluation.candidate_year_case``: same array spec, service models, seed and simulated time, so
 the very run the plan's figures come from), as tasks on an ``Executor`` (the seam the planner and
 SimulateArray use: in-process or Ray) running ``fanout.tasks.simulate_window``, the function
 SimulateArray runs, within the caller's wall-clock budget. Otherwise (or if the simulation fails
@@ -141,7 +141,7 @@ def simulate_cdfs(plan: pb.Plan, frame: Frame, *, executor: Executor | None = No
     simulation: one task per top array (``len(frame.top)``, at most ``TOP_N``), its worst year only
     (``worst_year``), not split into windows (the CDF is the plan's run, bit for bit), run once on
     ``executor`` (in this process by default) with ``fanout.tasks.simulate_window``, SimulateArray's
-    task function; each task is capped at ``evaluate.MAX_SIMULATED_HOST_IOS`` host IOs by the
+    task function; each task is capped at ``simulation.MAX_SIMULATED_HOST_IOS`` host IOs by the
     planner's factory. ``progress`` gets a line before and one per finished task. ``timeout_s``
     bounds the wall time: past it the outstanding tasks are cancelled (Ray stops their workers;
     in-process, the running kernel finishes in the background and its result is dropped) and the
@@ -149,7 +149,7 @@ def simulate_cdfs(plan: pb.Plan, frame: Frame, *, executor: Executor | None = No
     """
     import time
 
-    from arrayplan_engine import array, recommend
+    from arrayplan_engine import array, candidates, evaluation
 
     from .. import telemetry
     from ..api.convert import plan_request_from_proto
@@ -165,9 +165,9 @@ def simulate_cdfs(plan: pb.Plan, frame: Frame, *, executor: Executor | None = No
         req = plan_request_from_proto(plan.spec, "plan.spec")
         for r in frame.top:
             year = worst_year(r)
-            cand = recommend.find_candidate(req, drive_model=r.drive_model, layout=r.layout, group_width=r.group_width,
+            cand = candidates.find_candidate(req, drive_model=r.drive_model, layout=r.layout, group_width=r.group_width,
                                             drive_count=r.drive_count, over_provisioning_fraction=r.over_provisioning_fraction)
-            call = TaskCall(batch=recommend.candidate_year_case(req, cand, year).spec, weight=1)
+            call = TaskCall(batch=evaluation.candidate_year_case(req, cand, year).spec, weight=1)
             calls.append(call)
             ranks[id(call)] = r.rank
     except Exception as exc:  # noqa: BLE001 - a report never fails on one figure

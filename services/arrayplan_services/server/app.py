@@ -44,7 +44,7 @@ from arrayplan_engine.catalog import Catalog, builtin_catalog
 from .. import telemetry
 from ..api.errors import UnauthenticatedError
 from ..fanout import make_executor
-from ..planner import DEFAULT_CANDIDATE_LIMIT, DEFAULT_MAX_QUEUED_PLANS, DEFAULT_MAX_RUNNING_PLANS, PlanRunner
+from ..plan.planner import DEFAULT_CANDIDATE_LIMIT, DEFAULT_MAX_QUEUED_PLANS, DEFAULT_MAX_RUNNING_PLANS, PlanRunner
 from ..store import STORE_FILE, RunStore, check_store
 from .auth import OPEN_SERVICES, Authenticator, ReadPolicy
 from .errors import status_for

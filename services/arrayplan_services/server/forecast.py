@@ -13,7 +13,7 @@ from arrayplan_engine import forecast as fc
 from arrayplan_engine.catalog import Catalog, Drive
 from arrayplan_engine.errors import NON_NEGATIVE, InvalidInputError, Violation, check_range
 from arrayplan_engine.layout import make_layout
-from arrayplan_engine.telemetry import DriveSnapshot, TelemetryError, parse_document
+from arrayplan_engine.smart import DriveSnapshot, TelemetryError, parse_document
 
 from ..api.arrayfile import ArrayFile, replan_options, replan_spec, run_forecast
 from ..api.convert import workload_from_proto
@@ -43,7 +43,7 @@ def _interval(d: fc.DateInterval) -> pb.DateInterval:
     return out
 
 
-def spec_from_proto(a: pb.ArrayInService, prefix: str = "array") -> fc.ArraySpec:
+def spec_from_proto(a: pb.ArrayInService, prefix: str = "array") -> fc.ArrayInService:
     v: list[Violation] = []
     if not a.layout:
         v.append(Violation(field=f"{prefix}.layout", reason="is required (raid1, raid5, raid6, raid10 or ec:K+M)"))
@@ -88,7 +88,7 @@ def spec_from_proto(a: pb.ArrayInService, prefix: str = "array") -> fc.ArraySpec
             v.extend(exc.violations)
     if v:
         raise InvalidInputError(v)
-    return fc.ArraySpec(name=a.display_name or "array", layout=a.layout, groups=tuple(groups), start_time_s=_seconds(a.start_time),
+    return fc.ArrayInService(name=a.display_name or "array", layout=a.layout, groups=tuple(groups), start_time_s=_seconds(a.start_time),
                         usable_capacity_bytes=float(a.usable_capacity_bytes) or None, full_fraction=a.full_fraction or 1.0,
                         workload=workload, catalog_drive=a.catalog_drive or None, lockstep_window_days=window_days,
                         worn_threshold_fraction=a.worn_threshold_fraction or fc.DEFAULT_WORN_THRESHOLD_FRACTION,
@@ -115,7 +115,7 @@ def _snapshots(docs: list[pb.TelemetryDocument]) -> tuple[list[DriveSnapshot], l
     return snaps, problems
 
 
-def validate_forecast_request(request: pb.ForecastArrayRequest, catalog: Catalog) -> tuple[fc.ArraySpec, list[CapacitySample]]:
+def validate_forecast_request(request: pb.ForecastArrayRequest, catalog: Catalog) -> tuple[fc.ArrayInService, list[CapacitySample]]:
     """ForecastArray's checks of the request alone (the array, the document count, the capacity
     samples; the telemetry documents' JSON is read by the forecast itself): cheap, so the server
     refuses bad input before the call waits for a slot. Returns the array spec and the samples."""

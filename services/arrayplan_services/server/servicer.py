@@ -35,11 +35,12 @@ from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 from arrayplan_engine.catalog import Catalog, Drive
 from arrayplan_engine.errors import InvalidInputError, NotFoundError, UnknownNameError, Violation, check_range
 
-from .. import simulate, telemetry
+from .. import telemetry
 from ..api.convert import MAX_NAME_CHARS, drive_to_proto
 from ..api.errors import PermissionDeniedError, UnauthenticatedError
 from ..fanout import Cancelled, Executor, TaskCall
-from ..planner import PlanRunner, WatchCursor, parse_name, plan_name
+from ..plan import simulate
+from ..plan.planner import PlanRunner, WatchCursor, parse_name, plan_name
 from .auth import Authenticator, Caller, ReadPolicy, may_cancel
 from .errors import status_for
 from .forecast import forecast_task, validate_forecast_request

@@ -1,6 +1,6 @@
 """Checkpoints of a running plan: finished candidate evaluations, encoded for the run store.
 
-A batch's ``recommend.Evaluation``s are stored as zlib-compressed JSON. JSON writes every float
+A batch's ``evaluation.Evaluation``s are stored as zlib-compressed JSON. JSON writes every float
 with Python's shortest round-tripping ``repr`` (NaN and the infinities as ``NaN``/``Infinity``),
 so a decoded evaluation equals the evaluated one exactly and a resumed plan ranks the very same
 numbers. Each checkpoint carries the run's ``fingerprint``: a hash of the engine's code and data
@@ -20,7 +20,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
-from arrayplan_engine import recommend
+from arrayplan_engine import candidates, evaluation, plan_request
 from arrayplan_engine.catalog import Drive
 
 # The encoding itself; bump when the layout of the payload changes.
@@ -47,7 +47,7 @@ def engine_code_digest() -> str:
     return h.hexdigest()
 
 
-def fingerprint(req: recommend.PlanRequest, drives: Iterable[Drive]) -> str:
+def fingerprint(req: plan_request.PlanRequest, drives: Iterable[Drive]) -> str:
     """What a checkpoint's evaluations depend on besides the candidate: the encoding, the evaluation
     record's fields, the engine's code, the request and the drives searched (dataclass reprs are
     exact: floats by shortest round-tripping repr)."""
@@ -61,18 +61,18 @@ def fingerprint(req: recommend.PlanRequest, drives: Iterable[Drive]) -> str:
 @functools.cache
 def _field_names() -> tuple[str, ...]:
     out: list[str] = []
-    for cls in (recommend.Evaluation, recommend.Candidate, recommend.ConstraintCheck, recommend.YearPerformance):
+    for cls in (evaluation.Evaluation, candidates.Candidate, evaluation.ConstraintCheck, evaluation.YearPerformance):
         out.append(cls.__name__ + ":" + ",".join(f.name for f in fields(cls)))
     return tuple(out)
 
 
-def encode(evaluations: Sequence[recommend.Evaluation]) -> bytes:
+def encode(evaluations: Sequence[evaluation.Evaluation]) -> bytes:
     """The evaluations of one batch as compressed JSON."""
     rows = [asdict(e) for e in evaluations]
     return zlib.compress(json.dumps(rows, allow_nan=True, separators=(",", ":")).encode(), 6)
 
 
-def decode(payload: bytes) -> list[recommend.Evaluation]:
+def decode(payload: bytes) -> list[evaluation.Evaluation]:
     """The evaluations ``encode`` wrote; raises CheckpointFormatError for anything else."""
     try:
         rows = json.loads(zlib.decompress(payload))
@@ -81,9 +81,9 @@ def decode(payload: bytes) -> list[recommend.Evaluation]:
         raise CheckpointFormatError(f"not a checkpoint of format {FORMAT}: {type(exc).__name__}: {exc}") from None
 
 
-def _evaluation(row: dict[str, Any]) -> recommend.Evaluation:
+def _evaluation(row: dict[str, Any]) -> evaluation.Evaluation:
     row = dict(row)
-    row["candidate"] = recommend.Candidate(**row["candidate"])
-    row["checks"] = tuple(recommend.ConstraintCheck(**k) for k in row["checks"])
-    row["years"] = tuple(recommend.YearPerformance(**y) for y in row["years"])
-    return recommend.Evaluation(**row)
+    row["candidate"] = candidates.Candidate(**row["candidate"])
+    row["checks"] = tuple(evaluation.ConstraintCheck(**k) for k in row["checks"])
+    row["years"] = tuple(evaluation.YearPerformance(**y) for y in row["years"])
+    return evaluation.Evaluation(**row)

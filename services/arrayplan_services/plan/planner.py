@@ -30,17 +30,17 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from arrayplan.v1 import planner_pb2 as pb
-from arrayplan_engine import recommend
+from arrayplan_engine import candidates, evaluation, plan_request, ranking
 from arrayplan_engine.catalog import Catalog, builtin_catalog
 from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError, require_range
 
-from . import numba_cache, telemetry
-from .api.convert import check_plan_request_bounds, outcome_to_proto, plan_request_from_proto
-from .api.errors import PermissionDeniedError, PlanQueueFullError, new_error_id
-from .fanout import Cancelled, Executor, ExecutorUnavailableError, TaskCall
-from .fanout.tasks import evaluate_candidates
-from .store import TERMINAL_STATES, RunRow, RunStore, StoreUnavailableError
-from .store import checkpoints as ckpt
+from .. import numba_cache, telemetry
+from ..api.convert import check_plan_request_bounds, outcome_to_proto, plan_request_from_proto
+from ..api.errors import PermissionDeniedError, PlanQueueFullError, new_error_id
+from ..fanout import Cancelled, Executor, ExecutorUnavailableError, TaskCall
+from ..fanout.tasks import evaluate_candidates
+from ..store import TERMINAL_STATES, RunRow, RunStore, StoreUnavailableError
+from ..store import checkpoints as ckpt
 
 log = logging.getLogger(__name__)
 _TERMINAL_ENUMS = frozenset(pb.Plan.State.Value(f"STATE_{s}") for s in TERMINAL_STATES)
@@ -119,16 +119,16 @@ def parse_list_token(token: str) -> int | None:
     return int(token, 16)
 
 
-def batches(req: recommend.PlanRequest, candidates: list[recommend.Candidate], workers: int) -> list[list[recommend.Candidate]]:
+def batches(req: plan_request.PlanRequest, cands: list[candidates.Candidate], workers: int) -> list[list[candidates.Candidate]]:
     """Batches of about ``TARGET_BATCH_S`` seconds of work, and at least two per worker so the
     fan-out stays balanced and progress moves."""
-    if not candidates:
+    if not cands:
         return []
-    total_s = sum(recommend.estimated_cost_s(req, c) for c in candidates)
+    total_s = sum(evaluation.estimated_cost_s(req, c) for c in cands)
     count = max(2 * workers, math.ceil(total_s / TARGET_BATCH_S))
-    count = min(count, len(candidates))
-    size = math.ceil(len(candidates) / count)
-    return [candidates[i:i + size] for i in range(0, len(candidates), size)]
+    count = min(count, len(cands))
+    size = math.ceil(len(cands) / count)
+    return [cands[i:i + size] for i in range(0, len(cands), size)]
 
 
 class WatchCursor:
@@ -165,7 +165,7 @@ class PlanRunner:
         self.max_queued = max_queued
         self._live: dict[str, _Live] = {}
         self._running: set[str] = set()
-        self._queue: collections.deque[tuple[str, recommend.PlanRequest, otel_context.Context]] = collections.deque()
+        self._queue: collections.deque[tuple[str, plan_request.PlanRequest, otel_context.Context]] = collections.deque()
         self._lock = threading.Lock()
         self._stopping = False
         self._mean_run_s = 30.0
@@ -183,7 +183,7 @@ class PlanRunner:
         # Defaults applied are stated in the answer: the stored spec carries the margin used.
         plan.spec.constraints.endurance_margin_fraction = req.constraints.endurance_margin_fraction
         plan.spec.constraints.max_array_loss_probability = req.constraints.max_array_loss_probability
-        total = recommend.count_candidates(req, self.catalog)
+        total = candidates.count_candidates(req, self.catalog)
         if total > self.candidate_limit:
             raise SearchSpaceTooLargeError(total, self.candidate_limit)
         if plan_id and self.store.exists(plan_id):
@@ -199,7 +199,7 @@ class PlanRunner:
             self._admit(run_id, req, otel_context.get_current())
         return self.get(plan_name(run_id))
 
-    def _admit(self, run_id: str, req: recommend.PlanRequest, ctx: otel_context.Context) -> None:
+    def _admit(self, run_id: str, req: plan_request.PlanRequest, ctx: otel_context.Context) -> None:
         """Start the run now or put it at the end of the queue (caller holds ``_lock``)."""
         live = _Live()
         self._live[run_id] = live
@@ -208,7 +208,7 @@ class PlanRunner:
         else:
             self._queue.append((run_id, req, ctx))
 
-    def _launch(self, run_id: str, req: recommend.PlanRequest, ctx: otel_context.Context, live: _Live) -> None:
+    def _launch(self, run_id: str, req: plan_request.PlanRequest, ctx: otel_context.Context, live: _Live) -> None:
         self._running.add(run_id)
         live.thread = threading.Thread(target=self._run, args=(run_id, req, ctx, live), name=f"plan-{run_id}", daemon=True)
         live.thread.start()
@@ -275,7 +275,7 @@ class PlanRunner:
                 except Exception:  # noqa: BLE001 - the probe is best effort
                     pass
 
-    def _run(self, run_id: str, req: recommend.PlanRequest, ctx: otel_context.Context, live: _Live) -> None:
+    def _run(self, run_id: str, req: plan_request.PlanRequest, ctx: otel_context.Context, live: _Live) -> None:
         token = otel_context.attach(ctx)
         tracer = telemetry.tracer()
         started = time.monotonic()
@@ -322,14 +322,14 @@ class PlanRunner:
                 self._mean_run_s = 0.8 * self._mean_run_s + 0.2 * (time.monotonic() - started)
                 self._start_next()
 
-    def _execute(self, run_id: str, req: recommend.PlanRequest, live: _Live, span: trace.Span) -> recommend.PlanOutcome:
+    def _execute(self, run_id: str, req: plan_request.PlanRequest, live: _Live, span: trace.Span) -> ranking.PlanOutcome:
         tracer = telemetry.tracer()
-        catalog = recommend.request_catalog(req, self.catalog)  # plus the plan's custom drives
+        catalog = plan_request.request_catalog(req, self.catalog)  # plus the plan's custom drives
         with tracer.start_as_current_span("arrayplan.enumerate") as s:
-            candidates = recommend.enumerate_candidates(req, catalog, limit=self.candidate_limit)
-            pruning = recommend.prune_report(req, candidates, catalog)
+            cands = candidates.enumerate_candidates(req, catalog, limit=self.candidate_limit)
+            pruning = candidates.prune_report(req, cands, catalog)
             kept, pruned = list(pruning.kept), pruning.pruned
-            s.set_attribute("arrayplan.candidate_count", len(candidates))
+            s.set_attribute("arrayplan.candidate_count", len(cands))
             s.set_attribute("arrayplan.pruned_count", pruned)
         # A resumed run starts from what its earlier attempt checkpointed (progress included).
         fingerprint = ckpt.fingerprint(req, catalog)
@@ -339,7 +339,7 @@ class PlanRunner:
         if restored:
             log.warning("plan %s: %d of %d candidates restored from checkpoints; evaluating the other %d", run_id, len(restored),
                         len(kept), len(todo))
-        progress: dict[str, object] = {"candidates_total": len(candidates), "candidates_pruned": pruned,
+        progress: dict[str, object] = {"candidates_total": len(cands), "candidates_pruned": pruned,
                                        "candidates_evaluated": len(restored), "candidates_to_evaluate": len(kept)}
         cold = numba_cache.cold_kernels() if todo else []
         if cold:  # the workers compile before the first batch returns: say so instead of sitting at 0
@@ -348,12 +348,12 @@ class PlanRunner:
             span.set_attribute("arrayplan.compiling_kernels", len(cold))
         self._set_progress(run_id, progress)
         self._notify(live)
-        span.set_attribute("arrayplan.candidate_count", len(candidates))
-        results: list[recommend.Evaluation] = list(restored.values())
+        span.set_attribute("arrayplan.candidate_count", len(cands))
+        results: list[evaluation.Evaluation] = list(restored.values())
         calls = [TaskCall(batch=b, weight=len(b)) for b in batches(req, todo, self.executor.worker_count)]
         saving = [True]  # checkpoints are written until the run's bound is reached
 
-        def on_result(call: TaskCall, value: tuple[list[recommend.Evaluation], list[dict[str, Any]]]) -> None:
+        def on_result(call: TaskCall, value: tuple[list[evaluation.Evaluation], list[dict[str, Any]]]) -> None:
             evaluations, spans = value
             results.extend(evaluations)
             if saving[0] and evaluations:
@@ -376,11 +376,11 @@ class PlanRunner:
             self.executor.run(evaluate_candidates, (req, tuple(catalog)), calls, carrier, on_result=on_result, cancel=live.cancel)
         with tracer.start_as_current_span("arrayplan.rank"):
             results.sort(key=lambda e: e.candidate.index)
-            return recommend.rank(req, results, candidates_total=len(candidates), candidates_pruned=pruned, catalog=catalog,
+            return ranking.rank(req, results, candidates_total=len(cands), candidates_pruned=pruned, catalog=catalog,
                                   pruning=pruning)
 
     def _restore_checkpoints(self, run_id: str, fingerprint: str,
-                             kept: list[recommend.Candidate]) -> dict[int, recommend.Evaluation]:
+                             kept: list[candidates.Candidate]) -> dict[int, evaluation.Evaluation]:
         """The evaluations a previous attempt of this run checkpointed, by candidate index: only
         those written with this run's fingerprint whose candidate is the one enumerated now at that
         index (anything else is evaluated again)."""
@@ -391,7 +391,7 @@ class PlanRunner:
         if not rows:
             return {}
         by_index = {c.index: c for c in kept}
-        out: dict[int, recommend.Evaluation] = {}
+        out: dict[int, evaluation.Evaluation] = {}
         ignored = 0
         for first_index, count, stored_fingerprint, payload in rows:
             if stored_fingerprint != fingerprint:
@@ -413,7 +413,7 @@ class PlanRunner:
                         "reading); they are evaluated again", run_id, ignored)
         return out
 
-    def _checkpoint(self, run_id: str, fingerprint: str, evaluations: list[recommend.Evaluation]) -> bool:
+    def _checkpoint(self, run_id: str, fingerprint: str, evaluations: list[evaluation.Evaluation]) -> bool:
         """Store a finished batch; returns False once the run's checkpoint bound is reached (the
         run goes on; a resume evaluates the rest again). A store that cannot write skips it."""
         try:

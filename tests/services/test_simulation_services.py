@@ -8,12 +8,11 @@ import pytest
 from google.protobuf import duration_pb2
 
 from arrayplan.v1 import planner_pb2 as pb
-from arrayplan_engine import array
-from arrayplan_engine import recommend as rc
+from arrayplan_engine import array, evaluation, plan_request, ranking, recommend
 from arrayplan_engine.catalog import builtin_catalog
-from arrayplan_services import simulate
 from arrayplan_services.api.convert import outcome_to_proto, plan_request_from_proto
 from arrayplan_services.fanout import LocalExecutor
+from arrayplan_services.plan import simulate
 from arrayplan_services.report import frame as report_frame
 
 
@@ -30,10 +29,10 @@ def _spec() -> pb.PlanSpec:
 
 
 @pytest.fixture(scope="module")
-def planned() -> tuple[rc.PlanRequest, rc.PlanOutcome, pb.Plan]:
+def planned() -> tuple[plan_request.PlanRequest, ranking.PlanOutcome, pb.Plan]:
     spec = _spec()
     req = plan_request_from_proto(spec)
-    outcome = rc.plan(req)
+    outcome = recommend.plan(req)
     assert outcome.recommendations
     plan = pb.Plan(name="plans/one-path", spec=spec, state=pb.Plan.STATE_SUCCEEDED, result=outcome_to_proto(outcome))
     return req, outcome, plan
@@ -43,12 +42,12 @@ def _ns(seconds: float) -> int:
     return round(seconds * 1e9)
 
 
-def test_simulate_array_gives_the_planners_numbers(planned: tuple[rc.PlanRequest, rc.PlanOutcome, pb.Plan]) -> None:
+def test_simulate_array_gives_the_planners_numbers(planned: tuple[plan_request.PlanRequest, ranking.PlanOutcome, pb.Plan]) -> None:
     req, outcome, _ = planned
     e = outcome.recommendations[0].evaluation
     cand = e.candidate
     for y in e.years:
-        case = rc.candidate_year_case(req, cand, y.year)
+        case = evaluation.candidate_year_case(req, cand, y.year)
         wl = case.workload
         request = pb.SimulateArrayRequest(
             drive_model=cand.drive_model, drive_count=cand.drive_count, layout=cand.layout, group_width=cand.group_width,
@@ -66,7 +65,7 @@ def test_simulate_array_gives_the_planners_numbers(planned: tuple[rc.PlanRequest
         assert resp.latency.p50.ToNanoseconds() == _ns(planner_run.latency_percentile_s(0.5))
 
 
-def test_report_cdf_is_the_plans_run(planned: tuple[rc.PlanRequest, rc.PlanOutcome, pb.Plan]) -> None:
+def test_report_cdf_is_the_plans_run(planned: tuple[plan_request.PlanRequest, ranking.PlanOutcome, pb.Plan]) -> None:
     """The report simulates through the Executor seam with SimulateArray's task function; its CDF's
     percentile is the plan's figure for each top array's worst year, exactly."""
     _, outcome, plan = planned

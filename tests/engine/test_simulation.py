@@ -10,9 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from arrayplan_engine import array, performance
-from arrayplan_engine import evaluate as one_path
-from arrayplan_engine import recommend as rc
+from arrayplan_engine import array, candidates, evaluation, performance, plan_request, recommend, simulation
 from arrayplan_engine.catalog import get_drive
 from arrayplan_engine.layout import make_layout
 from arrayplan_engine.units import TB, KiB, MiB
@@ -24,10 +22,10 @@ SEQ_1M_WRITE = Workload(read_fraction=0.0, random_fraction=0.0, target_iops=150,
 
 
 def _req(workload: Workload = OLTP, drive: str = "intel-dc-s3500-480gb", layout: str = "raid6", width: int = 8,
-         max_count: int = 16, **kw) -> rc.PlanRequest:  # type: ignore[no-untyped-def]
-    return rc.PlanRequest(workload=workload, service_life_years=3,
-                          constraints=kw.pop("constraints", rc.Constraints(usable_capacity_bytes=2 * TB, latency_percentile=99.0)),
-                          candidate_space=rc.CandidateSpace(drive_models=(drive,), layouts=(layout,), group_widths=(width,),
+         max_count: int = 16, **kw) -> plan_request.PlanRequest:  # type: ignore[no-untyped-def]
+    return plan_request.PlanRequest(workload=workload, service_life_years=3,
+                          constraints=kw.pop("constraints", plan_request.Constraints(usable_capacity_bytes=2 * TB, latency_percentile=99.0)),
+                          candidate_space=plan_request.CandidateSpace(drive_models=(drive,), layouts=(layout,), group_widths=(width,),
                                                             max_drive_count=max_count), **kw)
 
 
@@ -42,28 +40,28 @@ def _same_run(a: array.ArrayResult, b: array.ArrayResult) -> None:
     # the planner's HDD figures and `simulate`'s disagreed 4-30x for sequential 1 MiB work: one code now
     (_req(SEQ_1M_WRITE, drive="hdd-15k-sas-300gb", layout="raid5", width=4, max_count=12), 12),
 ], ids=["ssd-raid6-oltp", "hdd-raid5-seq-1mib"])
-def test_planner_factory_and_simulate_path_give_identical_numbers(req: rc.PlanRequest, count: int) -> None:
-    cand = next(c for c in rc.enumerate_candidates(req) if c.drive_count == count)
-    e = rc.evaluate(req, cand)
+def test_planner_factory_and_simulate_path_give_identical_numbers(req: plan_request.PlanRequest, count: int) -> None:
+    cand = next(c for c in candidates.enumerate_candidates(req) if c.drive_count == count)
+    e = evaluation.evaluate(req, cand)
     drive = get_drive(cand.drive_model)
     for y in e.years:
-        case = rc.candidate_year_case(req, cand, y.year)
+        case = evaluation.candidate_year_case(req, cand, y.year)
         planner_run = array.simulate(case.spec)
         # the answer's latency is the simulation's, exactly (not an analytic model's)
         assert y.latency_at_percentile_s == planner_run.latency_percentile_s(req.constraints.latency_percentile / 100.0)
         # SimulateArray / `arrayplan simulate` build their spec with the same factory from the same
         # drive, layout, count, workload, fill and seed: the same run, bit for bit
-        simulate_path = one_path.array_spec(drive, rc.candidate_layout(cand), cand.drive_count, case.workload,
+        simulate_path = simulation.array_spec(drive, candidates.candidate_layout(cand), cand.drive_count, case.workload,
                                             fill_fraction=case.fill_fraction, duration_s=case.spec.duration_s, seed=case.seed)
         assert simulate_path.service_models == case.spec.service_models  # the same cached model objects
         _same_run(planner_run, array.simulate(simulate_path))
         # and the sustained IOPS are the saturation run's (or the offered load's, when higher)
-        sat = array.simulate(one_path.saturation_spec(case.spec, simulated_s=req.simulated_seconds,
+        sat = array.simulate(simulation.saturation_spec(case.spec, simulated_s=req.simulated_seconds,
                                                       upper_bound_iops=case.upper_bound_iops))
         assert y.predicted_iops == max(sat.achieved_iops, planner_run.achieved_iops)
     worst = max(e.years, key=lambda y: y.latency_at_percentile_s)
     assert e.latency_at_percentile_s == worst.latency_at_percentile_s
-    assert e.performance_model == one_path.SIMULATION_MODEL
+    assert e.performance_model == simulation.SIMULATION_MODEL
 
 
 def test_hdd_sequential_throughput_is_the_simulated_one() -> None:
@@ -71,8 +69,8 @@ def test_hdd_sequential_throughput_is_the_simulated_one() -> None:
     close to its media rate; the planner's figure is that simulation (the old analytic model
     charged a random 4 KiB IO plus transfer per 1 MiB, several times too slow)."""
     req = _req(SEQ_1M_WRITE, drive="hdd-15k-sas-300gb", layout="raid5", width=4, max_count=4)
-    cand = rc.enumerate_candidates(req)[0]
-    e = rc.evaluate(req, cand)
+    cand = candidates.enumerate_candidates(req)[0]
+    e = evaluation.evaluate(req, cand)
     disk = get_drive("hdd-15k-sas-300gb")
     assert disk.seq_write_bytes_per_s
     # RAID 5 of 4: 3 data disks' worth of full stripes; at least half the media rate is reached
@@ -114,9 +112,9 @@ def test_pruning_screen_never_rejects_what_the_simulation_accepts(drive_name: st
     for i, load in enumerate((0.1, 0.3, 0.5, 1.2)):
         wl = Workload(**{**{f: getattr(workload, f) for f in ("read_fraction", "random_fraction", "io_size_mix", "queue_depth")},
                          "target_iops": load * bound})
-        duration = one_path.capped_duration_s(1.0, wl.target_iops, 100_000)
-        spec = one_path.array_spec(drive, layout, count, wl, fill_fraction=0.8, duration_s=duration, seed=11 + i)
-        figs = one_path.simulate_figures(spec, latency_percentile=99.0, simulated_s=1.0, upper_bound_iops=bound)
+        duration = simulation.capped_duration_s(1.0, wl.target_iops, 100_000)
+        spec = simulation.array_spec(drive, layout, count, wl, fill_fraction=0.8, duration_s=duration, seed=11 + i)
+        figs = simulation.simulate_figures(spec, latency_percentile=99.0, simulated_s=1.0, upper_bound_iops=bound)
         # the simulation accepts a requirement R when figs.max_iops >= R; the screen keeps R when
         # bound * (1 + margin) >= R: the first must imply the second for every R
         assert figs.max_iops <= bound * (1 + performance.SCREEN_MARGIN), (load, figs)
@@ -130,21 +128,21 @@ def test_prune_keeps_every_candidate_the_evaluation_accepts() -> None:
     """Through the planner: requirements at 10-50 % and 95 % of what the simulation sustains are
     never pruned for IOPS."""
     base = _req(Workload(read_fraction=0.7, target_iops=1.0, io_size_mix=((8 * KiB, 1.0),)), max_count=8)
-    cand = rc.enumerate_candidates(base)[0]
-    sustained = rc.evaluate(base, cand).predicted_iops
+    cand = candidates.enumerate_candidates(base)[0]
+    sustained = evaluation.evaluate(base, cand).predicted_iops
     for share in (0.1, 0.3, 0.5, 0.95):
         req = _req(Workload(read_fraction=0.7, target_iops=share * sustained, io_size_mix=((8 * KiB, 1.0),)), max_count=8)
-        kept, pruned = rc.prune(req, [cand])
+        kept, pruned = candidates.prune(req, [cand])
         assert kept == [cand] and pruned == 0, share
-        assert next(k for k in rc.evaluate(req, cand).checks if k.constraint == "iops").met
+        assert next(k for k in evaluation.evaluate(req, cand).checks if k.constraint == "iops").met
 
 
 # -- HDD equivalence: one search, one cap, "no number holds" only when true -------------------------
 
 def test_hdd_equivalence_says_no_number_only_when_none_holds() -> None:
-    tight = rc.Constraints(usable_capacity_bytes=2 * TB, latency_percentile=99.9, latency_target_s=0.005)
+    tight = plan_request.Constraints(usable_capacity_bytes=2 * TB, latency_percentile=99.9, latency_target_s=0.005)
     req = _req(Workload(read_fraction=0.7, target_iops=5_000, io_size_mix=((8 * KiB, 1.0),)), constraints=tight, max_count=16)
-    out = rc.plan(req)
+    out = recommend.plan(req)
     assert out.constraints_met and out.recommendations[0].evaluation.candidate.layout == "raid6"
     h = out.hdd_equivalence
     assert h is not None
@@ -157,14 +155,14 @@ def test_hdd_equivalence_says_no_number_only_when_none_holds() -> None:
     assert "Without the latency target" in h.explanation
     assert h.purchase_cost_usd > 0 and h.power_w > 0
     disk = get_drive(h.hdd_model)
-    eq = one_path.equivalent_drive_count(disk, rc.candidate_layout(out.recommendations[0].evaluation.candidate),
+    eq = simulation.equivalent_drive_count(disk, candidates.candidate_layout(out.recommendations[0].evaluation.candidate),
                                          req.workload.grown(2), target_iops=5_000, latency_quantile=0.999,
-                                         latency_target_s=0.005, required_capacity_bytes=rc.required_capacity_bytes(req),
+                                         latency_target_s=0.005, required_capacity_bytes=plan_request.required_capacity_bytes(req),
                                          duration_s=req.simulated_seconds)
     assert eq.no_number_holds_latency and eq.unloaded_latency_s > 0.005
 
-    loose = rc.Constraints(usable_capacity_bytes=2 * TB, latency_percentile=99.0, latency_target_s=0.2)
-    out = rc.plan(_req(Workload(read_fraction=0.7, target_iops=5_000, io_size_mix=((8 * KiB, 1.0),)), constraints=loose,
+    loose = plan_request.Constraints(usable_capacity_bytes=2 * TB, latency_percentile=99.0, latency_target_s=0.2)
+    out = recommend.plan(_req(Workload(read_fraction=0.7, target_iops=5_000, io_size_mix=((8 * KiB, 1.0),)), constraints=loose,
                        max_count=16))
     h = out.hdd_equivalence
     assert h is not None and h.drive_count > 0 and "No number" not in h.explanation
@@ -179,7 +177,7 @@ def test_equivalence_search_brackets_its_answer() -> None:
     disk = get_drive("hdd-15k-sas-300gb")
     layout = make_layout("raid6", 6)
     wl = Workload(read_fraction=0.7, io_size_mix=((8 * KiB, 1.0),))
-    eq = one_path.equivalent_drive_count(disk, layout, wl, target_iops=3_000, latency_quantile=0.99, latency_target_s=0.1,
+    eq = simulation.equivalent_drive_count(disk, layout, wl, target_iops=3_000, latency_quantile=0.99, latency_target_s=0.1,
                                          required_capacity_bytes=3 * TB, duration_s=2.0)
     n = eq.drive_count
     assert n > 0 and n % 6 == 0 and not eq.no_number_holds_latency
@@ -203,8 +201,8 @@ def test_an_array_that_does_not_keep_up_fails_its_iops_check() -> None:
     noisy = 0
     for seed in range(20):
         wl = Workload(read_fraction=0.05, random_fraction=0.05, io_size_mix=((1 << 20, 1.0),), queue_depth=8, target_iops=300)
-        spec = one_path.array_spec(disk, make_layout("raid5", 4), 20, wl, duration_s=1.0, seed=seed)
-        f = one_path.simulate_figures(spec, latency_percentile=99, simulated_s=1.0, upper_bound_iops=1000)
+        spec = simulation.array_spec(disk, make_layout("raid5", 4), 20, wl, duration_s=1.0, seed=seed)
+        f = simulation.simulate_figures(spec, latency_percentile=99, simulated_s=1.0, upper_bound_iops=1000)
         if not f.kept_up:
             assert f.max_iops < 300
             noisy += f.achieved_iops >= 300

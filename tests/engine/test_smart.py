@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from arrayplan_engine import telemetry as t
+from arrayplan_engine import smart as t
 from arrayplan_engine.units import GiB, MiB
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "smart"

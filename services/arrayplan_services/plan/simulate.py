@@ -11,17 +11,16 @@ from typing import Any
 from opentelemetry import trace
 
 from arrayplan.v1 import planner_pb2 as pb
-from arrayplan_engine import array, cost, endurance, fail_slow, ssd
-from arrayplan_engine import evaluate as one_path
+from arrayplan_engine import array, cost, endurance, fail_slow, simulation, ssd
 from arrayplan_engine.catalog import Catalog, Drive
 from arrayplan_engine.errors import InvalidInputError, Range, UnknownNameError, Violation, check_range, require_range
 from arrayplan_engine.layout import Layout, group_count, make_layout, usable_capacity_bytes
 from arrayplan_engine.workload import Workload
 
-from . import telemetry
-from .api.convert import reprefix, to_duration, workload_from_proto
-from .fanout import Cancelled, Executor, TaskCall
-from .fanout.tasks import consistency_run, simulate_window
+from .. import telemetry
+from ..api.convert import reprefix, to_duration, workload_from_proto
+from ..fanout import Cancelled, Executor, TaskCall
+from ..fanout.tasks import consistency_run, simulate_window
 
 MAX_ARRAY_DRIVES = 1_024
 # SimulateArrayRequest.service_life_years when set (0 is proto3's unset: the default, 5).
@@ -103,7 +102,7 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
     with tracer.start_as_current_span("arrayplan.service_model", attributes={"arrayplan.drive_model": drive.name}):
         # the planner's factory: same drive, layout, workload, fill and seed -> the same simulation
         try:
-            spec = one_path.array_spec(drive, layout, request.drive_count, workload, fill_fraction=fill, duration_s=duration_s,
+            spec = simulation.array_spec(drive, layout, request.drive_count, workload, fill_fraction=fill, duration_s=duration_s,
                                        seed=request.seed, failed_drives=request.failed_drive_count,
                                        rebuild_rate_bytes_per_s=request.rebuild_rate_bytes_per_second)
             workers = max(1, min(executor.worker_count, int(duration_s)))
@@ -135,7 +134,7 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
         drive_utilization_fractions=[float(x) for x in r.drive_utilisation],
         endurance_years=years,
         purchase_cost_usd=cost.purchase_cost_usd(drive.price_usd or 0.0, request.drive_count),
-        models=[one_path.SIMULATION_MODEL, f"service-model:{'hdd' if drive.kind == 'hdd' else 'ssd-ftl-gc-profile'}"],
+        models=[simulation.SIMULATION_MODEL, f"service-model:{'hdd' if drive.kind == 'hdd' else 'ssd-ftl-gc-profile'}"],
     )
     if slow_results:
         slow = array.merge_results(sorted(slow_results, key=lambda x: x.window_start_s))

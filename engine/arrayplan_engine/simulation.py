@@ -3,7 +3,7 @@ seed) -> its member service models and its ``array.ArraySpec`` -> the array simu
 figures an answer quotes.
 
 Every caller that puts a performance figure in front of a user goes through here: the planner
-(``recommend.evaluate``, per candidate and year through ``recommend.candidate_year_case``), the
+(``evaluation.evaluate``, per candidate and year through ``evaluation.candidate_year_case``), the
 SimulateArray service and ``arrayplan simulate --local``, the report's latency CDFs and the HDD
 equivalence (``equivalent_drive_count``, one search with one cap). The service models come from
 the drive models' own builders (``ssd.service_model``, ``hdd.service_model``), so a change to a
@@ -33,7 +33,7 @@ from . import array, catalog, fail_slow, hdd, ssd
 from .catalog import Drive
 from .errors import InvalidInputError, Violation, check, check_range, require_range
 from .layout import Layout, group_count, usable_capacity_bytes
-from .service import ServiceModel
+from .service_time import ServiceModel
 from .workload import Workload
 
 SIMULATION_MODEL = "array-des"

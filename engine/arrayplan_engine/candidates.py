@@ -1,0 +1,317 @@
+"""The candidate arrays of a plan: every (drive, layout, group width, drive count, over-provisioning)
+in the request's space in a fixed order (``enumerate_candidates``), and the cheap bounds that drop
+those the full evaluation would fail the same way (``bound_checks``, ``prune_report``).
+
+A candidate's ``index`` is its place in that order; ties in the ranking break on it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from . import performance
+from .catalog import Catalog, Drive
+from .errors import InvalidInputError, SearchSpaceTooLargeError
+from .layout import Layout, LayoutKind, make_layout, usable_capacity_bytes
+from .plan_request import (
+    DEFAULT_CANDIDATE_LIMIT,
+    DEFAULT_LAYOUTS,
+    PlanRequest,
+    layouts_for,
+    request_catalog,
+    required_capacity_bytes,
+    required_iops_in_year,
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """One array to evaluate. ``index`` is its position in the enumeration (its seed stream)."""
+
+    index: int
+    drive_model: str
+    layout: str
+    group_width: int
+    drive_count: int
+    over_provisioning_fraction: float = 0.0
+
+
+def _drive_names(req: PlanRequest, catalog: Catalog) -> list[str]:
+    """The drives to search: ``candidate_space.drive_models``, or by default every drive in the
+    catalog, SSDs and hard disks (the request's custom drives included). The arrays of a drive
+    too small to hold the data fall to the capacity bound, which counts them."""
+    catalog = request_catalog(req, catalog)
+    if req.candidate_space.drive_models:
+        names = [catalog.get(n).name for n in req.candidate_space.drive_models]
+        return list(dict.fromkeys(names))
+    return [d.name for d in catalog]
+
+
+def _shapes(req: PlanRequest, *, drive_slots: bool = True) -> list[tuple[str, int, int]]:
+    """(layout name, group width, drive count) triples, in a fixed order; with ``drive_slots``
+    only those within ``constraints.max_drive_count``."""
+    s = req.candidate_space
+    out: list[tuple[str, int, int]] = []
+    max_count = min(s.max_drive_count, req.constraints.max_drive_count or s.max_drive_count) if drive_slots else s.max_drive_count
+    for i, name in enumerate(s.layouts or DEFAULT_LAYOUTS):
+        for layout in layouts_for(name, s.group_widths, f"candidate_space.layouts[{i}]"):
+            if layout is None:
+                minimum = 4 if name.strip().lower() == "raid10" else 1
+                step = 2 if name.strip().lower() == "raid10" else 1
+                for n in range(max(minimum, s.min_drive_count), max_count + 1):
+                    if n % step == 0:
+                        out.append((name.strip().lower(), n, n))
+                continue
+            w = layout.group_width
+            first = max(w, math.ceil(s.min_drive_count / w) * w)
+            for n in range(first, max_count + 1, w):
+                # the family name candidate_layout parses back (a layout's display name, such as
+                # raid1x2 or raid6(8), is not a layout name)
+                out.append((layout.name if layout.kind is LayoutKind.EC else layout.kind.value, w, n))
+    return list(dict.fromkeys(out))
+
+
+def _ops(req: PlanRequest) -> tuple[float, ...]:
+    return tuple(dict.fromkeys(req.candidate_space.over_provisioning_fractions)) or (0.0,)
+
+
+def count_candidates(req: PlanRequest, catalog: Catalog | None = None) -> int:
+    catalog = request_catalog(req, catalog)
+    return len(_drive_names(req, catalog)) * len(_shapes(req)) * len(_ops(req))
+
+
+def enumerate_candidates(req: PlanRequest, catalog: Catalog | None = None, *,
+                         limit: int = DEFAULT_CANDIDATE_LIMIT) -> list[Candidate]:
+    """Every (drive, layout, group width, drive count) in the request's space, in a fixed order.
+
+    Raises ``SearchSpaceTooLargeError`` before building anything when over ``limit``.
+    """
+    catalog = request_catalog(req, catalog)
+    names = _drive_names(req, catalog)
+    shapes = _shapes(req)
+    ops = _ops(req)
+    total = len(names) * len(shapes) * len(ops)
+    if total > limit:
+        raise SearchSpaceTooLargeError(total, limit)
+    out: list[Candidate] = []
+    for drive_name in names:
+        is_ssd = catalog.get(drive_name).kind == "ssd"
+        for op in ops:
+            if op > 0 and not is_ssd:
+                continue  # short-stroking an HDD is not over-provisioning
+            for layout_name, width, count in shapes:
+                out.append(Candidate(index=len(out), drive_model=drive_name, layout=layout_name, group_width=width,
+                                     drive_count=count, over_provisioning_fraction=op))
+    return out
+
+
+def candidate_layout(c: Candidate) -> Layout:
+    if c.layout.startswith("ec:"):
+        return make_layout(c.layout)
+    if c.layout == "raid1":
+        return make_layout("raid1", c.group_width)
+    return make_layout(c.layout, c.group_width)
+
+
+#: The cheap bounds, in the order the summary names them.
+BOUNDS = ("capacity", "budget", "power", "iops", "drive_slots", "latency")
+
+
+_BOUND_TEXT = {"capacity": "capacity", "budget": "budget", "power": "power", "iops": "IOPS", "drive_slots": "drive slots",
+               "latency": "latency"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BoundCheck:
+    """One cheap bound on one candidate: the bound's figure against the requirement.
+    ``margin_fraction`` > 0 passes (how far inside), < 0 fails (how far short)."""
+
+    bound: str
+    required: float
+    bound_value: float
+    unit: str
+    at_most: bool
+
+    @property
+    def margin_fraction(self) -> float:
+        if self.at_most:
+            return headroom_at_most(self.required, self.bound_value)
+        return headroom_at_least(self.required, self.bound_value)
+
+    @property
+    def passed(self) -> bool:
+        return self.margin_fraction >= 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NearMiss:
+    """A candidate the cheap bounds removed, with the bounds it failed (nearest misses first)."""
+
+    candidate: Candidate
+    drive_display_name: str
+    failed: tuple[BoundCheck, ...]
+
+    def explanation(self) -> str:
+        c = self.candidate
+        parts = []
+        for k in self.failed:
+            fmt: Callable[[float], str] = _UNIT_FMT.get(k.unit, lambda x: f"{x:,.3g}")
+            rel = "over" if k.at_most else "short of"
+            parts.append(f"{_BOUND_TEXT[k.bound]} {fmt(k.bound_value)} {rel} {fmt(k.required)} ({-k.margin_fraction:.0%})")
+        width = f"({c.group_width})" if c.layout in ("raid5", "raid6", "raid1") else ""
+        return f"{c.drive_count} x {self.drive_display_name} in {c.layout.upper()}{width}: " + "; ".join(parts)
+
+
+_UNIT_FMT: dict[str, Callable[[float], str]] = {
+    "bytes": lambda x: f"{x / 1e12:,.1f} TB",
+    "usd": lambda x: f"${x:,.0f}",
+    "w": lambda x: f"{x:,.0f} W",
+    "iops": lambda x: f"{x:,.0f} IOPS",
+    "s": lambda x: f"{x * 1e3:.2f} ms",
+    "drives": lambda x: f"{x:,.0f} drives",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PruneReport:
+    """What the cheap bounds did: the candidates kept, how many each bound removed (``BOUNDS``
+    order; a candidate failing two bounds counts in both; ``drive_slots`` counts the arrays over
+    ``constraints.max_drive_count``, which are not enumerated) and the nearest misses."""
+
+    kept: tuple[Candidate, ...]
+    pruned: int
+    removed_by_bound: tuple[tuple[str, int], ...]
+    nearest_misses: tuple[NearMiss, ...]
+
+
+def _latency_floor_s(req: PlanRequest, drive: Drive) -> float:
+    """A lower bound on the request's latency percentile for a hard disk: random reads wait for
+    the platter, uniform over one revolution (hdd.py), so with random reads a share ``r`` of the
+    IOs, the p-th percentile is at least ``T (p - (1 - r)) / r`` of a revolution ``T`` (every
+    other IO taken as instant). Zero for an SSD or when the bound says nothing."""
+    if drive.kind != "hdd" or not drive.rpm:
+        return 0.0
+    w = req.workload
+    r = w.read_fraction * w.random_fraction
+    p = req.constraints.latency_percentile / 100.0
+    if r <= 0 or p <= 1.0 - r:
+        return 0.0
+    return 60.0 / drive.rpm * (p - (1.0 - r)) / r
+
+
+def bound_checks(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None) -> list[BoundCheck]:
+    """Every cheap bound on one candidate. Each is one the full evaluation would fail the same
+    way: capacity and the drives' purchase cost (hot spares left out) are exact, idle power is a
+    lower bound on power, ``performance.iops_upper_bound`` (plus ``SCREEN_MARGIN``) is an upper
+    bound on the sustained IOPS the simulation finds in the busiest year, and a disk's rotational delay bounds its read latency. A
+    host-managed SMR disk (``recording``) takes no random writes, so its IOPS bound is zero for a
+    workload that has any."""
+    catalog = request_catalog(req, catalog)
+    drive = catalog.get(cand.drive_model)
+    layout = candidate_layout(cand)
+    c = req.constraints
+    need = required_capacity_bytes(req)
+    usable = usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes * (1.0 - cand.over_provisioning_fraction))
+    out = [BoundCheck(bound="capacity", required=need, bound_value=usable, unit="bytes", at_most=False)]
+    if c.max_purchase_cost_usd:
+        out.append(BoundCheck(bound="budget", required=c.max_purchase_cost_usd, bound_value=(drive.price_usd or 0.0) * cand.drive_count,
+                              unit="usd", at_most=True))
+    if c.max_power_w:
+        out.append(BoundCheck(bound="power", required=c.max_power_w, bound_value=(drive.idle_power_w or 0.0) * cand.drive_count,
+                              unit="w", at_most=True))
+    iops_needed = max(required_iops_in_year(req, y) for y in range(1, req.service_life_years + 1))
+    if iops_needed > 0 and usable > 0:
+        # The screen: an upper bound on what the simulation can reach (fresh drives, the fewest
+        # member IOs the layout allows) with a margin, checked against the simulation in
+        # tests/engine/test_simulation.py, so a pruned candidate would miss the IOPS check.
+        bound = performance.iops_upper_bound(drive, layout, cand.drive_count, req.workload.grown(req.service_life_years - 1))
+        bound *= 1.0 + performance.SCREEN_MARGIN
+        w = req.workload
+        if drive.recording == "smr-host-managed" and w.read_fraction < 1.0 and w.random_fraction > 0.0:
+            bound = 0.0  # a host-managed SMR zone takes only sequential writes: no random-write IOPS at all
+        out.append(BoundCheck(bound="iops", required=iops_needed, bound_value=bound, unit="iops", at_most=False))
+    if c.latency_target_s > 0:
+        floor = _latency_floor_s(req, drive)
+        if floor > 0:
+            out.append(BoundCheck(bound="latency", required=c.latency_target_s, bound_value=floor, unit="s", at_most=True))
+    return out
+
+
+def _drive_slot_removals(req: PlanRequest, catalog: Catalog) -> int:
+    """Arrays of the candidate space over ``constraints.max_drive_count`` (not enumerated)."""
+    if not req.constraints.max_drive_count:
+        return 0
+    extra = len(_shapes(req, drive_slots=False)) - len(_shapes(req))
+    if extra <= 0:
+        return 0
+    ops = _ops(req)
+    per_drive = [len(ops) if catalog.get(n).kind == "ssd" else sum(1 for op in ops if op == 0) for n in _drive_names(req, catalog)]
+    return extra * sum(per_drive)
+
+
+def prune_report(req: PlanRequest, candidates: Iterable[Candidate], catalog: Catalog | None = None, *,
+                 nearest: int = 3) -> PruneReport:
+    """Drop candidates that fail a cheap bound (``bound_checks``); count what each bound removed
+    and keep the ``nearest`` misses (fewest failed bounds, then the smallest shortfall, then
+    the objective's order: cheapest first)."""
+    catalog = request_catalog(req, catalog)
+    counts = dict.fromkeys(BOUNDS, 0)
+    kept: list[Candidate] = []
+    misses: list[tuple[tuple[int, float, float, int], NearMiss]] = []
+    for cand in candidates:
+        failed = [k for k in bound_checks(req, cand, catalog) if not k.passed]
+        if not failed:
+            kept.append(cand)
+            continue
+        for k in failed:
+            counts[k.bound] += 1
+        drive = catalog.get(cand.drive_model)
+        key = (len(failed), max(-k.margin_fraction for k in failed), (drive.price_usd or 0.0) * cand.drive_count, cand.index)
+        misses.append((key, NearMiss(candidate=cand, drive_display_name=drive.display_name, failed=tuple(failed))))
+    counts["drive_slots"] = _drive_slot_removals(req, catalog)
+    misses.sort(key=lambda m: m[0])
+    chosen: list[NearMiss] = []
+    seen: set[str] = set()
+    for _, m in misses:  # one per drive model, so the misses show the choices
+        if m.candidate.drive_model in seen:
+            continue
+        seen.add(m.candidate.drive_model)
+        chosen.append(m)
+        if len(chosen) == nearest:
+            break
+    pruned = len(misses)
+    return PruneReport(kept=tuple(kept), pruned=pruned, removed_by_bound=tuple(counts.items()), nearest_misses=tuple(chosen))
+
+
+def prune(req: PlanRequest, candidates: Iterable[Candidate], catalog: Catalog | None = None) -> tuple[list[Candidate], int]:
+    """Drop candidates that fail a cheap bound (capacity, budget, power at idle, IOPS, latency);
+    (kept, how many were dropped). ``prune_report`` says which bound dropped them."""
+    report = prune_report(req, candidates, catalog)
+    return list(report.kept), report.pruned
+
+
+def removal_text(removed_by_bound: Iterable[tuple[str, int]]) -> str:
+    """``capacity 1,200, budget 300, ...`` for the summary (every bound, zero included)."""
+    return ", ".join(f"{_BOUND_TEXT[b]} {n:,}" for b, n in removed_by_bound)
+
+
+def headroom_at_least(required: float, predicted: float) -> float:
+    return (predicted - required) / required if required > 0 else math.inf
+
+
+def headroom_at_most(limit: float, predicted: float) -> float:
+    return (limit - predicted) / limit if limit > 0 else math.inf
+
+
+def find_candidate(req: PlanRequest, *, drive_model: str, layout: str, group_width: int, drive_count: int,
+                   over_provisioning_fraction: float = 0.0, catalog: Catalog | None = None,
+                   limit: int = 10 * DEFAULT_CANDIDATE_LIMIT) -> Candidate:
+    """The enumerated candidate with these fields (its index is its seed stream), for paths that
+    hold a recommendation's fields but not its index (the report)."""
+    for c in enumerate_candidates(req, catalog, limit=limit):
+        if (c.drive_model, c.layout, c.group_width, c.drive_count) == (drive_model, layout, group_width, drive_count) \
+                and math.isclose(c.over_provisioning_fraction, over_provisioning_fraction, abs_tol=1e-12):
+            return c
+    raise InvalidInputError.one("candidate", f"{drive_count} x {drive_model} in {layout} (width {group_width}) is not in the request's space")

@@ -1,0 +1,329 @@
+"""The answer: evaluations ordered by the objective (constraint-meeting first, then the nearest
+misses), the Pareto front of cost, latency headroom and durability, each recommendation's
+explanation, the assumptions the answer rests on, and the hard-disk array that would do the same
+job (``hdd_equivalence``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from . import cost, performance, simulation
+from .candidates import Candidate, NearMiss, PruneReport, candidate_layout, removal_text
+from .catalog import Catalog, Drive
+from .evaluation import ConstraintCheck, Evaluation
+from .layout import MAX_STRIPE_WIDTH, Layout, LayoutKind
+from .plan_request import DEFAULT_LAYOUTS, Objective, PlanRequest, request_catalog, required_capacity_bytes, required_iops_in_year
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recommendation:
+    rank: int
+    evaluation: Evaluation
+    explanation: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HddEquivalence:
+    hdd_model: str
+    drive_count: int
+    layout: str
+    purchase_cost_usd: float
+    power_w: float
+    explanation: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanOutcome:
+    recommendations: tuple[Recommendation, ...]
+    constraints_met: bool
+    summary: str
+    candidates_total: int
+    candidates_pruned: int
+    candidates_evaluated: int
+    models: tuple[str, ...]
+    pareto_front: tuple[Recommendation, ...] = ()
+    hdd_equivalence: HddEquivalence | None = None
+    # Candidates each cheap bound removed, every bound in BOUNDS order (a candidate failing two
+    # bounds counts in both), and the removed candidates nearest to passing.
+    removed_by_bound: tuple[tuple[str, int], ...] = ()
+    nearest_misses: tuple[NearMiss, ...] = ()
+    # What the answer rests on that the request did not say (``stated_assumptions``).
+    assumptions: tuple[str, ...] = ()
+
+
+_UNITS_TEXT = {
+    "usable_capacity": "usable capacity", "iops": "IOPS", "latency": "latency", "worst_second_latency": "worst-second latency",
+    "endurance": "endurance", "purchase_cost": "budget", "drive_count": "drive slots", "power": "power", "durability": "durability",
+    "array_loss": "array loss",
+}
+
+
+def _fmt_check(k: ConstraintCheck) -> str:
+    if k.unit == "bytes":
+        return f"{k.predicted / 1e12:.2f} TB of {k.required / 1e12:.2f} TB"
+    if k.unit == "s":
+        return f"{k.predicted * 1e3:.3g} ms against {k.required * 1e3:.3g} ms"
+    if k.unit == "fraction" and k.constraint == "endurance":
+        return f"{k.predicted * 100:.0f}% life used (limit {k.required * 100:.0f}%)"
+    if k.unit == "usd":
+        return f"${k.predicted:,.0f} of ${k.required:,.0f}"
+    return f"{k.predicted:,.4g} against {k.required:,.4g} {k.unit}"
+
+
+def explain(req: PlanRequest, e: Evaluation, rank_: int, objective: Objective) -> str:
+    c = e.candidate
+    what = f"{c.layout.upper()} of {c.drive_count} x {e.drive_display_name}"
+    if c.layout not in ("raid0", "raid10") and not c.layout.startswith("ec:"):
+        what += f" (groups of {c.group_width})"
+    binding = next(k for k in e.checks if k.constraint == e.binding_constraint)
+    if e.meets_constraints:
+        why = {
+            Objective.TOTAL_COST_OF_OWNERSHIP: f"lowest {req.service_life_years}-year cost of ownership (${e.total_cost_usd:,.0f})",
+            Objective.PURCHASE_COST: f"lowest purchase cost (${e.purchase_cost_usd:,.0f})",
+            Objective.POWER: f"lowest power ({e.power_w:.0f} W)",
+            Objective.HEADROOM: f"largest headroom ({e.headroom_fraction:+.0%})",
+        }[objective]
+        lead = "best: " if rank_ == 1 else f"#{rank_}: "
+        return (f"{what}: {lead}{why} among arrays that meet every constraint through year {req.service_life_years}; "
+                f"{_UNITS_TEXT[binding.constraint]} binds first at {_fmt_check(binding)} ({binding.headroom_fraction:+.0%} headroom).")
+    failed = [k for k in e.checks if not k.met]
+    worst = min(failed, key=lambda k: k.headroom_fraction)
+    return f"{what}: misses {_UNITS_TEXT[worst.constraint]} ({_fmt_check(worst)}); {len(failed)} constraint(s) unmet."
+
+
+def pareto_front(evaluations: Sequence[Evaluation]) -> list[Evaluation]:
+    """Evaluations no other one dominates on (total cost: lower, latency headroom: higher,
+    data-loss probability: lower); ties on all three keep the first by candidate index."""
+    def key(e: Evaluation) -> tuple[float, float, float]:
+        return (e.total_cost_usd, -e.latency_headroom_fraction(), e.data_loss_probability)
+
+    ordered = sorted(evaluations, key=lambda e: (key(e), e.candidate.index))
+    front: list[Evaluation] = []
+    for e in ordered:
+        k = key(e)
+        if not any(all(a <= b for a, b in zip(key(f), k, strict=True)) for f in front):
+            front.append(e)
+    return front
+
+
+def hdd_equivalence(req: PlanRequest, best: Evaluation, catalog: Catalog | None = None, *,
+                    max_drives: int = simulation.MAX_EQUIVALENT_DRIVES) -> HddEquivalence | None:
+    """How many disks of ``req.hdd_model``, in the best candidate's layout family, carry the same
+    workload (its final-year IOPS, or the winner's sustained IOPS when none is required, at the
+    latency target) with the same capacity: ``simulation.equivalent_drive_count``, the one search
+    (simulation through the same factory, one cap ``max_drives``) ``arrayplan simulate
+    --compare-hdd`` uses too. ``drive_count`` is 0 when no array up to the cap meets every target;
+    the explanation says "no number holds" only when even a nearly idle group misses the latency
+    target."""
+    catalog = request_catalog(req, catalog)
+    if req.hdd_model:
+        return _hdd_equivalence_of(req, best, catalog, catalog.get(req.hdd_model, "hdd_model"), max_drives)
+    # the catalog's disk that fits the question: the disks whose bound-sized arrays cost within
+    # FITTING_HDD_MARGIN of the cheapest are sized by the simulation, and the cheapest wins
+    fits = fitting_hdds(req, catalog)
+    tried = [e for e in (_hdd_equivalence_of(req, best, catalog, d, max_drives) for d in fits) if e is not None]
+    if not tried:
+        return None
+    sized = [e for e in tried if e.drive_count > 0]
+    out = min(sized, key=lambda e: (e.purchase_cost_usd, e.hdd_model)) if sized else tried[0]
+    priced = len([d for d in catalog if d.kind == "hdd" and d.price_usd])
+    return replace(out, explanation=out.explanation + (
+        f" It is the catalog's disk that fits the question: of its {priced} priced disks, "
+        f"{', '.join(d.name for d in fits)} came within {FITTING_HDD_MARGIN - 1:.0%} of the cheapest by the capacity and "
+        f"IOPS bounds and were sized by the simulation; this one costs least."))
+
+
+def _hdd_equivalence_of(req: PlanRequest, best: Evaluation, catalog: Catalog, hdd: Drive,
+                        max_drives: int) -> HddEquivalence | None:
+    c = req.constraints
+    cand = best.candidate
+    base = candidate_layout(cand)
+    stripes_all = base.kind in (LayoutKind.RAID0, LayoutKind.RAID10)
+    w = req.workload.grown(req.service_life_years - 1)
+    iops = required_iops_in_year(req, req.service_life_years) or best.predicted_iops
+    if not (iops > 0 and math.isfinite(iops)):
+        return None
+    step = 2 if base.kind is LayoutKind.RAID10 else (1 if stripes_all else cand.group_width)
+    cap = min(max_drives, MAX_STRIPE_WIDTH) if stripes_all else max_drives
+
+    def layout_for(n: int) -> Layout:
+        if stripes_all:
+            return candidate_layout(Candidate(index=0, drive_model=hdd.name, layout=cand.layout, group_width=max(n, 4 if base.kind is LayoutKind.RAID10 else 1),
+                                              drive_count=n))
+        return base
+
+    need = required_capacity_bytes(req)
+    seed = simulation.seed_int(np.random.SeedSequence(req.seed, spawn_key=(2**32 - 1,)))
+    search: dict[str, Any] = {"duration_s": req.simulated_seconds, "warmup_s": 0.25, "seed": seed, "max_drive_count": cap,
+              "required_capacity_bytes": need, "group_width": step, "min_drive_count": 4 if base.kind is LayoutKind.RAID10 else 1}
+    q = c.latency_percentile / 100.0
+    eq = simulation.equivalent_drive_count(hdd, layout_for if stripes_all else base, w, target_iops=iops, latency_quantile=q,
+                                         latency_target_s=c.latency_target_s, **search)
+    pct = f"p{c.latency_percentile:g}"
+    target = f" at {pct} <= {c.latency_target_s * 1e3:g} ms" if c.latency_target_s > 0 else ""
+    what = f"{iops:,.0f} IOPS{target} with {need / 1e12:.1f} TB"
+    n = eq.drive_count
+    if n:
+        r = eq.result
+        assert r is not None
+        lat = r.latency_percentile_s(q)
+        smaller = [t for t in eq.tried if t[0] < n]
+        if n == eq.capacity_drive_count:
+            binding = "capacity"
+        elif smaller:
+            prev = max(smaller, key=lambda t: t[0])
+            binding = "IOPS" if prev[1] < (1.0 - simulation.KEEP_UP_TOLERANCE) * iops else f"{pct} latency"
+        else:
+            binding = "IOPS"
+        util = float(np.mean(r.drive_utilisation)) if len(r.drive_utilisation) else 1.0
+        explanation = (f"{n:,} x {hdd.display_name} in {cand.layout.upper()} carry {what} (simulated {pct} "
+                       f"{lat * 1e3:.3g} ms); fewer would miss on {binding}.")
+    else:
+        util = 1.0
+        priced = 0  # the disks the cost and power below are for
+        if eq.no_number_holds_latency:
+            explanation = (f"No number of {hdd.display_name} in {cand.layout.upper()} carries {what}: even nearly idle, one "
+                           f"group's {pct} is {eq.unloaded_latency_s * 1e3:.3g} ms (seek + rotation).")
+            loose = simulation.equivalent_drive_count(hdd, layout_for if stripes_all else base, w, target_iops=iops,
+                                                    latency_quantile=q, latency_target_s=0.0, **search)
+            if loose.drive_count and loose.result is not None:
+                priced = loose.drive_count
+                util = float(np.mean(loose.result.drive_utilisation)) if len(loose.result.drive_utilisation) else 1.0
+                explanation += (f" Without the latency target, {loose.drive_count:,} of them carry the IOPS and capacity "
+                                f"(simulated {pct} {loose.result.latency_percentile_s(q) * 1e3:.3g} ms); the cost and power "
+                                f"are theirs.")
+        else:
+            explanation = (f"No array of {hdd.display_name} in {cand.layout.upper()} up to {cap:,} disks carries {what} "
+                           f"in the simulation (the search's cap).")
+    counted = n if n else (priced if eq.no_number_holds_latency else 0)
+    power = cost.average_power_w(idle_power_w=hdd.idle_power_w or 0.0, active_power_w=hdd.active_power_w or 0.0,
+                                 drive_count=counted, utilization=util)
+    return HddEquivalence(hdd_model=hdd.name, drive_count=n, layout=cand.layout, purchase_cost_usd=(hdd.price_usd or 0.0) * counted,
+                          power_w=power, explanation=explanation)
+
+
+def fitting_hdds(req: PlanRequest, catalog: Catalog) -> list[Drive]:
+    """The catalog's hard disks that may fit the question: each priced disk's bound-sized array
+    (drives for the required capacity, and for the final year's IOPS at one disk's random-IO bound,
+    ``performance.iops_upper_bound``, whichever is more) is priced, and the disks within
+    ``FITTING_HDD_MARGIN`` of the cheapest (at most ``FITTING_HDD_MAX``) are returned, cheapest
+    first, for the simulation to size. Empty when the catalog has no priced disk."""
+    need = required_capacity_bytes(req)
+    w = req.workload.grown(req.service_life_years - 1)
+    iops = required_iops_in_year(req, req.service_life_years)
+    priced: list[tuple[float, str, Drive]] = []
+    for d in catalog:
+        if d.kind != "hdd" or not d.price_usd or not d.capacity_bytes:
+            continue
+        per_disk = performance.iops_upper_bound(d, candidate_layout(Candidate(index=0, drive_model=d.name, layout="raid0",
+                                                                              group_width=1, drive_count=1)), 1, w)
+        count = max(math.ceil(need / d.capacity_bytes), math.ceil(iops / per_disk) if iops > 0 and per_disk > 0 else 1)
+        priced.append((count * d.price_usd, d.name, d))
+    if not priced:
+        return []
+    priced.sort(key=lambda x: x[:2])
+    return [d for usd, _, d in priced if usd <= FITTING_HDD_MARGIN * priced[0][0]][:FITTING_HDD_MAX]
+
+
+# Disks sized by the simulation for the comparison: those within 30 % of the cheapest bound-sized
+# array (the bounds ignore queueing and latency, which favour fast disks), at most three.
+FITTING_HDD_MARGIN = 1.3
+
+
+FITTING_HDD_MAX = 3
+
+
+def explain_pareto(e: Evaluation) -> str:
+    c = e.candidate
+    latency = e.latency_headroom_fraction()
+    lat = f", latency headroom {latency:+.0%}" if math.isfinite(latency) else ""
+    return (f"{c.layout.upper()} of {c.drive_count} x {e.drive_display_name}: ${e.total_cost_usd:,.0f}{lat}, "
+            f"P(data loss) {e.data_loss_probability:.2g}; no other candidate is better on all three.")
+
+
+def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_total: int, candidates_pruned: int,
+         catalog: Catalog | None = None, pruning: PruneReport | None = None) -> PlanOutcome:
+    """Order by the objective: constraint-meeting candidates first, then the nearest misses.
+    ``pruning`` (from ``prune_report``) puts what each cheap bound removed into the outcome."""
+    catalog = request_catalog(req, catalog)
+    evals = list(evaluations)
+    removed = pruning.removed_by_bound if pruning is not None else ()
+    removed_note = f" Candidates removed by each bound: {removal_text(removed)}." if removed else ""
+    objective = req.objective
+    front_ids = {e.candidate.index for e in pareto_front([e for e in evals if e.meets_constraints])}
+    evals = [replace(e, pareto_optimal=e.candidate.index in front_ids) for e in evals]
+    meeting = sorted((e for e in evals if e.meets_constraints), key=lambda e: (e.objective_value(objective), e.candidate.index))
+    missing = sorted((e for e in evals if not e.meets_constraints), key=lambda e: (-e.headroom_fraction, e.objective_value(objective), e.candidate.index))
+    chosen = (meeting or missing)[: req.max_recommendations]
+    recs = tuple(Recommendation(rank=i + 1, evaluation=e, explanation=explain(req, e, i + 1, objective)) for i, e in enumerate(chosen))
+    models = tuple(sorted({e.performance_model for e in evals})) + ("endurance:rated-host-writes", "reliability:closed-form-mttdl", "cost:tco-v1")
+    if meeting:
+        best = recs[0]
+        summary = (f"{len(meeting)} of {candidates_total} candidate arrays meet every constraint "
+                   f"({candidates_pruned} pruned by bounds, {len(evals)} evaluated). {best.explanation}")
+    elif evals:
+        summary = (f"No candidate meets every constraint ({candidates_total} in the space, {candidates_pruned} pruned, "
+                   f"{len(evals)} evaluated).{removed_note} Nearest miss: {recs[0].explanation}")
+    elif candidates_total == 0:
+        summary = (f"No candidate meets every constraint: no drive in the search holds "
+                   f"{required_capacity_bytes(req) / 1e12:,.1f} TB on {req.candidate_space.max_drive_count} drives "
+                   "(candidate_space.max_drive_count); raise it or name larger drives.")
+    else:
+        misses = pruning.nearest_misses if pruning is not None else ()
+        near = " Nearest misses: " + " | ".join(m.explanation() for m in misses) + "." if misses else ""
+        summary = (f"No candidate meets every constraint: all {candidates_total} candidates failed the cheap bounds."
+                   f"{removed_note}{near} Widen candidate_space or relax the bound that removed the most.")
+    ranks = {r.evaluation.candidate.index: r.rank for r in recs}
+    front = tuple(Recommendation(rank=ranks.get(e.candidate.index, 0), evaluation=e, explanation=explain_pareto(e))
+                  for e in sorted((e for e in meeting if e.pareto_optimal), key=lambda e: (e.total_cost_usd, e.candidate.index)))
+    hdd = hdd_equivalence(req, recs[0].evaluation, catalog) if meeting else None
+    return PlanOutcome(recommendations=recs, constraints_met=bool(meeting), summary=summary, candidates_total=candidates_total,
+                       candidates_pruned=candidates_pruned, candidates_evaluated=len(evals), models=models,
+                       pareto_front=front, hdd_equivalence=hdd, removed_by_bound=removed,
+                       nearest_misses=pruning.nearest_misses if pruning is not None else (),
+                       assumptions=stated_assumptions(req))
+
+
+def stated_assumptions(req: PlanRequest) -> tuple[str, ...]:
+    """What the answer rests on that the request did not say, in words a storage engineer checks:
+    a derived daily write volume, the layouts and drive counts searched by default, the endurance
+    margin, growth, the simulated window per candidate-year, the HDD compared, fail-slow drives."""
+    out: list[str] = []
+    w = req.workload
+    if w.daily_write_bytes <= 0 and w.target_iops > 0:
+        per_day = w.daily_write_bytes_effective()
+        out.append(f"Daily write volume derived from the target rate: {w.target_iops:,.0f} IOPS x {w.write_fraction:.0%} writes x "
+                   f"{w.mean_io_bytes / 1024:,.1f} KiB x 86,400 s = {per_day / 1e12:,.2f} TB/day, kept up every day of every year "
+                   "(set workload.daily_write_bytes for the real volume).")
+    elif w.daily_write_bytes > 0:
+        out.append(f"Daily write volume as stated: {w.daily_write_bytes / 1e12:,.2f} TB/day.")
+    if w.growth_per_year:
+        out.append(f"Workload and data grow {w.growth_per_year:.0%} a year: year {req.service_life_years} needs "
+                   f"{req.growth_factor_final_year():.2f}x year 1 ({required_capacity_bytes(req) / 1e12:,.1f} TB).")
+    cs = req.candidate_space
+    if not cs.layouts:
+        out.append(f"Layouts searched: {', '.join(DEFAULT_LAYOUTS)} (the default; name candidate_space.layouts for erasure codes "
+                   "such as ec:8+3).")
+    if not cs.drive_models:
+        out.append("Drives searched: every catalog drive (SSDs and hard disks) and the plan's custom drives.")
+    out.append(f"Drive counts searched: {cs.min_drive_count} to {cs.max_drive_count}.")
+    out.append(f"Endurance margin: {req.constraints.endurance_margin_fraction:.0%} of rated endurance kept in reserve.")
+    floor = req.constraints.max_array_loss_probability
+    out.append(f"Durability floor: P(losing the array over the service life) at most {floor:.2g} (unreadable sectors after a "
+               "rebuild are reported beside it, not held to it)." if floor > 0 else "No durability floor (max_array_loss_probability 0).")
+    out.append(f"Performance: each candidate-year simulated for {req.simulated_seconds:g} s of array time (at most "
+               f"{simulation.MAX_SIMULATED_HOST_IOS:,} host IOs); the latency percentile is read from that window.")
+    if req.constraints.fail_slow_field_rates:
+        out.append("Latency with fail-slow drives at The Tail at Store's field rates (a group holds a >2x slower drive 2.2 % (SSD) "
+                   "/ 1.5 % (disk) of the time; each year simulated again with one member 2x slower).")
+    else:
+        out.append("No fail-slow drives in the latency figures (set constraints.fail_slow_field_rates for the field rates).")
+    if not req.hdd_model:
+        out.append("Hard-disk comparison: the catalog's disk that fits the question (cheapest by capacity and IOPS bounds, sized "
+                   "by the simulation).")
+    return tuple(out)
