@@ -17,7 +17,7 @@ from .candidates import Candidate, NearMiss, PruneReport, candidate_layout, remo
 from .catalog import Catalog, Drive
 from .evaluation import ConstraintCheck, Evaluation
 from .layout import MAX_STRIPE_WIDTH, Layout, LayoutKind
-from .plan_request import DEFAULT_LAYOUTS, Objective, PlanRequest, request_catalog, required_capacity_bytes, required_iops_in_year
+from .plan_request import DEFAULT_LAYOUTS, Objective, PlanRequest, final_year_data_bytes, request_catalog, required_capacity_bytes, required_iops_in_year
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,9 +63,10 @@ _UNITS_TEXT = {
 }
 
 
-def _fmt_check(k: ConstraintCheck) -> str:
+def _fmt_check(k: ConstraintCheck, fill: float = 1.0) -> str:
     if k.unit == "bytes":
-        return f"{k.predicted / 1e12:.2f} TB of {k.required / 1e12:.2f} TB"
+        held = f", the final year's {k.required * fill / 1e12:.2f} TB at most {fill:.0%} full" if fill < 1 else ""
+        return f"{k.predicted / 1e12:.2f} TB of {k.required / 1e12:.2f} TB{held}"
     if k.unit == "s":
         return f"{k.predicted * 1e3:.3g} ms against {k.required * 1e3:.3g} ms"
     if k.unit == "fraction" and k.constraint == "endurance":
@@ -81,6 +82,7 @@ def explain(req: PlanRequest, e: Evaluation, rank_: int, objective: Objective) -
     if c.layout not in ("raid0", "raid10") and not c.layout.startswith("ec:"):
         what += f" (groups of {c.group_width})"
     binding = next(k for k in e.checks if k.constraint == e.binding_constraint)
+    fill = req.constraints.max_fill_fraction
     if e.meets_constraints:
         why = {
             Objective.TOTAL_COST_OF_OWNERSHIP: f"lowest {req.service_life_years}-year cost of ownership (${e.total_cost_usd:,.0f})",
@@ -90,10 +92,10 @@ def explain(req: PlanRequest, e: Evaluation, rank_: int, objective: Objective) -
         }[objective]
         lead = "best: " if rank_ == 1 else f"#{rank_}: "
         return (f"{what}: {lead}{why} among arrays that meet every constraint through year {req.service_life_years}; "
-                f"{_UNITS_TEXT[binding.constraint]} binds first at {_fmt_check(binding)} ({binding.headroom_fraction:+.0%} headroom).")
+                f"{_UNITS_TEXT[binding.constraint]} binds first at {_fmt_check(binding, fill)} ({binding.headroom_fraction:+.0%} headroom).")
     failed = [k for k in e.checks if not k.met]
     worst = min(failed, key=lambda k: k.headroom_fraction)
-    return f"{what}: misses {_UNITS_TEXT[worst.constraint]} ({_fmt_check(worst)}); {len(failed)} constraint(s) unmet."
+    return f"{what}: misses {_UNITS_TEXT[worst.constraint]} ({_fmt_check(worst, fill)}); {len(failed)} constraint(s) unmet."
 
 
 def pareto_front(evaluations: Sequence[Evaluation]) -> list[Evaluation]:
@@ -304,7 +306,11 @@ def stated_assumptions(req: PlanRequest) -> tuple[str, ...]:
         out.append(f"Daily write volume as stated: {w.daily_write_bytes / 1e12:,.2f} TB/day.")
     if w.growth_per_year:
         out.append(f"Workload and data grow {w.growth_per_year:.0%} a year: year {req.service_life_years} needs "
-                   f"{req.growth_factor_final_year():.2f}x year 1 ({required_capacity_bytes(req) / 1e12:,.1f} TB).")
+                   f"{req.growth_factor_final_year():.2f}x year 1 ({final_year_data_bytes(req) / 1e12:,.1f} TB of data).")
+    fill = req.constraints.max_fill_fraction
+    out.append(f"Fill target: the array holds the final year's {final_year_data_bytes(req) / 1e12:,.1f} TB at most {fill:.0%} full, "
+               f"so it needs {required_capacity_bytes(req) / 1e12:,.1f} TB usable (constraints.max_fill_fraction; 80 % by default, "
+               "where file systems, object stores and SSD garbage collection keep room to work).")
     cs = req.candidate_space
     if not cs.layouts:
         out.append(f"Layouts searched: {', '.join(DEFAULT_LAYOUTS)} (the default; name candidate_space.layouts for erasure codes "
