@@ -620,6 +620,7 @@ def drive_to_proto(d: Drive) -> pb.Drive:
         annual_failure_rate=float(d.annual_failure_rate or 0), gc_policy=d.gc_policy or "", rpm=int(d.rpm or 0),
         spare_bytes_per_user_byte=float(d.spare_bytes_per_user_byte or 0) if d.kind == "ssd" else 0.0,
         recording=d.recording or "", nand_type=d.nand_type or "",
+        endurance_rating_workload=d.endurance_rating_workload or "",
     )
     for field_name, p in sorted(d.provenance.items()):
         msg.provenance.add(field=field_name, source=p.source, quote=p.quote, assumed=p.assumed, reason=p.reason)
