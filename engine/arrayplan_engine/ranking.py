@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import cost, performance, simulation
+from . import cost, durability_flags, performance, simulation
 from .candidates import Candidate, NearMiss, PruneReport, candidate_layout, removal_text
 from .catalog import Catalog, Drive
 from .evaluation import ConstraintCheck, Evaluation
@@ -25,6 +25,9 @@ class Recommendation:
     rank: int
     evaluation: Evaluation
     explanation: str
+    # What the answer flags beside its checks (``durability_flags.answer_warnings``); the
+    # explanation ends with them.
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -262,7 +265,7 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
     meeting = sorted((e for e in evals if e.meets_constraints), key=lambda e: (e.objective_value(objective), e.candidate.index))
     missing = sorted((e for e in evals if not e.meets_constraints), key=lambda e: (-e.headroom_fraction, e.objective_value(objective), e.candidate.index))
     chosen = (meeting or missing)[: req.max_recommendations]
-    recs = tuple(Recommendation(rank=i + 1, evaluation=e, explanation=explain(req, e, i + 1, objective)) for i, e in enumerate(chosen))
+    recs = tuple(_recommendation(req, i + 1, e, explain(req, e, i + 1, objective), catalog) for i, e in enumerate(chosen))
     models = tuple(sorted({e.performance_model for e in evals})) + ("endurance:rated-host-writes", "reliability:closed-form-mttdl", "cost:tco-v1")
     if meeting:
         best = recs[0]
@@ -281,7 +284,7 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
         summary = (f"No candidate meets every constraint: all {candidates_total} candidates failed the cheap bounds."
                    f"{removed_note}{near} Widen candidate_space or relax the bound that removed the most.")
     ranks = {r.evaluation.candidate.index: r.rank for r in recs}
-    front = tuple(Recommendation(rank=ranks.get(e.candidate.index, 0), evaluation=e, explanation=explain_pareto(e))
+    front = tuple(_recommendation(req, ranks.get(e.candidate.index, 0), e, explain_pareto(e), catalog)
                   for e in sorted((e for e in meeting if e.pareto_optimal), key=lambda e: (e.total_cost_usd, e.candidate.index)))
     hdd = hdd_equivalence(req, recs[0].evaluation, catalog) if meeting else None
     return PlanOutcome(recommendations=recs, constraints_met=bool(meeting), summary=summary, candidates_total=candidates_total,
@@ -289,6 +292,11 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
                        pareto_front=front, hdd_equivalence=hdd, removed_by_bound=removed,
                        nearest_misses=pruning.nearest_misses if pruning is not None else (),
                        assumptions=stated_assumptions(req))
+
+
+def _recommendation(req: PlanRequest, rank_: int, e: Evaluation, explanation: str, catalog: Catalog) -> Recommendation:
+    warnings = durability_flags.answer_warnings(req, e, catalog)
+    return Recommendation(rank=rank_, evaluation=e, explanation=" ".join((explanation, *warnings)), warnings=warnings)
 
 
 def stated_assumptions(req: PlanRequest) -> tuple[str, ...]:

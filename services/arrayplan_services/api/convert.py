@@ -296,7 +296,7 @@ def recommendation_to_proto(r: ranking.Recommendation) -> pb.Recommendation:
         life_used_fraction=_finite(e.life_used_fraction), purchase_cost_usd=e.purchase_cost_usd, power_cost_usd=e.power_cost_usd,
         replacement_cost_usd=e.replacement_cost_usd, total_cost_usd=e.total_cost_usd, power_w=e.power_w,
         meets_constraints=e.meets_constraints, binding_constraint=e.binding_constraint,
-        headroom_fraction=_finite(e.headroom_fraction), explanation=r.explanation,
+        headroom_fraction=_finite(e.headroom_fraction), explanation=r.explanation, warnings=list(r.warnings),
         member_ios_per_host_io=e.member_ios_per_host_io, data_loss_probability=e.data_loss_probability,
         array_loss_probability=e.array_loss_probability, unreadable_after_rebuild_probability=e.unreadable_after_rebuild_probability,
         over_provisioning_fraction=c.over_provisioning_fraction, wear_out_year=e.wear_out_year or 0,
