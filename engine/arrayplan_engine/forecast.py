@@ -566,10 +566,10 @@ def forecast_fill(points: Sequence[CapacityPoint], *, usable_capacity_bytes: flo
     if b <= 0:
         notes.append("used capacity is not growing: no full date")
     sd_e, sd_w = fill_noise(t, y) if dof > 0 else (0.0, 0.0)
-    if dof > 0 and b > 0 and level_now < target:
+    if dof > 0 and n >= 3 and b > 0 and level_now < target:
         # A stated growth is the point's slope, but the interval keeps what the samples say about
         # the growth (the fitted slope's error): the statement is an assumption, not a measurement.
-        alpha, beta, gamma = _prediction_variance(t, sd_e=sd_e, sd_w=sd_w, fixed_slope=n < 3 or not t[-1] > t[0])
+        alpha, beta, gamma = _prediction_variance(t, sd_e=sd_e, sd_w=sd_w, fixed_slope=not t[-1] > t[0])
         full = _crossing_interval(level_now, b, target, alpha, beta, gamma, tq, t_now, sd_w=sd_w, confidence=confidence)
     else:
         full = DateInterval(time_s=date(ybar, b), earliest_s=date(ybar + tq * se_level, b + tq * se_b),
