@@ -122,3 +122,11 @@ def test_a_bad_staleness_threshold_is_refused_by_name(bad: float) -> None:
     with pytest.raises(InvalidInputError) as err:
         forecast.stale_telemetry(_array_forecast(START_S), now_s=START_S, stale_after_days=bad)
     assert [v.field for v in err.value.violations] == ["stale_after_days"]
+
+
+def test_two_samples_with_a_stated_growth_keep_an_interval() -> None:
+    """Two samples cannot tell the noises apart (three can): the fit's own interval stays."""
+    pts = [forecast.CapacityPoint(time_s=START_S, used_bytes=2e12), forecast.CapacityPoint(time_s=START_S + 30 * DAY_S, used_bytes=2.05e12)]
+    f = forecast.forecast_fill(pts, usable_capacity_bytes=4e12, full_fraction=0.9, growth_per_year=0.2, confidence=0.9)
+    assert f.full.earliest_s is not None and f.full.time_s is not None and f.full.latest_s is not None
+    assert f.full.earliest_s < f.full.time_s < f.full.latest_s
