@@ -68,7 +68,7 @@ _UNITS_TEXT = {
 
 def _fmt_check(k: ConstraintCheck, fill: float = 1.0) -> str:
     if k.unit == "bytes":
-        held = f", the final year's {k.required * fill / 1e12:.2f} TB at most {fill:.0%} full" if fill < 1 else ""
+        held = f", {k.required * fill / 1e12:.2f} TB of final-year data at most {fill:.0%} full" if fill < 1 else ""
         return f"{k.predicted / 1e12:.2f} TB of {k.required / 1e12:.2f} TB{held}"
     if k.unit == "s":
         return f"{k.predicted * 1e3:.3g} ms against {k.required * 1e3:.3g} ms"
@@ -316,7 +316,7 @@ def stated_assumptions(req: PlanRequest) -> tuple[str, ...]:
         out.append(f"Workload and data grow {w.growth_per_year:.0%} a year: year {req.service_life_years} needs "
                    f"{req.growth_factor_final_year():.2f}x year 1 ({final_year_data_bytes(req) / 1e12:,.1f} TB of data).")
     fill = req.constraints.max_fill_fraction
-    out.append(f"Fill target: the array holds the final year's {final_year_data_bytes(req) / 1e12:,.1f} TB at most {fill:.0%} full, "
+    out.append(f"Fill target: the array holds the {final_year_data_bytes(req) / 1e12:,.1f} TB of final-year data at most {fill:.0%} full, "
                f"so it needs {required_capacity_bytes(req) / 1e12:,.1f} TB usable (constraints.max_fill_fraction; 80 % by default, "
                "where file systems, object stores and SSD garbage collection keep room to work).")
     cs = req.candidate_space

@@ -50,7 +50,7 @@ def test_the_capacity_bound_and_check_apply_the_fill_target() -> None:
     check = next(k for k in e.checks if k.constraint == "usable_capacity")
     assert check.required == pytest.approx(10 * TB, rel=1e-12) and not check.met
     text = ranking.explain(tight, e, 1, tight.objective)
-    assert "misses usable capacity (8.80 TB of 10.00 TB, the final year's 8.00 TB at most 80% full)" in text
+    assert "misses usable capacity (8.80 TB of 10.00 TB, 8.00 TB of final-year data at most 80% full)" in text
 
     loose = _req(max_fill_fraction=0.95)
     e_loose = evaluation.evaluate(loose, cand)
@@ -60,7 +60,7 @@ def test_the_capacity_bound_and_check_apply_the_fill_target() -> None:
 
 def test_the_answer_states_the_fill_target() -> None:
     said = " ".join(ranking.stated_assumptions(_req(years=5)))
-    assert "Fill target: the array holds the final year's 11.7 TB at most 80% full, so it needs 14.6 TB usable" in said
+    assert "Fill target: the array holds the 11.7 TB of final-year data at most 80% full, so it needs 14.6 TB usable" in said
     assert "at most 90% full" in " ".join(ranking.stated_assumptions(_req(years=5, max_fill_fraction=0.9)))
 
 
