@@ -58,6 +58,7 @@ from arrayplan_engine.provenance import Provenance
 __all__ = [
     "CATALOG_FILE_SCHEMA",
     "FORM_FACTORS",
+    "ENDURANCE_RATING_WORKLOADS",
     "GC_POLICIES",
     "INTERFACES",
     "INTERFACE_BYTES_PER_S",
@@ -91,6 +92,7 @@ NandType = Literal["slc", "mlc", "emlc", "tlc", "qlc", "hdd"]
 Recording = Literal["cmr", "smr-host-managed", "smr-drive-managed"]
 InternalParity = Literal["none", "raid4-dies", "rain-7+1"]
 GcPolicy = Literal["eager", "lazy"]
+EnduranceRatingWorkload = Literal["jesd219-random", "sequential"]
 
 KINDS: Final[tuple[str, ...]] = ("ssd", "hdd")
 INTERFACES: Final[tuple[str, ...]] = (
@@ -134,6 +136,16 @@ NAND_TYPES: Final[tuple[str, ...]] = ("slc", "mlc", "emlc", "tlc", "qlc", "hdd")
 RECORDINGS: Final[tuple[str, ...]] = ("cmr", "smr-host-managed", "smr-drive-managed")
 INTERNAL_PARITIES: Final[tuple[str, ...]] = ("none", "raid4-dies", "rain-7+1")
 GC_POLICIES: Final[tuple[str, ...]] = ("eager", "lazy")
+#: The workload a drive's rated endurance (``endurance_bytes_written``) was measured under:
+#: JEDEC JESD218's rating workload (JESD219: random writes over the whole drive, skewed for
+#: enterprise drives), the default; or sequential writes, where the drive's own source says so
+#: (QLC drives are often rated that way). ``endurance.rating_workload_write_amplification``
+#: converts a sequential rating to its random-workload equivalent.
+ENDURANCE_RATING_WORKLOADS: Final[tuple[str, ...]] = ("jesd219-random", "sequential")
+#: Why a drive whose source does not name the rating workload is read as JESD219 random.
+JESD219_DEFAULT_REASON: Final = (
+    "not given: JEDEC JESD218 rates SSD endurance under the JESD219 workload (random writes over the whole drive), "
+    "the reading unless the drive's source says its rating is for sequential writes")
 
 S000: Final = "000_d5886dd2adcf9a04.txt"
 S001: Final = "001_4993870e060cd6fa.txt"
@@ -194,6 +206,10 @@ class Drive:
     read_latency_s: float | None = None
     write_latency_s: float | None = None
     endurance_bytes_written: int | None = None
+    # The workload the rated endurance was measured under (``ENDURANCE_RATING_WORKLOADS``). A
+    # catalog file that says nothing gets JESD219 random, marked assumed; a user's drive that says
+    # nothing keeps None, which the wear model reads as JESD219 random too.
+    endurance_rating_workload: EnduranceRatingWorkload | None = None
     pe_cycles: int | None = None
     rpm: int | None = None
     average_seek_s: float | None = None
@@ -253,6 +269,7 @@ _SSD_ONLY: Final = (
     "slc_cache_bytes",
     "slc_write_bytes_per_s",
     "write_buffer_bytes",
+    "endurance_rating_workload",
 )
 _HDD_ONLY: Final = ("rpm", "average_seek_s", "full_stroke_seek_s", "recording")
 
@@ -365,6 +382,7 @@ _CHOICES: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
         "internal_parity": INTERNAL_PARITIES,
         "gc_policy": GC_POLICIES,
         "recording": RECORDINGS,
+        "endurance_rating_workload": ENDURANCE_RATING_WORKLOADS,
     }
 )
 _TEXT: Final = ("name", "display_name", "vendor", "family")
@@ -489,6 +507,8 @@ def _validate(d: Any, prefix: str, *, spec_defaults: bool = False) -> tuple[dict
         bad("endurance_bytes_written", (
             f"must be in bytes written over the drive's life, at least its capacity ({p[1]}); got {p[0]}, which looks like "
             "TBW or drive writes per day: give TBW x 1e12, or DWPD x capacity_bytes x 365 x warranty years"))
+    if "endurance_rating_workload" in clean and "endurance_bytes_written" not in supplied:
+        bad("endurance_rating_workload", "says what endurance_bytes_written was rated under: give endurance_bytes_written or omit it")
     if (p := pair("steady_random_write_iops", "random_write_iops")) and p[0] > p[1]:
         bad("steady_random_write_iops", f"must be <= random_write_iops ({_fmt(p[1])}), got {_fmt(p[0])}")
     if (p := pair("full_stroke_seek_s", "average_seek_s")) and p[0] < p[1]:
@@ -781,6 +801,9 @@ def drive_from_fields(
             prov["raw_nand_bytes"] = Provenance(assumed=True, reason=(
                 f"not given: the smallest power-of-two GiB of NAND above the rated capacity ({raw / GiB:,.0f} GiB), how "
                 "NAND is built (3.84 TB on 4 TiB, 7.68 TB on 8 TiB); a spec sheet rarely states it"))
+        if bare is None and clean.get("endurance_bytes_written") and "endurance_rating_workload" not in clean:
+            clean["endurance_rating_workload"] = "jesd219-random"
+            prov["endurance_rating_workload"] = Provenance(assumed=True, reason=JESD219_DEFAULT_REASON)
         if "gc_policy" not in clean:
             clean["gc_policy"] = "eager"
             prov["gc_policy"] = Provenance(assumed=True, reason=(

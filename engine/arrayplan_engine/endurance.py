@@ -90,8 +90,12 @@ class ServiceLifeWear:
     life_used_fraction: float            # over the whole service life (above 1: worn out)
     wear_out_year: int | None
     endurance_years: float               # years to 100 % at the service life's average rate
-    rated_write_amplification: float     # the FTL's WA under the rating workload (JESD219)
+    rated_write_amplification: float     # the FTL's WA under the rating's workload (JESD219 random, or 1 sequential)
     wear_out_replacements: int
+    # the rating read as JESD219 random: TBW x WA(rating workload) / WA(JESD219); the rated TBW
+    # itself for a drive rated under JESD219 (inf for a hard disk, NaN for a P/E-only SSD)
+    random_equivalent_endurance_bytes: float = math.nan
+    rating_workload: str = "jesd219-random"
 
 
 def _workload_wa(drive: Drive, workload: Workload, *, fill_fraction: float, extra_spare_fraction: float) -> float:
@@ -105,10 +109,34 @@ def _workload_wa(drive: Drive, workload: Workload, *, fill_fraction: float, extr
     return workload.random_fraction * random_wa + (1.0 - workload.random_fraction)
 
 
-def rated_write_amplification(drive: Drive) -> float:
-    """The FTL's WA under the endurance rating's workload (JESD219, full drive)."""
+def jesd219_write_amplification(drive: Drive) -> float:
+    """The FTL's WA under JESD219's random workload over the full drive (the JESD218 rating)."""
     return ssd.steady_state_write_amplification(drive, fill_fraction=1.0, hot_write_fraction=JESD219_HOT_WRITE_FRACTION,
                                                 hot_space_fraction=JESD219_HOT_SPACE_FRACTION)
+
+
+# Write amplification of a sequential write stream: each erase block is filled by consecutive
+# writes and invalidated whole when it is overwritten, so garbage collection copies nothing.
+SEQUENTIAL_WRITE_AMPLIFICATION = 1.0
+
+
+def rated_write_amplification(drive: Drive) -> float:
+    """The FTL's WA under the workload the drive's endurance was rated under
+    (``drive.endurance_rating_workload``): JESD219 random over the full drive (the default), or
+    sequential writes (1) where the drive's source says the rating is for sequential writing."""
+    if drive.endurance_rating_workload == "sequential":
+        return SEQUENTIAL_WRITE_AMPLIFICATION
+    return jesd219_write_amplification(drive)
+
+
+def random_equivalent_endurance_bytes(drive: Drive) -> float:
+    """The rated host writes read against JESD219's random workload: the NAND programs the rating
+    allows (TBW x the rating workload's WA) divided by the random workload's WA. A sequential
+    rating of TBW is worth TBW x 1 / WA(JESD219) random host writes; a JESD219 rating is itself.
+    NaN when the drive has no TBW rating."""
+    if not drive.endurance_bytes_written:
+        return math.nan
+    return float(drive.endurance_bytes_written) * rated_write_amplification(drive) / jesd219_write_amplification(drive)
 
 
 def nand_endurance_bytes(drive: Drive) -> float:
@@ -130,8 +158,11 @@ def service_life_wear(drive: Drive, layout: Layout, drive_count: int, workload: 
     """Wear year by year: host bytes per member (layout write factor, growth) x the FTL's write
     amplification at that year's fill level and the workload's skew, against the rated endurance.
 
-    The rated host writes (TBW) were measured at the rating workload's write amplification, so a
-    year's share of life is ``bytes x WA_workload / (WA_rated x TBW)``; a drive rated only in P/E
+    The rated host writes (TBW) were measured at the rating workload's write amplification. A
+    sequential rating is first read as its JESD219 random equivalent
+    (``random_equivalent_endurance_bytes``: TBW x 1 / WA_JESD219), so a year's share of life is
+    ``bytes x WA_workload / (WA_JESD219 x TBW_random)``, which is ``bytes x WA_workload /
+    (WA_rated x TBW)`` for either rating workload; a drive rated only in P/E
     cycles uses ``raw NAND x P/E`` as the budget of NAND programs. HDDs have no write-endurance
     limit here (their failures are in ``reliability``).
     """
@@ -139,6 +170,8 @@ def service_life_wear(drive: Drive, layout: Layout, drive_count: int, workload: 
     g = workload.growth_per_year
     ssd_drive = drive.kind == "ssd"
     rated_wa = rated_write_amplification(drive) if ssd_drive else 1.0
+    random_wa = jesd219_write_amplification(drive) if ssd_drive else 1.0
+    tbw_random = random_equivalent_endurance_bytes(drive) if ssd_drive else math.inf
     out: list[YearWear] = []
     total = 0.0
     wear_out: int | None = None
@@ -149,7 +182,7 @@ def service_life_wear(drive: Drive, layout: Layout, drive_count: int, workload: 
         if ssd_drive:
             wa = _workload_wa(drive, workload, fill_fraction=fill, extra_spare_fraction=extra_spare_fraction)
             if drive.endurance_bytes_written:
-                used = host * wa / (rated_wa * float(drive.endurance_bytes_written))
+                used = host * wa / (random_wa * tbw_random)
             else:
                 used = host / host_write_endurance_bytes(drive, wa)
         else:
@@ -164,4 +197,6 @@ def service_life_wear(drive: Drive, layout: Layout, drive_count: int, workload: 
     if math.isfinite(endurance_years_) and endurance_years_ < years:
         replacements = drive_count * (math.ceil(years / endurance_years_) - 1)
     return ServiceLifeWear(years=tuple(out), life_used_fraction=total, wear_out_year=wear_out, endurance_years=endurance_years_,
-                           rated_write_amplification=rated_wa, wear_out_replacements=replacements)
+                           rated_write_amplification=rated_wa, wear_out_replacements=replacements,
+                           random_equivalent_endurance_bytes=tbw_random,
+                           rating_workload=(drive.endurance_rating_workload or "jesd219-random") if ssd_drive else "")

@@ -32,14 +32,15 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 import numpy as np
 
 from . import endurance
 from .catalog import Catalog, Drive
-from .errors import InvalidInputError
+from .errors import InvalidInputError, Range
 from .layout import Layout, make_layout
 from .smart import DriveSeries, DriveSnapshot, snapshot_hours
 from .units import DAY_S, YEAR_DAYS
@@ -48,6 +49,9 @@ from .workload import Workload
 DEFAULT_CONFIDENCE: Final = 0.9
 DEFAULT_LOCKSTEP_WINDOW_DAYS: Final = 90.0
 DEFAULT_WORN_THRESHOLD_FRACTION: Final = 0.1
+#: Telemetry whose latest snapshot is older than this (before the time the forecast is asked at)
+#: is stale, and the forecast says so (assumed: a monthly collection missed once is still fresh).
+DEFAULT_STALE_AFTER_DAYS: Final = 30.0
 #: Projections stop here: a date further out is reported as None ("not within the horizon").
 HORIZON_DAYS: Final = 30 * YEAR_DAYS
 PERCENT_RESOLUTION: Final = 0.01   # wear indicators are whole percents
@@ -320,6 +324,10 @@ class FillForecast:
     slope_halfwidth: float = 0.0
     mean_day: float = 0.0                         # the samples' mean time, days from origin_s
     notes: tuple[str, ...] = ()
+    # The noise the full date's interval carries (``fill_noise``): sample scatter around the
+    # growth (sd of ln used) and day-to-day wander of the growth itself (sd of ln used per sqrt day)
+    measurement_sd: float = 0.0
+    wander_sd_per_sqrt_day: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -334,6 +342,10 @@ class ArrayForecast:
     problems: tuple[str, ...]                     # drives that could not be forecast, naming file/serial
     growth_per_year: float
     models: tuple[str, ...] = field(default=())
+    # days from the latest snapshot ("as of") to the time the forecast was asked at, and whether
+    # that is beyond the staleness threshold (``stale_telemetry``; None/False until it is applied)
+    as_of_age_days: float | None = None
+    stale: bool = False
 
 
 def _series_days(series: DriveSeries) -> tuple[list[float], float]:
@@ -553,13 +565,103 @@ def forecast_fill(points: Sequence[CapacityPoint], *, usable_capacity_bytes: flo
 
     if b <= 0:
         notes.append("used capacity is not growing: no full date")
-    full = DateInterval(time_s=date(ybar, b), earliest_s=date(ybar + tq * se_level, b + tq * se_b),
-                        latest_s=date(ybar - tq * se_level, b - tq * se_b))
+    sd_e, sd_w = fill_noise(t, y) if dof > 0 else (0.0, 0.0)
+    if dof > 0 and n >= 3 and b > 0 and level_now < target:
+        # A stated growth is the point's slope, but the interval keeps what the samples say about
+        # the growth (the fitted slope's error): the statement is an assumption, not a measurement.
+        alpha, beta, gamma = _prediction_variance(t, sd_e=sd_e, sd_w=sd_w, fixed_slope=not t[-1] > t[0])
+        full = _crossing_interval(level_now, b, target, alpha, beta, gamma, tq, t_now, sd_w=sd_w, confidence=confidence)
+    else:
+        full = DateInterval(time_s=date(ybar, b), earliest_s=date(ybar + tq * se_level, b + tq * se_b),
+                            latest_s=date(ybar - tq * se_level, b - tq * se_b))
     if dof <= 0:
         notes.append("too few capacity samples for an interval")
     return out(used_bytes=used_now, used_rate_bytes_per_day=used_now * b, growth_per_year=growth, growth_source=source,
                rate_basis=f"log-linear fit over {n} samples", full=full, level_log_bytes=level_now, slope_per_day=b, origin_s=t_now,
-               level_halfwidth=tq * se_level, slope_halfwidth=tq * se_b, mean_day=tbar, notes=tuple(notes))
+               level_halfwidth=tq * se_level, slope_halfwidth=tq * se_b, mean_day=tbar, notes=tuple(notes),
+               measurement_sd=sd_e, wander_sd_per_sqrt_day=sd_w)
+
+
+def fill_noise(t: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """The two noises of ln(used capacity) around its growth, by moments of the successive
+    differences d_i = y_(i+1) - y_i over L_i days, less the mean growth (the drift from the end
+    points): independent scatter of each sample, sd_e (measurement; a dip undone by the next
+    sample), makes neighbouring differences anticorrelated, Cov(d_i, d_(i+1)) = -sd_e^2; wander of
+    the level that persists, sd_w per sqrt day (a random walk: what was written stays written),
+    adds to their variance, Var(d_i) = sd_w^2 L_i + 2 sd_e^2. Each is solved from the unclipped
+    moments, then clipped at 0."""
+    if len(t) < 3 or t[-1] <= t[0]:
+        return 0.0, 0.0
+    lag = np.diff(t)
+    drift = (y[-1] - y[0]) / (t[-1] - t[0])
+    d = np.diff(y) - drift * lag
+    cov = -float(np.mean(d[1:] * d[:-1]))
+    # each from the unclipped moments (clipping the scatter first would bias the wander low)
+    var_w = max(float(np.mean(d * d) - 2.0 * cov) / float(np.mean(lag)), 0.0)
+    return math.sqrt(max(cov, 0.0)), math.sqrt(var_w)
+
+
+def _prediction_variance(t: np.ndarray, *, sd_e: float, sd_w: float, fixed_slope: bool) -> tuple[float, float, float]:
+    """Variance of ln(used) h days after the last sample about the fitted line, as
+    ``alpha + beta h + gamma h^2``: the fit's parameter error (the level and, when fitted, the
+    trend) under both noises, plus the wander still to come (``sd_w^2 h``). With independent
+    scatter alone it is the textbook prediction variance of a regression line (without the new
+    sample's own scatter: the date is when the level, not one noisy reading, reaches full); with
+    wander, the fit's errors are computed exactly for these sample times from the random walk's
+    covariance min(t_i, t_j)."""
+    t0 = t - t[0]
+    x = np.ones((len(t), 1)) if fixed_slope else np.column_stack((np.ones(len(t)), t0))
+    xtx_inv = np.linalg.inv(x.T @ x)
+    proj = x @ xtx_inv                                 # the fit's weights: params = proj.T @ y
+    k_w = np.minimum.outer(t0, t0)                     # the random walk's covariance per unit sd_w^2
+    last = np.array([1.0] if fixed_slope else [1.0, t0[-1]])
+    # error of the fitted level at the last sample: a'y with a = proj @ last - e_n (truth minus fit)
+    a = -proj @ last
+    a[-1] += 1.0
+    c = proj[:, 1] if not fixed_slope else np.zeros(len(t))   # the slope's weights
+    alpha = sd_e**2 * float(last @ xtx_inv @ last) + sd_w**2 * float(a @ k_w @ a)
+    beta = sd_w**2 * (1.0 - 2.0 * float(a @ k_w @ c))
+    gamma = (sd_e**2 * float(xtx_inv[1, 1]) + sd_w**2 * float(c @ k_w @ c)) if not fixed_slope else 0.0
+    if not fixed_slope:
+        alpha_e_cross = 2.0 * sd_e**2 * float(last @ xtx_inv[:, 1])
+        beta += alpha_e_cross
+    return alpha, beta, gamma
+
+
+def _crossing_interval(level_now: float, slope: float, target: float, alpha: float, beta: float, gamma: float, tq: float,
+                       t_now: float, *, sd_w: float = 0.0, confidence: float = DEFAULT_CONFIDENCE) -> DateInterval:
+    """The full date (the line reaches ``target``) and its interval. Latest: the first day the
+    lower prediction band ``line - tq sd(h)`` reaches the target. Earliest: the first day the
+    chance that the level has reached it reaches the lower tail (1 - confidence) / 2; that chance
+    is the upper band's (``line + tq sd(h)``, as a normal tail at the same distance) plus, with
+    wander, the chance that the walk touched the target earlier and came back (the first passage
+    of a Brownian motion with drift: exp(2 b gap / sd_w^2) Phi((-b h - gap) / (sd_w sqrt h)),
+    gap = target - level now), since "full" is the first day the array fills, not a day it is full."""
+    h = np.arange(0.0, HORIZON_DAYS + 1.0, 1.0)
+    line = level_now + slope * h
+    sd = np.sqrt(np.maximum(alpha + beta * h + gamma * h * h, 0.0))
+    tail = (1.0 - confidence) / 2.0
+    z = _NORMAL_Z[confidence]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dist = np.where(sd > 0, (line - target) / sd * (z / tq), np.where(line >= target, np.inf, -np.inf))
+    hit = 0.5 * _erfc(-dist / math.sqrt(2.0))
+    gap = target - level_now
+    if sd_w > 0 and gap > 0 and slope > 0:
+        root = sd_w * np.sqrt(np.maximum(h, 1e-9))
+        x = (-slope * h - gap) / root
+        log_term = 2.0 * slope * gap / sd_w**2 + np.log(np.maximum(0.5 * _erfc(-x / math.sqrt(2.0)), 1e-300))
+        hit = hit + np.where(x > -37.0, np.exp(np.minimum(log_term, 0.0)), 0.0)
+
+    def first(reached: np.ndarray) -> float | None:
+        idx = np.flatnonzero(reached)
+        return t_now + float(h[idx[0]]) * DAY_S if len(idx) else None
+    point_days = (target - level_now) / slope
+    point = t_now + point_days * DAY_S if point_days <= HORIZON_DAYS else None
+    return DateInterval(time_s=point, earliest_s=first(hit >= tail), latest_s=first(line - tq * sd >= target))
+
+
+_NORMAL_Z: Final = {0.9: 1.6449, 0.95: 1.9600}
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
 
 
 FillAt = Callable[[np.ndarray], np.ndarray]
@@ -689,3 +791,26 @@ def forecast_array(spec: ArrayInService, series: Sequence[DriveSeries], capacity
 def snapshot_catalog_matches(snapshots: Sequence[DriveSnapshot], catalog: Catalog) -> Mapping[str, str | None]:
     """Model string -> catalog drive name (None when none matches), for display."""
     return {s.model or "": (d.name if (d := match_catalog(s.model, catalog)) else None) for s in snapshots}
+
+
+_STALE_AFTER = Range(lo=0, lo_open=True, hi=100 * YEAR_DAYS, unit="days")
+
+
+def _day(time_s: float) -> str:
+    return datetime.fromtimestamp(time_s, tz=UTC).strftime("%Y-%m-%d")
+
+
+def stale_telemetry(f: ArrayForecast, *, now_s: float, stale_after_days: float = DEFAULT_STALE_AFTER_DAYS) -> ArrayForecast:
+    """The forecast judged at ``now_s`` (Unix s; the caller's clock or the request's time): its
+    ``as_of_age_days``, and when the latest snapshot is more than ``stale_after_days`` older, a
+    first warning that says so with both dates (the dates are projected from the snapshots; what
+    happened since is not in them) and ``stale``. Pure: the caller passes the time."""
+    _STALE_AFTER.require("stale_after_days", stale_after_days)
+    Range(lo=0).require("now_s", now_s)
+    age_days = (now_s - f.as_of_s) / DAY_S
+    if not age_days > stale_after_days:
+        return replace(f, as_of_age_days=age_days, stale=False)
+    msg = (f"stale telemetry: the latest snapshot is from {_day(f.as_of_s)}, {age_days:,.0f} days ({age_days / (YEAR_DAYS / 12):,.1f} "
+           f"months) before {_day(now_s)} (stale after {stale_after_days:g} days); the dates are projected from the snapshots, and "
+           "the wear and growth since are not in them: collect fresh telemetry")
+    return replace(f, warnings=(msg, *f.warnings), as_of_age_days=age_days, stale=True)

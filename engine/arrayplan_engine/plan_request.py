@@ -47,6 +47,12 @@ DEFAULT_MAX_DRIVE_COUNT = 48
 DEFAULT_MAX_ARRAY_LOSS_PROBABILITY = 1e-4
 
 
+# The default fill target: the array holds the final year's data at most 80 % full (assumed: object
+# stores and file systems plan to stop at 80-85 % full, where free-space search, rebalancing and SSD
+# garbage collection still have room; overridable, 1 = fill to the brim)
+DEFAULT_MAX_FILL_FRACTION = 0.8
+
+
 MAX_DRIVE_COUNT = 1_024
 
 
@@ -81,6 +87,10 @@ class Constraints:
     # Hold the latency target with fail-slow drives at The Tail at Store's field rates
     # (fail_slow.FIELD_RATES): each year is simulated again with a member 2x slower.
     fail_slow_field_rates: bool = False
+    # Highest share of the usable capacity the final year's data may fill, in (0, 1]: the capacity
+    # check asks for the final year's data / this. The default is a target a storage engineer plans
+    # to (assumed, stated in every answer).
+    max_fill_fraction: float = DEFAULT_MAX_FILL_FRACTION
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -141,6 +151,7 @@ _CONSTRAINT_RANGES = {
     "endurance_margin_fraction": Range(lo=0, hi=1, hi_open=True),
     "max_data_loss_probability": Range(lo=0, hi=1, hi_open=True),
     "max_array_loss_probability": Range(lo=0, hi=1, hi_open=True),
+    "max_fill_fraction": Range(lo=0, hi=1, lo_open=True),
     "max_drive_count": NON_NEGATIVE,
 }
 
@@ -196,9 +207,15 @@ def layouts_for(name: str, widths: Sequence[int], field_path: str) -> list[Layou
     return [make_layout(key, w, field=field_path) for w in chosen]
 
 
-def required_capacity_bytes(req: PlanRequest) -> float:
-    """Capacity needed in the final year: year-1 capacity grown by the workload's growth rate."""
+def final_year_data_bytes(req: PlanRequest) -> float:
+    """Data held in the final year: year-1 capacity grown by the workload's growth rate."""
     return req.constraints.usable_capacity_bytes * req.growth_factor_final_year()
+
+
+def required_capacity_bytes(req: PlanRequest) -> float:
+    """Usable capacity needed: the final year's data at no more than the fill target
+    (``constraints.max_fill_fraction``), i.e. ``final_year_data_bytes / max_fill_fraction``."""
+    return final_year_data_bytes(req) / req.constraints.max_fill_fraction
 
 
 def required_iops_in_year(req: PlanRequest, year: int) -> float:

@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from . import cost, performance, simulation
+from . import cost, durability_flags, performance, simulation
 from .candidates import Candidate, NearMiss, PruneReport, candidate_layout, removal_text
 from .catalog import Catalog, Drive
 from .evaluation import ConstraintCheck, Evaluation
 from .layout import MAX_STRIPE_WIDTH, Layout, LayoutKind
-from .plan_request import DEFAULT_LAYOUTS, Objective, PlanRequest, request_catalog, required_capacity_bytes, required_iops_in_year
+from .plan_request import DEFAULT_LAYOUTS, Objective, PlanRequest, final_year_data_bytes, request_catalog, required_capacity_bytes, required_iops_in_year
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,6 +25,9 @@ class Recommendation:
     rank: int
     evaluation: Evaluation
     explanation: str
+    # What the answer flags beside its checks (``durability_flags.answer_warnings``); the
+    # explanation ends with them.
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,9 +66,10 @@ _UNITS_TEXT = {
 }
 
 
-def _fmt_check(k: ConstraintCheck) -> str:
+def _fmt_check(k: ConstraintCheck, fill: float = 1.0) -> str:
     if k.unit == "bytes":
-        return f"{k.predicted / 1e12:.2f} TB of {k.required / 1e12:.2f} TB"
+        held = f", {k.required * fill / 1e12:.2f} TB of final-year data at most {fill:.0%} full" if fill < 1 else ""
+        return f"{k.predicted / 1e12:.2f} TB of {k.required / 1e12:.2f} TB{held}"
     if k.unit == "s":
         return f"{k.predicted * 1e3:.3g} ms against {k.required * 1e3:.3g} ms"
     if k.unit == "fraction" and k.constraint == "endurance":
@@ -81,6 +85,7 @@ def explain(req: PlanRequest, e: Evaluation, rank_: int, objective: Objective) -
     if c.layout not in ("raid0", "raid10") and not c.layout.startswith("ec:"):
         what += f" (groups of {c.group_width})"
     binding = next(k for k in e.checks if k.constraint == e.binding_constraint)
+    fill = req.constraints.max_fill_fraction
     if e.meets_constraints:
         why = {
             Objective.TOTAL_COST_OF_OWNERSHIP: f"lowest {req.service_life_years}-year cost of ownership (${e.total_cost_usd:,.0f})",
@@ -90,10 +95,10 @@ def explain(req: PlanRequest, e: Evaluation, rank_: int, objective: Objective) -
         }[objective]
         lead = "best: " if rank_ == 1 else f"#{rank_}: "
         return (f"{what}: {lead}{why} among arrays that meet every constraint through year {req.service_life_years}; "
-                f"{_UNITS_TEXT[binding.constraint]} binds first at {_fmt_check(binding)} ({binding.headroom_fraction:+.0%} headroom).")
+                f"{_UNITS_TEXT[binding.constraint]} binds first at {_fmt_check(binding, fill)} ({binding.headroom_fraction:+.0%} headroom).")
     failed = [k for k in e.checks if not k.met]
     worst = min(failed, key=lambda k: k.headroom_fraction)
-    return f"{what}: misses {_UNITS_TEXT[worst.constraint]} ({_fmt_check(worst)}); {len(failed)} constraint(s) unmet."
+    return f"{what}: misses {_UNITS_TEXT[worst.constraint]} ({_fmt_check(worst, fill)}); {len(failed)} constraint(s) unmet."
 
 
 def pareto_front(evaluations: Sequence[Evaluation]) -> list[Evaluation]:
@@ -260,7 +265,7 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
     meeting = sorted((e for e in evals if e.meets_constraints), key=lambda e: (e.objective_value(objective), e.candidate.index))
     missing = sorted((e for e in evals if not e.meets_constraints), key=lambda e: (-e.headroom_fraction, e.objective_value(objective), e.candidate.index))
     chosen = (meeting or missing)[: req.max_recommendations]
-    recs = tuple(Recommendation(rank=i + 1, evaluation=e, explanation=explain(req, e, i + 1, objective)) for i, e in enumerate(chosen))
+    recs = tuple(_recommendation(req, i + 1, e, explain(req, e, i + 1, objective), catalog) for i, e in enumerate(chosen))
     models = tuple(sorted({e.performance_model for e in evals})) + ("endurance:rated-host-writes", "reliability:closed-form-mttdl", "cost:tco-v1")
     if meeting:
         best = recs[0]
@@ -279,7 +284,7 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
         summary = (f"No candidate meets every constraint: all {candidates_total} candidates failed the cheap bounds."
                    f"{removed_note}{near} Widen candidate_space or relax the bound that removed the most.")
     ranks = {r.evaluation.candidate.index: r.rank for r in recs}
-    front = tuple(Recommendation(rank=ranks.get(e.candidate.index, 0), evaluation=e, explanation=explain_pareto(e))
+    front = tuple(_recommendation(req, ranks.get(e.candidate.index, 0), e, explain_pareto(e), catalog)
                   for e in sorted((e for e in meeting if e.pareto_optimal), key=lambda e: (e.total_cost_usd, e.candidate.index)))
     hdd = hdd_equivalence(req, recs[0].evaluation, catalog) if meeting else None
     return PlanOutcome(recommendations=recs, constraints_met=bool(meeting), summary=summary, candidates_total=candidates_total,
@@ -287,6 +292,11 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
                        pareto_front=front, hdd_equivalence=hdd, removed_by_bound=removed,
                        nearest_misses=pruning.nearest_misses if pruning is not None else (),
                        assumptions=stated_assumptions(req))
+
+
+def _recommendation(req: PlanRequest, rank_: int, e: Evaluation, explanation: str, catalog: Catalog) -> Recommendation:
+    warnings = durability_flags.answer_warnings(req, e, catalog)
+    return Recommendation(rank=rank_, evaluation=e, explanation=" ".join((explanation, *warnings)), warnings=warnings)
 
 
 def stated_assumptions(req: PlanRequest) -> tuple[str, ...]:
@@ -304,7 +314,11 @@ def stated_assumptions(req: PlanRequest) -> tuple[str, ...]:
         out.append(f"Daily write volume as stated: {w.daily_write_bytes / 1e12:,.2f} TB/day.")
     if w.growth_per_year:
         out.append(f"Workload and data grow {w.growth_per_year:.0%} a year: year {req.service_life_years} needs "
-                   f"{req.growth_factor_final_year():.2f}x year 1 ({required_capacity_bytes(req) / 1e12:,.1f} TB).")
+                   f"{req.growth_factor_final_year():.2f}x year 1 ({final_year_data_bytes(req) / 1e12:,.1f} TB of data).")
+    fill = req.constraints.max_fill_fraction
+    out.append(f"Fill target: the array holds the {final_year_data_bytes(req) / 1e12:,.1f} TB of final-year data at most {fill:.0%} full, "
+               f"so it needs {required_capacity_bytes(req) / 1e12:,.1f} TB usable (constraints.max_fill_fraction; 80 % by default, "
+               "where file systems, object stores and SSD garbage collection keep room to work).")
     cs = req.candidate_space
     if not cs.layouts:
         out.append(f"Layouts searched: {', '.join(DEFAULT_LAYOUTS)} (the default; name candidate_space.layouts for erasure codes "

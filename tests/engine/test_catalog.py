@@ -206,7 +206,7 @@ def test_drive_field_names_are_exactly_the_specified_ones() -> None:
         "channels", "controllers", "internal_parity", "gc_policy", "random_read_iops",
         "random_write_iops", "steady_random_write_iops", "seq_read_bytes_per_s",
         "seq_write_bytes_per_s", "slc_cache_bytes", "slc_write_bytes_per_s", "write_buffer_bytes", "read_latency_s", "write_latency_s",
-        "endurance_bytes_written",
+        "endurance_bytes_written", "endurance_rating_workload",
         "pe_cycles", "rpm", "average_seek_s", "full_stroke_seek_s", "recording", "active_power_w",
         "idle_power_w", "price_usd", "price_year", "annual_failure_rate", "uber", "provenance",
     ]  # fmt: skip

@@ -17,8 +17,9 @@ def _request(*, fail_slow: bool, percentile: float = 99.9, target_s: float = 0.0
     wl = Workload(read_fraction=1.0, io_size_mix=((8192, 1.0),), queue_depth=32, target_iops=20_000, daily_write_bytes=1e11)
     return plan_request.PlanRequest(
         workload=wl, service_life_years=2, seed=3,
+        # 2 TB in RAID 6 of 8 x 400 GB (2.4 TB): 83 % full, above the default fill target
         constraints=plan_request.Constraints(usable_capacity_bytes=2e12, latency_percentile=percentile, latency_target_s=target_s,
-                                   fail_slow_field_rates=fail_slow),
+                                   fail_slow_field_rates=fail_slow, max_fill_fraction=1.0),
         candidate_space=plan_request.CandidateSpace(drive_models=("intel-dc-s3700-400gb",), layouts=("raid6",), group_widths=(8,),
                                           min_drive_count=8, max_drive_count=8))
 

@@ -85,9 +85,10 @@ def test_checks_hold_in_the_worst_year() -> None:
     cand = candidates.Candidate(index=0, drive_model="intel-dc-s3500-800gb", layout="raid6", group_width=12, drive_count=36)
     e = evaluation.evaluate(req, cand)
     assert len(e.years) == 5
-    # Capacity: 8 TB grown 20 %/year for 4 years = 16.5888 TB needed in year 5.
+    # Capacity: 8 TB grown 20 %/year for 4 years = 16.5888 TB of data in year 5, at most 80 % full
+    # (the default fill target): 20.736 TB usable needed.
     cap = next(k for k in e.checks if k.constraint == "usable_capacity")
-    assert cap.required == pytest.approx(8e12 * 1.2**4)
+    assert cap.required == pytest.approx(8e12 * 1.2**4 / 0.8)
     assert cap.predicted == pytest.approx(3 * 10 * 800e9)
     # IOPS: 25,000 grown to 51,840 in year 5; the check is against the worst year's headroom.
     iops = next(k for k in e.checks if k.constraint == "iops")
@@ -269,7 +270,8 @@ def test_durability_separates_losing_the_array_from_unreadable_data() -> None:
 
     req = plan_request.PlanRequest(workload=Workload(read_fraction=0.05, random_fraction=0.05, io_size_mix=((1 * MiB, 1.0),), queue_depth=8,
                                            target_iops=300),
-                         constraints=plan_request.Constraints(usable_capacity_bytes=100 * TB),
+                         # filled to the brim (the array in question holds 120 TB), as the archive answer was
+                         constraints=plan_request.Constraints(usable_capacity_bytes=100 * TB, max_fill_fraction=1.0),
                          candidate_space=plan_request.CandidateSpace(drive_models=("hdd-7k2-nearline-8tb",), layouts=("raid5",), group_widths=(4,),
                                                            min_drive_count=20, max_drive_count=20))
     e = recommend.plan(req).recommendations[0].evaluation
@@ -288,7 +290,7 @@ def test_a_durability_floor_applies_by_default_and_is_stated() -> None:
     def req(**c: float) -> plan_request.PlanRequest:
         return plan_request.PlanRequest(workload=Workload(read_fraction=0.05, random_fraction=0.05, io_size_mix=((1 * MiB, 1.0),),
                                                 queue_depth=8, target_iops=300),
-                              constraints=plan_request.Constraints(usable_capacity_bytes=100 * TB, **c),
+                              constraints=plan_request.Constraints(usable_capacity_bytes=100 * TB, max_fill_fraction=1.0, **c),
                               candidate_space=plan_request.CandidateSpace(drive_models=("hdd-7k2-nearline-8tb",), layouts=("raid5",),
                                                                 group_widths=(4,), min_drive_count=20, max_drive_count=20))
 

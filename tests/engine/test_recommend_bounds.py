@@ -45,7 +45,8 @@ def test_impossible_plan_counts_every_bound_and_names_the_nearest_misses() -> No
     assert best.failed[0].bound_value == pytest.approx(7 * 61.44e12)
     out = ranking.rank(req, [], candidates_total=len(cands), candidates_pruned=report.pruned, pruning=report)
     assert f"capacity {len(cands):,}" in out.summary and "budget 0" in out.summary and "latency 0" in out.summary
-    assert "Nearest misses: 8 x Solidigm D5-P5336 61.44TB" in out.summary and "430.1 TB short of 1,000.0 TB" in out.summary
+    # 1 PB at the default 80 % fill target needs 1,250 TB usable
+    assert "Nearest misses: 8 x Solidigm D5-P5336 61.44TB" in out.summary and "430.1 TB short of 1,250.0 TB" in out.summary
     from arrayplan_services.api.convert import outcome_to_proto
 
     result = outcome_to_proto(out)

@@ -205,14 +205,16 @@ def test_heavy_calls_run_in_fresh_workers_with_the_in_process_answers(local_serv
         assert list(got_sim.iops_per_second) == list(want_sim.iops_per_second)
 
         fc = _request(create_replan=True)
+        fc.now_time.FromSeconds(1_795_000_000)  # the telemetry's age judged at one time on both paths, not at two clocks
         got_fc = stub.ForecastArray(fc, timeout=300)
         want_fc, spec = forecast_response(fc, builtin_catalog())
         assert spec is not None and got_fc.replan_plan_name.startswith("plans/")
         plan = stub.GetPlan(pb.GetPlanRequest(name=got_fc.replan_plan_name), timeout=30)
-        # the defaults the planner applied, stated in the stored spec: the endurance margin and the durability floor
+        # the defaults the planner applied, stated in the stored spec: the endurance margin, the durability floor, the fill target
         spec.constraints.endurance_margin_fraction = plan.spec.constraints.endurance_margin_fraction
         spec.constraints.max_array_loss_probability = plan.spec.constraints.max_array_loss_probability
-        assert plan.spec.constraints.max_array_loss_probability == 1e-4
+        spec.constraints.max_fill_fraction = plan.spec.constraints.max_fill_fraction
+        assert plan.spec.constraints.max_array_loss_probability == 1e-4 and plan.spec.constraints.max_fill_fraction == 0.8
         assert plan.spec == spec
         got_fc.ClearField("replan_plan_name")
         got_fc.ClearField("trace_id")

@@ -210,17 +210,19 @@ def test_pareto_labels_cover_no_marker_and_no_other_label(plan: pb.Plan) -> None
 
 def test_requirement_chips_show_the_final_years_need() -> None:
     """With 10%/year growth over 5 years the IOPS and capacity needs in year 5 are 1.1^4 times the
-    first year's; the chips show both (the engine's checks carry the final year's)."""
+    first year's; the chips show both (the engine's checks carry the final year's), the capacity as
+    the usable capacity that holds year 5's data at the fill target the stored spec states."""
     from arrayplan_services.api.convert import plan_request_from_proto
     from arrayplan_services.report.frame import frame_of, question
 
     spec = _spec()
     spec.workload.growth_fraction_per_year = 0.1
+    spec.constraints.max_fill_fraction = 0.8  # as the planner stores the default it applied
     outcome = recommend.plan(plan_request_from_proto(spec))
     p = pb.Plan(name="plans/growth", spec=spec, state=pb.Plan.STATE_SUCCEEDED, result=outcome_to_proto(outcome))
     chips = question(p, frame_of(p))
     assert f"IOPS ≥ 20,000 ({20000 * 1.1**4:,.0f} in year 5)" in chips
-    assert f"usable capacity ≥ 4 TB ({4 * 1.1**4:.3g} TB in year 5)" in chips
+    assert f"usable capacity ≥ 4 TB ({4 * 1.1**4 / 0.8:.3g} TB usable, its data at most 80% full in year 5)" in chips
 
 
 def test_report_escapes_html_and_markdown_table_cells(plan: pb.Plan, tmp_path: Path) -> None:

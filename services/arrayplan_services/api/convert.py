@@ -77,6 +77,18 @@ _CONSTRAINT_RANGES = {
 }
 
 
+# The fill target when set: the engine's range (unset = plan_request.DEFAULT_MAX_FILL_FRACTION).
+_FILL = Range(lo=0, hi=1, lo_open=True)
+
+
+def fill_target_violations(c: pb.Constraints, prefix: str) -> list[Violation]:
+    """``max_fill_fraction`` outside (0, 1] when set (unset = the engine's default)."""
+    v: list[Violation] = []
+    if c.HasField("max_fill_fraction"):
+        _FILL.check(v, f"{prefix}.max_fill_fraction", c.max_fill_fraction)
+    return v
+
+
 def _duration(v: list[Violation], path: str, d: duration_pb2.Duration, max_s: float = MAX_DURATION_S) -> None:
     """A Duration in (0, max_s]: a well-formed one (nanos in [0, 1e9); a negative one fails the range)."""
     if not 0 <= d.nanos < 1_000_000_000:
@@ -129,6 +141,7 @@ def check_plan_request_bounds(spec: pb.PlanSpec, prefix: str = "plan.spec") -> N
         allowed.check(v, f"{prefix}.constraints.{name}", getattr(c, name))
     for name in ("latency_percentile", "endurance_margin_fraction", "max_data_loss_probability", "max_array_loss_probability"):
         _FINITE.check(v, f"{prefix}.constraints.{name}", getattr(c, name))
+    v.extend(fill_target_violations(c, f"{prefix}.constraints"))
     for name in ("latency_target", "worst_second_latency_target"):
         if c.HasField(name):
             _duration(v, f"{prefix}.constraints.{name}", getattr(c, name))
@@ -244,6 +257,7 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
             # Unset: the engine's default margin applies (the planner writes it into the stored spec).
             **({"endurance_margin_fraction": c.endurance_margin_fraction} if c.HasField("endurance_margin_fraction") else {}),
             **({"max_array_loss_probability": c.max_array_loss_probability} if c.HasField("max_array_loss_probability") else {}),
+            **({"max_fill_fraction": c.max_fill_fraction} if c.HasField("max_fill_fraction") else {}),
         ),
         service_life_years=spec.service_life_years or 5,
         objective=_OBJECTIVES.get(spec.objective, plan_request.Objective.TOTAL_COST_OF_OWNERSHIP),
@@ -282,7 +296,7 @@ def recommendation_to_proto(r: ranking.Recommendation) -> pb.Recommendation:
         life_used_fraction=_finite(e.life_used_fraction), purchase_cost_usd=e.purchase_cost_usd, power_cost_usd=e.power_cost_usd,
         replacement_cost_usd=e.replacement_cost_usd, total_cost_usd=e.total_cost_usd, power_w=e.power_w,
         meets_constraints=e.meets_constraints, binding_constraint=e.binding_constraint,
-        headroom_fraction=_finite(e.headroom_fraction), explanation=r.explanation,
+        headroom_fraction=_finite(e.headroom_fraction), explanation=r.explanation, warnings=list(r.warnings),
         member_ios_per_host_io=e.member_ios_per_host_io, data_loss_probability=e.data_loss_probability,
         array_loss_probability=e.array_loss_probability, unreadable_after_rebuild_probability=e.unreadable_after_rebuild_probability,
         over_provisioning_fraction=c.over_provisioning_fraction, wear_out_year=e.wear_out_year or 0,
@@ -606,6 +620,7 @@ def drive_to_proto(d: Drive) -> pb.Drive:
         annual_failure_rate=float(d.annual_failure_rate or 0), gc_policy=d.gc_policy or "", rpm=int(d.rpm or 0),
         spare_bytes_per_user_byte=float(d.spare_bytes_per_user_byte or 0) if d.kind == "ssd" else 0.0,
         recording=d.recording or "", nand_type=d.nand_type or "",
+        endurance_rating_workload=d.endurance_rating_workload or "",
     )
     for field_name, p in sorted(d.provenance.items()):
         msg.provenance.add(field=field_name, source=p.source, quote=p.quote, assumed=p.assumed, reason=p.reason)

@@ -314,6 +314,12 @@ def plan_spec_from_text(text: str, path: str = "<plan>", base_dir: Path | None =
         for v in custom_drive_model_violations(spec.custom_drives, "plan.spec"):
             field = v.field.removeprefix("plan.spec.")
             builder.problems.append((_line_in(doc, field), field, v.reason))
+    if not builder.problems and spec.constraints.HasField("max_fill_fraction"):
+        # The fill target's range, with its line (the server refuses it too).
+        from .convert import fill_target_violations
+
+        for v in fill_target_violations(spec.constraints, "constraints"):
+            builder.problems.append((_line_in(doc, v.field), v.field, v.reason))
     if builder.problems:
         raise PlanFileError(path, builder.problems)
     return spec, builder.warnings

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,28 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
     if not snapshots:
         return EXIT_BAD_INPUT
     return EXIT_PARTIAL if problems else EXIT_OK
+
+
+def _positive_days(text: str) -> float:
+    """--stale-after-days: a number of days in (0, 36525]."""
+    try:
+        days = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of days in (0, 36525], got {text!r}") from None
+    if not 0 < days <= 36525:
+        raise argparse.ArgumentTypeError(f"must be a number of days in (0, 36525], got {text!r}")
+    return days
+
+
+def _date_arg(text: str) -> float:
+    """--now: a date (YYYY-MM-DD, UTC midnight) or date and time (ISO 8601) as Unix seconds."""
+    from datetime import UTC, datetime
+
+    try:
+        d = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a date YYYY-MM-DD (or ISO 8601 date and time), got {text!r}") from None
+    return (d if d.tzinfo else d.replace(tzinfo=UTC)).timestamp()
 
 
 def _date(t: float | None) -> str:
@@ -136,6 +159,10 @@ def cmd_forecast(args: argparse.Namespace) -> int:
         _err(str(p))
     for text in f.problems:
         _err(f"{args.array_file}: {text}")
+    from arrayplan_engine.forecast import stale_telemetry
+
+    # the first warning (table and JSON) when the latest snapshot is older than --stale-after-days
+    f = stale_telemetry(f, now_s=args.now if args.now is not None else time.time(), stale_after_days=args.stale_after_days)
     options = replan_options(array, f, catalog)
     replan = None
     if args.replan:
@@ -238,5 +265,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--timeout", type=seconds_arg, default=3600.0, metavar="SECONDS",
                    help="--replan: give up after this many seconds, or a duration: 90s, 30min (default 3600)")
     p.add_argument("--report", help="write an HTML + Markdown forecast report into this directory")
+    p.add_argument("--stale-after-days", type=_positive_days, default=30.0, metavar="DAYS",
+                   help="telemetry whose latest snapshot is older than this is stale, and the forecast says so (default %(default)g)")
+    p.add_argument("--now", type=_date_arg, default=None, metavar="YYYY-MM-DD",
+                   help="judge the telemetry's age at this date (UTC) instead of today")
     _add_connection(p)
     p.set_defaults(func=cmd_forecast)

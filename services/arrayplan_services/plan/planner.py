@@ -183,6 +183,7 @@ class PlanRunner:
         # Defaults applied are stated in the answer: the stored spec carries the margin used.
         plan.spec.constraints.endurance_margin_fraction = req.constraints.endurance_margin_fraction
         plan.spec.constraints.max_array_loss_probability = req.constraints.max_array_loss_probability
+        plan.spec.constraints.max_fill_fraction = req.constraints.max_fill_fraction
         total = candidates.count_candidates(req, self.catalog)
         if total > self.candidate_limit:
             raise SearchSpaceTooLargeError(total, self.candidate_limit)

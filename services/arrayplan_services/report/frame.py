@@ -280,9 +280,11 @@ def question(plan: pb.Plan, frame: Frame) -> list[str]:
         out.append("workload: " + ", ".join(parts))
     c = plan.spec.constraints
     if c.usable_capacity_bytes:
+        fill = c.max_fill_fraction if c.HasField("max_fill_fraction") else 1.0
+        held = f" usable, its data at most {fill:.0%} full" if fill < 1 else ""
         out.append(f"usable capacity ≥ {c.usable_capacity_bytes / 1e12:.3g} TB"
                    + _grown(c.usable_capacity_bytes, frame.final_capacity_bytes, frame.service_life_years,
-                            f"{frame.final_capacity_bytes / 1e12:.3g} TB"))
+                            f"{frame.final_capacity_bytes / 1e12:.3g} TB{held}"))
     if frame.required_iops:
         out.append(f"IOPS ≥ {frame.required_iops:,.0f}" + _grown(frame.required_iops, frame.final_required_iops,
                                                                   frame.service_life_years, f"{frame.final_required_iops:,.0f}"))

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
-from google.protobuf import timestamp_pb2
+from google.protobuf import duration_pb2, timestamp_pb2
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import forecast as fc
 from arrayplan_engine.catalog import Catalog, Drive
-from arrayplan_engine.errors import NON_NEGATIVE, InvalidInputError, Violation, check_range
+from arrayplan_engine.errors import NON_NEGATIVE, InvalidInputError, Range, Violation, check_range
 from arrayplan_engine.layout import make_layout
 from arrayplan_engine.smart import DriveSnapshot, TelemetryError, parse_document
+from arrayplan_engine.units import DAY_S, YEAR_DAYS
 
 from ..api.arrayfile import ArrayFile, replan_options, replan_spec, run_forecast
 from ..api.convert import workload_from_proto
@@ -130,7 +132,24 @@ def validate_forecast_request(request: pb.ForecastArrayRequest, catalog: Catalog
     for i, c in enumerate(request.capacity_samples):
         NON_NEGATIVE.require(f"capacity_samples[{i}].used_bytes", c.used_bytes)
         capacity.append(CapacitySample(time_s=_seconds(c.time), used_bytes=c.used_bytes))
+    if request.HasField("stale_after"):
+        _STALE_AFTER_S.require("stale_after", request.stale_after.ToNanoseconds() / 1e9)
+    if request.HasField("now_time"):
+        _NOW_S.require("now_time", _seconds(request.now_time))
     return spec, capacity
+
+
+# the staleness threshold (fc.stale_telemetry's range, in seconds) and the time it is judged at
+_STALE_AFTER_S = Range(lo=0, lo_open=True, hi=100 * YEAR_DAYS * DAY_S, unit="s", note="(unset = 30 days)")
+_NOW_S = Range(lo=0, unit="s", note="(Unix time; unset = the server's clock)")
+
+
+def staleness(request: pb.ForecastArrayRequest, f: fc.ArrayForecast) -> fc.ArrayForecast:
+    """The forecast judged at the request's now_time (default: this clock) against its
+    stale_after (default ``fc.DEFAULT_STALE_AFTER_DAYS``)."""
+    now_s = _seconds(request.now_time) if request.HasField("now_time") else time.time()
+    days = request.stale_after.ToNanoseconds() / 1e9 / DAY_S if request.HasField("stale_after") else fc.DEFAULT_STALE_AFTER_DAYS
+    return fc.stale_telemetry(f, now_s=now_s, stale_after_days=days)
 
 
 def forecast_task(shared: tuple[Drive, ...], request_bytes: bytes,
@@ -160,7 +179,7 @@ def forecast_response(request: pb.ForecastArrayRequest, catalog: Catalog) -> tup
     ``create_replan`` the spec of the re-plan to create (its notes are in the response)."""
     spec, capacity = validate_forecast_request(request, catalog)
     snaps, problems = _snapshots(list(request.telemetry))
-    f = run_forecast(spec, snaps, capacity, catalog)
+    f = staleness(request, run_forecast(spec, snaps, capacity, catalog))
     array = ArrayFile(path="<request>", spec=spec, telemetry_paths=[], capacity=capacity,
                       workload_proto=request.array.workload if request.array.HasField("workload") else None,
                       replan=request.replan if request.HasField("replan") else None)
@@ -168,6 +187,9 @@ def forecast_response(request: pb.ForecastArrayRequest, catalog: Catalog) -> tup
     ts = _ts(f.as_of_s)
     if ts is not None:
         out.as_of_time.CopyFrom(ts)
+    out.telemetry_stale = f.stale
+    if f.as_of_age_days is not None:
+        out.as_of_age.CopyFrom(duration_pb2.Duration(seconds=int(round(f.as_of_age_days * DAY_S))))
     out.wear_out.CopyFrom(_interval(f.wear_out))
     for d in f.drives:
         m = out.drives.add(group=d.group, serial=d.serial, model=d.model or "", sources=list(d.sources), catalog_drive=d.catalog_drive or "",
