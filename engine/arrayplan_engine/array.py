@@ -28,8 +28,8 @@ The model (docs/array-model.md has the full statement and its sources):
   erases, at the cost of wa.py's write amplification for the drive's fill, skew and policy.
   Eager drives clean in the back end's idle time in steps of one flash page and, when the pool
   falls below its low mark, make each write wait for its own pages' cleaning; lazy drives start
-  cleaning in idle time only below their low mark and, when the pool runs out, stall for a
-  burst. A write completes when both its command (unit) and its back-end work are done; a read
+  cleaning in idle time only below their low mark and, when the pool runs out, stall while whole
+  victim erase units are cleaned until the write fits. A write completes when both its command (unit) and its back-end work are done; a read
   whose die (a hash of its page) is being cleaned waits for the step. Sub-4 KiB writes read the
   page first. So a lightly loaded drive sees fresh latencies and a saturated one its steady
   state, from one mechanism; ``ssd.consistency_experiment`` is this kernel on a fresh drive.
@@ -282,7 +282,10 @@ _K_INVNUNITS = 38
 # on a drive that suspends operations for reads, else tBERS), the pages programmed and cleaned already laid
 # out as operations, the next die, then each die's end of its last operation
 _K_NDIES, _K_NOPPG, _K_NERPG, _K_NPROG, _K_NBERS, _K_NSUSP, _K_NISSP, _K_NISSE, _K_NNEXT = range(39, 48)
-_K_DIE0 = 48
+# a lazy drive's foreground cleaning step: the pages of one victim erase unit (a block on each
+# plane of a die; 0: the drive lays out no NAND operations, one flash page)
+_K_VSTEP = 48
+_K_DIE0 = 49
 _MAX_DIES = 64
 # programs laid out per call of _nand_issue (see _clean_write)
 _NAND_BATCH = 4.0
@@ -426,16 +429,21 @@ def _slc_fold(cl, d, qcap, be, t):
 
 @njit(cache=True, _nrt=False)
 def _lazy_stall(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, free, pages, bs, s):
-    """A lazy drive's pool ran out: a foreground burst stalls the drive. It cleans up to the high
-    mark but at most (high - low) flash pages (the firmware's batch), and at least what this
-    write needs; every unit waits for it. Returns the write's (back-end start, start)."""
+    """A lazy drive's pool ran out: the write waits while the cleaner reclaims whole victim erase
+    units (``_K_VSTEP`` pages each: their valid pages relocated, then the erase) until the write's
+    pages fit, and every unit waits with it. The stall is as long as those victims' relocations
+    and erases take; the idle-time cleaner (``_clean_write``) refills the pool to the high mark
+    when the host leaves it time. Returns the write's (back-end start, start)."""
     uu = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
-    batch = (cl[d, _K_HIGH] - cl[d, _K_LOW]) * (uu * cl[d, _K_RELOC] * cl[d, _K_RSCALE] + cl[d, _K_ERASE])
-    bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, cl[d, _K_HIGH] - free + pages, batch)
+    step = cl[d, _K_VSTEP]
+    gain = step * (1.0 - uu)  # pages one victim frees
+    need = pages - free
+    if gain > 1e-9:
+        need = math.ceil(need / gain) * gain
+    bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, need, np.inf)
     if cl[d, _K_FREE] < pages:
         bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, pages - cl[d, _K_FREE], np.inf)
     cl[d, _K_CLEND] = bs
-    cl[d, _K_BURST] = 0.0
     for j in range(ucap):
         dr[fb + _R_UNITS + j] = max(dr[fb + _R_UNITS + j], bs)
     return bs, max(s, bs)
@@ -521,8 +529,8 @@ def _clean_holds_units(dr, fb, ucap, start, cost):
 def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, mul, off_, nbytes):
     """Stage: a member write on a cleaning drive (docs/array-model.md, "SSD service time"):
     background cleaning in the back end's idle time before ``t``, the write's pages through the
-    back end, foreground cleaning when the pool is short (a lazy burst stalls every unit, whose
-    free times in ``dr`` it raises). Returns (start, service time, completion floor)."""
+    back end, foreground cleaning when the pool is short (a lazy drive's victims stall every unit,
+    whose free times in ``dr`` it raises). Returns (start, service time, completion floor)."""
     be = cl[d, _K_BE]
     eager = cl[d, _K_EAGER] != 0.0
     idle0 = be  # the back end is idle from here to t
@@ -2295,7 +2303,7 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
     filled (the span written once in order, the rest of the flash free) or, with
     ``precondition_drive_writes``, after that many span writes of uniform random pages plus a
     random share of a drive write (so the members' cleaning is out of step). A lazy drive then
-    has a random part of its burst's pages used, anywhere between its high and low marks."""
+    has a random part of its idle-time refill used, anywhere between its high and low marks."""
     models, _, _ = _row_models(spec)
     n_rows = len(models)
     cl = np.zeros((n_rows, _K_COUNT))
@@ -2319,6 +2327,7 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
         row[_K_RELOC] = mo.relocation_page_s
         row[_K_ERASE] = mo.erase_page_s
         row[_K_STEP] = mo.step_pages
+        row[_K_VSTEP] = mo.nand_erase_pages if mo.nand_erase_pages > 0.0 else mo.step_pages
         row[_K_BE] = t_begin
         row[_K_CLEND] = t_begin
         row[_K_LOW] = mo.low_free_pages
