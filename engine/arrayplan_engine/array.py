@@ -102,7 +102,8 @@ _C_HOST_READS, _C_HOST_WRITES, _C_HOST_READ_BYTES, _C_HOST_WRITE_BYTES = 0, 1, 2
 _C_MEMBER_READS, _C_MEMBER_WRITES, _C_MEMBER_READ_BYTES, _C_MEMBER_WRITE_BYTES = 4, 5, 6, 7
 _C_COMPLETIONS, _C_REBUILD_READS, _C_REBUILD_WRITES, _C_REBUILD_CHUNKS = 8, 9, 10, 11
 _C_SATURATED, _C_READS_IN_REBUILD, _C_WRITES_IN_REBUILD, _C_MEMBER_IOS_READS = 12, 13, 14, 15
-_C_COUNT = 16
+_C_RECONSTRUCTED_READS = 16  # host reads reconstructed around a member busy on their die (coordinated_reads)
+_C_COUNT = 17
 # per-drive float parameters (``dpar``, one row per kernel row): read and write service (fixed,
 # per byte), seek curve, full rotation, profile slot and phase, capacity
 _D_RFIX, _D_RPB, _D_WFIX, _D_WPB, _D_SEEK_A, _D_SEEK_B, _D_ROT, _D_SLOT, _D_PHASE, _D_CAP = range(10)
@@ -133,10 +134,11 @@ _SF_T_BEGIN, _SF_W_START, _SF_W_END, _SF_RB_RATE, _SF_RB_START, _SF_RB_DT, _SF_N
 # unit places per drive row; log2 of the stripe unit (-1: not a power of two); bytes of the
 # working set; the event queue's first event and length (a sorted window in ``ev_t`` or a heap
 # from 0) and whether it is the sorted window; free host slots on ``free_stack``; whether any row
-# is mechanical, cleans, or is one controller of a multi-controller card
+# is mechanical, cleans, or is one controller of a multi-controller card; whether reads are
+# coordinated around busy members (``ArraySpec.coordinated_reads``)
 (_SI_RB_IO, _SI_RB_WINDOW, _SI_RB_CAP, _SI_RB_CHUNKS, _SI_REORDER, _SI_MMH, _SI_POOL, _SI_HOST_SLOTS, _SI_UCAP,
  _SI_U_SHIFT, _SI_SPACE, _SI_EV_HEAD, _SI_N_EV, _SI_RING, _SI_N_FREE, _SI_ANY_MECH, _SI_ANY_CLEAN, _SI_ANY_CARDS,
- _SI_COUNT) = range(19)
+ _SI_COORD, _SI_COUNT) = range(20)
 # slot states (``state``)
 _S_ARRIVE, _S_PHASE2, _S_RB_ISSUE, _S_RB_WRITE, _S_IDLE = 0, 1, 2, 3, 4
 # arrival records, one row per host IO drawn ahead (``rec``): offset, bytes, read, sequential,
@@ -692,6 +694,28 @@ def _nand_read(cl, d, s, off_):
     die = (h32 * np.uint64(np.int64(cl[d, _K_NDIES]))) >> np.uint64(32)
     # branch-free (whether the die is busy is a coin toss per read: a branch on it mispredicts)
     return s + min(max(cl[d, _K_DIE0 + np.int64(die)] - s, 0.0), cl[d, _K_NSUSP])
+
+
+@njit(cache=True, _nrt=False)
+def _member_busy(cl, row_base, row_count, any_cards, d0, off_, t):
+    """Stage (coordinated reads): whether member ``d0`` is busy for a read at drive offset
+    ``off_`` submitted at ``t``: the read's die (``_nand_read``'s hash) has a program or an erase
+    in flight past ``t``, or a cleaning step runs there past ``t`` (``_clean_read``). (A call:
+    only arrays with ``coordinated_reads`` make it.)"""
+    d = d0
+    if any_cards:
+        d = row_base[d0] + ((off_ >> 16) % row_count[d0])
+    pg = np.uint64(off_ >> _MAP_SHIFT) * np.uint64(0x9E3779B97F4A7C15)
+    h32 = pg >> np.uint64(32)
+    if cl[d, _K_NDIES] > 0.0:
+        die = (h32 * np.uint64(np.int64(cl[d, _K_NDIES]))) >> np.uint64(32)
+        if cl[d, _K_DIE0 + np.int64(die)] > t:
+            return True
+    if cl[d, _K_CLEND] > t:
+        unit = (h32 * np.uint64(np.int64(cl[d, _K_NUNITS]))) >> np.uint64(32)
+        if np.int64(unit) == np.int64(cl[d, _K_STEPS]):
+            return True
+    return False
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -1393,6 +1417,8 @@ def _event_loop(closed, ins, outs):
     any_mech = not closed and simi[_SI_ANY_MECH] != 0
     any_clean = simi[_SI_ANY_CLEAN] != 0
     any_cards = simi[_SI_ANY_CARDS] != 0
+    coord = simi[_SI_COORD] != 0
+    n_recon = 0  # host reads reconstructed around a busy member (in the window)
     # the event loop's state
     ev_cap = ev_t.shape[0]
     ev_head = simi[_SI_EV_HEAD]  # first queued event (sorted window; 0 for a heap)
@@ -1493,6 +1519,27 @@ def _event_loop(closed, ins, outs):
             if rec[q, _RC_GEO] != 0 and not any_failed:
                 nr, nw, mem_rb, mem_wb = _map_parity_unit(not is_read, b, k, m, w, rec[q, _RC_BASE], rec[q, _RC_RO],
                                                           rec[q, _RC_P0], rec[q, _RC_D0], rec[q, _RC_J0], S_d, S_b, S_o, wb)
+                if coord and is_read:
+                    d0 = rec[q, _RC_D0]
+                    if _member_busy(cl, row_base, row_count, any_cards, d0, rec[q, _RC_RO], t):
+                        # coordinated reads (IODA-style): read the k other units of the stripe
+                        # instead, as if the busy member were missing, when none of them is busy
+                        # too (else the read stays on its member)
+                        failed[d0] = 1
+                        n2, _, rb2, _ = _map_io(False, is_seq, rec[q, _RC_O], b, wb, kind, w, k, m, copies, G, u, inv_u,
+                                                inv_g, inv_w, sb, inv_sb, True, failed, dr, DW, S_d, S_b, S_o)
+                        failed[d0] = 0
+                        clear = True
+                        for i in range(n2):
+                            if _member_busy(cl, row_base, row_count, any_cards, S_d[i], S_o[i], t):
+                                clear = False
+                        if clear:
+                            nr = n2
+                            mem_rb = rb2
+                            if t >= w_start:
+                                n_recon += 1
+                        else:
+                            _member_io(S_d, S_b, S_o, 0, d0, b, rec[q, _RC_RO])
             else:
                 nr, nw, mem_rb, mem_wb = _map_io(not is_read, is_seq, rec[q, _RC_O], b, wb, kind, w, k, m, copies, G, u,
                                                  inv_u, inv_g, inv_w, sb, inv_sb, any_failed, failed, dr, DW, S_d, S_b, S_o)
@@ -1763,6 +1810,7 @@ def _event_loop(closed, ins, outs):
     counters[_C_MEMBER_READ_BYTES] += n_mem_rb
     counters[_C_MEMBER_WRITE_BYTES] += n_mem_wb
     counters[_C_MEMBER_IOS_READS] += n_mem_ior
+    counters[_C_RECONSTRUCTED_READS] += n_recon
     lat_sum[_H_ALL] += ls_all
     lat_sum[_H_READ] += ls_r
     lat_sum[_H_WRITE] += ls_w
@@ -1808,6 +1856,10 @@ class ArraySpec:
     drive_capacity_bytes: float = 0.0
     # Mechanical drives: SATF approximation over up to this many queued IOs (1 = plain FCFS).
     reorder_window: int = 1
+    # Coordinated reads (IODA-style, parity layouts): a random read inside one stripe unit whose
+    # member is busy on its die (a NAND program or erase, or a cleaning step, in flight when the
+    # read is submitted) reads the k other units of its stripe instead (docs/array-model.md).
+    coordinated_reads: bool = False
 
     def __post_init__(self) -> None:
         check(validate_spec(self))
@@ -1864,6 +1916,11 @@ def validate_spec(spec: ArraySpec, prefix: str = "spec") -> list[Violation]:
         v.append(Violation(field=f"{prefix}.drive_capacity_bytes",
                            reason=f"must be at least one stripe unit ({lay.stripe_unit_bytes} bytes), got {cap!r}"))
     check_range(v, f"{prefix}.reorder_window", spec.reorder_window, 1, MAX_REORDER_WINDOW, integer=True)
+    if not isinstance(spec.coordinated_reads, bool):
+        v.append(Violation(field=f"{prefix}.coordinated_reads", reason=f"must be true or false, got {spec.coordinated_reads!r}"))
+    elif spec.coordinated_reads and isinstance(lay, Layout) and (lay.kind is LayoutKind.RAID0 or lay.is_mirror):
+        v.append(Violation(field=f"{prefix}.coordinated_reads",
+                           reason=f"needs a parity layout (raid5, raid6, ec:K+M) to reconstruct from, got {lay.name}"))
     if isinstance(spec.workload, Workload):
         wl = spec.workload
         for i, (size, _) in enumerate(wl.io_size_mix):
@@ -2544,6 +2601,7 @@ def simulate(spec: ArraySpec) -> ArrayResult:
     simi[_SI_N_FREE] = n_host_slots if open_loop else 0
     simi[_SI_ANY_MECH], simi[_SI_ANY_CLEAN] = any_mech, bool((cl[:, _K_ON] != 0.0).any())
     simi[_SI_ANY_CARDS] = n_rows != n_sim
+    simi[_SI_COORD] = spec.coordinated_reads
     dr, di = _drive_rows(dpar, ipar, t_begin, unit_cap)
 
     n_slots = n_host_slots + rb_starts.size
