@@ -28,8 +28,8 @@ The model (docs/array-model.md has the full statement and its sources):
   erases, at the cost of wa.py's write amplification for the drive's fill, skew and policy.
   Eager drives clean in the back end's idle time in steps of one flash page and, when the pool
   falls below its low mark, make each write wait for its own pages' cleaning; lazy drives start
-  cleaning in idle time only below their low mark and, when the pool runs out, stall for a
-  burst. A write completes when both its command (unit) and its back-end work are done; a read
+  cleaning in idle time only below their low mark and, when the pool runs out, stall while whole
+  victim erase units are cleaned until the write fits. A write completes when both its command (unit) and its back-end work are done; a read
   whose die (a hash of its page) is being cleaned waits for the step. Sub-4 KiB writes read the
   page first. So a lightly loaded drive sees fresh latencies and a saturated one its steady
   state, from one mechanism; ``ssd.consistency_experiment`` is this kernel on a fresh drive.
@@ -60,7 +60,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit, types
@@ -89,37 +89,162 @@ LATENCY_BUCKET_COUNT = _SUB * (64 - _SUB_BITS)  # covers 1 ns .. 2^63 ns
 _COARSE_SHIFT = 4  # per-second histograms: 8 sub-buckets per power of two (<= 12.5 % wide)
 _COARSE_COUNT = LATENCY_BUCKET_COUNT >> _COARSE_SHIFT
 
-# histogram classes
+# -- the kernel's arrays: names and columns ------------------------------------------------------
+# ``simulate`` builds every array the kernel reads or writes (``_KernelIn``, ``_KernelOut``; their
+# docstrings are the table of fields, shapes and columns) and the kernel only runs events. Every
+# column constant of those arrays is here, except the cleaning row's (``_K_*``, next section, with
+# the free-space model it describes).
+#
+# histogram classes (rows of ``hist``, entries of ``lat_sum`` / ``lat_max``)
 _H_ALL, _H_READ, _H_WRITE, _H_REBUILD = 0, 1, 2, 3
-# counters
+# counters (``counters``)
 _C_HOST_READS, _C_HOST_WRITES, _C_HOST_READ_BYTES, _C_HOST_WRITE_BYTES = 0, 1, 2, 3
 _C_MEMBER_READS, _C_MEMBER_WRITES, _C_MEMBER_READ_BYTES, _C_MEMBER_WRITE_BYTES = 4, 5, 6, 7
 _C_COMPLETIONS, _C_REBUILD_READS, _C_REBUILD_WRITES, _C_REBUILD_CHUNKS = 8, 9, 10, 11
 _C_SATURATED, _C_READS_IN_REBUILD, _C_WRITES_IN_REBUILD, _C_MEMBER_IOS_READS = 12, 13, 14, 15
-_C_COUNT = 16
-# per-drive float parameters
+_C_RECONSTRUCTED_READS = 16  # host reads reconstructed around a member busy on their die (coordinated_reads)
+_C_COUNT = 17
+# per-drive float parameters (``dpar``, one row per kernel row): read and write service (fixed,
+# per byte), seek curve, full rotation, profile slot and phase, capacity
 _D_RFIX, _D_RPB, _D_WFIX, _D_WPB, _D_SEEK_A, _D_SEEK_B, _D_ROT, _D_SLOT, _D_PHASE, _D_CAP = range(10)
 _D_COUNT = 10
-# per-drive integer parameters
+# per-drive integer parameters (``ipar``, the wrapper's only): units, profile offset and length
+# for writes and reads, mechanical
 _I_UNITS, _I_WOFF, _I_WLEN, _I_ROFF, _I_RLEN, _I_MECH = range(6)
 _I_COUNT = 6
-# the kernel's packed per-drive rows: floats (GC multiplier caches [slot end, mul] for writes
-# then reads, [fixed, per-byte] service for writes and reads, busy time, profile slot and phase, then
-# the units' free times in ascending order and a +inf sentinel) and integers (units, mechanical,
-# profile offset/length for writes and reads)
+# the packed per-drive rows: ``dr`` (floats, ``DW = _R_UNITS + ucap + 1`` per row): profile
+# multiplier caches [slot end, multiplier] for writes then reads, [fixed, per-byte] service for
+# writes and reads, busy time, profile slot and phase, then the units' free times in ascending
+# order and a +inf sentinel; ``di`` (integers, ``_J_COUNT`` per row): mechanical, profile
+# [offset, length] for writes and for reads
 _R_MC, _R_WFIX, _R_RFIX, _R_BUSY, _R_SLOT, _R_PHASE, _R_UNITS = 0, 4, 6, 8, 9, 10, 11
 _J_MECH, _J_WOFF, _J_ROFF, _J_COUNT = 0, 1, 3, 8  # rows padded to 8
-# layout integer parameters
+# layout integer parameters (``lay``)
 _L_KIND, _L_W, _L_K, _L_M, _L_COPIES, _L_G, _L_U, _L_ROWS, _L_FAILED = range(9)
 _L_COUNT = 9
 _KIND_RAID0, _KIND_MIRROR, _KIND_PARITY = 0, 1, 2
-# the kernel's packed run scalars: floats (start of the run including warm-up, recorded window,
-# rebuild rate and start) and integers (rebuild chunk bytes, chunks in flight, bytes to rebuild,
-# reorder window, member IOs per host IO region, open-loop slot pool, unit places per drive row)
-_SF_T_BEGIN, _SF_W_START, _SF_W_END, _SF_RB_RATE, _SF_RB_START, _SF_COUNT = range(6)
-_SI_RB_IO, _SI_RB_WINDOW, _SI_RB_CAP, _SI_REORDER, _SI_MMH, _SI_POOL, _SI_UCAP, _SI_COUNT = range(8)
-# slot states
+# the workload (``wl``): read fraction, random fraction, offered IOPS (0: closed loop), queue
+# depth, working-set fraction
+_W_READ, _W_RANDOM, _W_IOPS, _W_QD, _W_WS, _W_COUNT = range(6)
+# the run's float scalars (``simf``): start of the run (warm-up included), recorded window, rebuild
+# rate, start and seconds between chunks, the first open-loop arrival
+_SF_T_BEGIN, _SF_W_START, _SF_W_END, _SF_RB_RATE, _SF_RB_START, _SF_RB_DT, _SF_NEXT_ARR, _SF_COUNT = range(8)
+# the run's integer scalars (``simi``): rebuild chunk bytes, chunks in flight, bytes and chunks to
+# rebuild; reorder window; member-IO places per host-IO region; open-loop slot pool; host slots;
+# unit places per drive row; log2 of the stripe unit (-1: not a power of two); bytes of the
+# working set; the event queue's first event and length (a sorted window in ``ev_t`` or a heap
+# from 0) and whether it is the sorted window; free host slots on ``free_stack``; whether any row
+# is mechanical, cleans, or is one controller of a multi-controller card; whether reads are
+# coordinated around busy members (``ArraySpec.coordinated_reads``)
+(_SI_RB_IO, _SI_RB_WINDOW, _SI_RB_CAP, _SI_RB_CHUNKS, _SI_REORDER, _SI_MMH, _SI_POOL, _SI_HOST_SLOTS, _SI_UCAP,
+ _SI_U_SHIFT, _SI_SPACE, _SI_EV_HEAD, _SI_N_EV, _SI_RING, _SI_N_FREE, _SI_ANY_MECH, _SI_ANY_CLEAN, _SI_ANY_CARDS,
+ _SI_COORD, _SI_COUNT) = range(20)
+# slot states (``state``)
 _S_ARRIVE, _S_PHASE2, _S_RB_ISSUE, _S_RB_WRITE, _S_IDLE = 0, 1, 2, 3, 4
+# arrival records, one row per host IO drawn ahead (``rec``): offset, bytes, read, sequential,
+# whether the parity fast path's stripe geometry is valid, then that geometry (``_unit_geometry``)
+_RC_O, _RC_B, _RC_READ, _RC_SEQ, _RC_GEO, _RC_BASE, _RC_RO, _RC_P0, _RC_D0, _RC_J0, _RC_COUNT = range(11)
+# member IOs (``S_mem`` rows: drive, bytes, drive byte offset): reads at [0, mmh), scratch writes
+# at [mmh, 2 mmh), host slot j's deferred (phase-2) writes at [(2 + j) mmh, (3 + j) mmh)
+_M_DRIVE, _M_BYTES, _M_OFFSET = 0, 1, 2
+
+
+class _KernelIn(NamedTuple):
+    """The kernel's inputs, built by ``simulate`` (the kernel allocates nothing and sets nothing
+    up; it runs events). Columns are the constants above. ``n_rows``: kernel drive rows (a member,
+    or one controller of a multi-controller card); ``n_slots``: host slots then rebuild slots.
+
+    | field | dtype, shape | content |
+    | --- | --- | --- |
+    | ``dr`` | f8, n_rows x DW (flat) | packed drive rows (``_R_*``); written: caches, busy time, unit free times |
+    | ``di`` | i8, n_rows x 8 (flat) | packed drive rows (``_J_*``) |
+    | ``dpar`` | f8, n_rows x ``_D_COUNT`` | disk positioning (``_D_SEEK_A``, ``_D_SEEK_B``, ``_D_ROT``, ``_D_CAP``) |
+    | ``prof`` | f8, profile entries | write then read multiplier profiles of each model |
+    | ``lay`` | i8, ``_L_COUNT`` | layout (``_L_*``); written: ``_L_FAILED`` when a rebuild ends |
+    | ``failed`` | i1, simulated members | 1 for a missing member |
+    | ``wl`` | f8, ``_W_COUNT`` | workload (``_W_*``) |
+    | ``sizes``, ``size_cum`` | i8, f8; IO sizes | each size and its cumulative weight |
+    | ``size_align``, ``n_pos_of`` | i8, IO sizes | each size's alignment and aligned random positions |
+    | ``simf`` | f8, ``_SF_COUNT`` | run scalars (``_SF_*``) |
+    | ``simi`` | i8, ``_SI_COUNT`` | run scalars (``_SI_*``) |
+    | ``rng`` | u8, 4 | xoshiro256+ state (advanced) |
+    | ``head``, ``recent``, ``recent_i`` | i8; f8 x window; i8; n_rows | disks: head, recent completions, next place |
+    | ``cl`` | f8, n_rows x ``_K_COUNT`` | cleaning rows (``_K_*``) |
+    | ``seg_stamp``, ``seg_pages``, ``seg_idx`` | f8, f8 n_rows x ``_SEG_RING``; i8 n_rows x 2 | flash-log segments (stamp, pages), [head, tail] |
+    | ``row_base``, ``row_count`` | i8, simulated members | each member's first kernel row and row count |
+    | ``rec``, ``rec_next`` | i8 batch x ``_RC_COUNT``; f8 batch | arrival records (``_RC_*``), the next open-loop arrival after each |
+    | ``S_mem`` | i8, 3 x (2 + host slots) mmh | member IOs (``_M_*`` rows; regions above) |
+    | ``surv``, ``fail_local`` | i8 | group 0's surviving and failed members (local indices) |
+    | ``state``, ``s_arr``, ``s_cls`` | i1, f8, i8; n_slots | each slot's state (``_S_*``), arrival, histogram class |
+    | ``s_inrb``, ``s_n2`` | bool, i8; n_slots | each slot's in-rebuild flag and phase-2 writes |
+    | ``free_stack`` | i8, host slots | free open-loop slots (``simi[_SI_N_FREE]`` of them) |
+    | ``ev_t``, ``ev_id`` | f8, i8; queue capacity | event times and slots: a sorted window between -inf/+inf sentinels, or a heap |
+    | ``rb_chunk_of`` | i8, rebuild slots | the chunk each rebuild slot carries |
+    """
+
+    dr: np.ndarray
+    di: np.ndarray
+    dpar: np.ndarray
+    prof: np.ndarray
+    lay: np.ndarray
+    failed: np.ndarray
+    wl: np.ndarray
+    sizes: np.ndarray
+    size_cum: np.ndarray
+    size_align: np.ndarray
+    n_pos_of: np.ndarray
+    simf: np.ndarray
+    simi: np.ndarray
+    rng: np.ndarray
+    head: np.ndarray
+    recent: np.ndarray
+    recent_i: np.ndarray
+    cl: np.ndarray
+    seg_stamp: np.ndarray
+    seg_pages: np.ndarray
+    seg_idx: np.ndarray
+    row_base: np.ndarray
+    row_count: np.ndarray
+    rec: np.ndarray
+    rec_next: np.ndarray
+    S_mem: np.ndarray
+    surv: np.ndarray
+    fail_local: np.ndarray
+    state: np.ndarray
+    s_arr: np.ndarray
+    s_cls: np.ndarray
+    s_inrb: np.ndarray
+    s_n2: np.ndarray
+    free_stack: np.ndarray
+    ev_t: np.ndarray
+    ev_id: np.ndarray
+    rb_chunk_of: np.ndarray
+
+
+class _KernelOut(NamedTuple):
+    """The kernel's outputs, zeroed by ``simulate`` and added to by the kernel (the "all"
+    histogram and maximum and the drives' busy time are the wrapper's, from these and ``dr``).
+
+    | field | dtype, shape | content |
+    | --- | --- | --- |
+    | ``hist`` | i8, 4 x ``LATENCY_BUCKET_COUNT`` | latency histograms (rows ``_H_*``; ``_H_ALL`` filled by the wrapper) |
+    | ``lat_sum``, ``lat_max`` | f8, 4 | latency sums and maxima (``_H_*``) |
+    | ``counters`` | i8, ``_C_COUNT`` | counters (``_C_*``) |
+    | ``sec_max`` | f8, seconds | the longest latency completing in each second |
+    | ``sec_hist`` | i4, seconds x ``_COARSE_COUNT`` | per-second latency histograms (row sums: IOPS per second) |
+    | ``rebuild_out`` | f8, 2 | when the rebuild ended (-1: not), its last chunk's completion |
+    | ``sec_reloc`` | f8, seconds | flash pages relocated per second |
+    """
+
+    hist: np.ndarray
+    lat_sum: np.ndarray
+    lat_max: np.ndarray
+    counters: np.ndarray
+    sec_max: np.ndarray
+    sec_hist: np.ndarray
+    rebuild_out: np.ndarray
+    sec_reloc: np.ndarray
+
 
 _PHASE_TAG = 0x5EED_9A5E  # entropy tag: drive GC phases come from SeedSequence([seed, tag])
 _NOMINAL_CAPACITY_BYTES = 1 * TB
@@ -159,7 +284,10 @@ _K_INVNUNITS = 38
 # on a drive that suspends operations for reads, else tBERS), the pages programmed and cleaned already laid
 # out as operations, the next die, then each die's end of its last operation
 _K_NDIES, _K_NOPPG, _K_NERPG, _K_NPROG, _K_NBERS, _K_NSUSP, _K_NISSP, _K_NISSE, _K_NNEXT = range(39, 48)
-_K_DIE0 = 48
+# a lazy drive's foreground cleaning step: the pages of one victim erase unit (a block on each
+# plane of a die; 0: the drive lays out no NAND operations, one flash page)
+_K_VSTEP = 48
+_K_DIE0 = 49
 _MAX_DIES = 64
 # programs laid out per call of _nand_issue (see _clean_write)
 _NAND_BATCH = 4.0
@@ -303,16 +431,21 @@ def _slc_fold(cl, d, qcap, be, t):
 
 @njit(cache=True, _nrt=False)
 def _lazy_stall(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, free, pages, bs, s):
-    """A lazy drive's pool ran out: a foreground burst stalls the drive. It cleans up to the high
-    mark but at most (high - low) flash pages (the firmware's batch), and at least what this
-    write needs; every unit waits for it. Returns the write's (back-end start, start)."""
+    """A lazy drive's pool ran out: the write waits while the cleaner reclaims whole victim erase
+    units (``_K_VSTEP`` pages each: their valid pages relocated, then the erase) until the write's
+    pages fit, and every unit waits with it. The stall is as long as those victims' relocations
+    and erases take; the idle-time cleaner (``_clean_write``) refills the pool to the high mark
+    when the host leaves it time. Returns the write's (back-end start, start)."""
     uu = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
-    batch = (cl[d, _K_HIGH] - cl[d, _K_LOW]) * (uu * cl[d, _K_RELOC] * cl[d, _K_RSCALE] + cl[d, _K_ERASE])
-    bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, cl[d, _K_HIGH] - free + pages, batch)
+    step = cl[d, _K_VSTEP]
+    gain = step * (1.0 - uu)  # pages one victim frees
+    need = pages - free
+    if gain > 1e-9:
+        need = math.ceil(need / gain) * gain
+    bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, need, np.inf)
     if cl[d, _K_FREE] < pages:
         bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, pages - cl[d, _K_FREE], np.inf)
     cl[d, _K_CLEND] = bs
-    cl[d, _K_BURST] = 0.0
     for j in range(ucap):
         dr[fb + _R_UNITS + j] = max(dr[fb + _R_UNITS + j], bs)
     return bs, max(s, bs)
@@ -398,8 +531,8 @@ def _clean_holds_units(dr, fb, ucap, start, cost):
 def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, mul, off_, nbytes):
     """Stage: a member write on a cleaning drive (docs/array-model.md, "SSD service time"):
     background cleaning in the back end's idle time before ``t``, the write's pages through the
-    back end, foreground cleaning when the pool is short (a lazy burst stalls every unit, whose
-    free times in ``dr`` it raises). Returns (start, service time, completion floor)."""
+    back end, foreground cleaning when the pool is short (a lazy drive's victims stall every unit,
+    whose free times in ``dr`` it raises). Returns (start, service time, completion floor)."""
     be = cl[d, _K_BE]
     eager = cl[d, _K_EAGER] != 0.0
     idle0 = be  # the back end is idle from here to t
@@ -561,6 +694,28 @@ def _nand_read(cl, d, s, off_):
     die = (h32 * np.uint64(np.int64(cl[d, _K_NDIES]))) >> np.uint64(32)
     # branch-free (whether the die is busy is a coin toss per read: a branch on it mispredicts)
     return s + min(max(cl[d, _K_DIE0 + np.int64(die)] - s, 0.0), cl[d, _K_NSUSP])
+
+
+@njit(cache=True, _nrt=False)
+def _member_busy(cl, row_base, row_count, any_cards, d0, off_, t):
+    """Stage (coordinated reads): whether member ``d0`` is busy for a read at drive offset
+    ``off_`` submitted at ``t``: the read's die (``_nand_read``'s hash) has a program or an erase
+    in flight past ``t``, or a cleaning step runs there past ``t`` (``_clean_read``). (A call:
+    only arrays with ``coordinated_reads`` make it.)"""
+    d = d0
+    if any_cards:
+        d = row_base[d0] + ((off_ >> 16) % row_count[d0])
+    pg = np.uint64(off_ >> _MAP_SHIFT) * np.uint64(0x9E3779B97F4A7C15)
+    h32 = pg >> np.uint64(32)
+    if cl[d, _K_NDIES] > 0.0:
+        die = (h32 * np.uint64(np.int64(cl[d, _K_NDIES]))) >> np.uint64(32)
+        if cl[d, _K_DIE0 + np.int64(die)] > t:
+            return True
+    if cl[d, _K_CLEND] > t:
+        unit = (h32 * np.uint64(np.int64(cl[d, _K_NUNITS]))) >> np.uint64(32)
+        if np.int64(unit) == np.int64(cl[d, _K_STEPS]):
+            return True
+    return False
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -1053,10 +1208,7 @@ def _map_io(is_write, is_seq, o, b, wb, kind, w, k, m, copies, G, u, inv_u, inv_
     return nr, nw - wb, rbytes, wbytes
 
 
-# -- host arrivals ---------------------------------------------------------------------------
-# Arrival records, one row per host IO drawn ahead (``rec``, int64): offset, bytes, read, sequential,
-# whether the parity fast path's stripe geometry is valid, then that geometry (``_unit_geometry``)
-_RC_O, _RC_B, _RC_READ, _RC_SEQ, _RC_GEO, _RC_BASE, _RC_RO, _RC_P0, _RC_D0, _RC_J0, _RC_COUNT = range(11)
+# -- host arrivals (records: ``_RC_*``) ---------------------------------------------------------
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -1221,161 +1373,63 @@ def _simulate_kernel_closed(ins, outs):
 
 @njit(cache=True, _nrt=False, inline="always")
 def _event_loop(closed, ins, outs):
-    """Event loop. All inputs and outputs are preallocated by ``simulate``; see there. ``closed``
-    (a constant in each kernel): the spec is a closed loop of at most ``_RING_EVENTS`` slots with
-    no rebuild and no mechanical drives. ``ins`` and ``outs``: the arrays, in two tuples (a call
-    of more than 30 arguments is a ``*args`` call in Python's bytecode, which numba cannot inline)."""
-    (dpar, ipar, prof, lay, failed, wl, sizes, size_cum, size_align, simf, simi, rng, head, recent, recent_i, cl,
-     seg_stamp, seg_pages, seg_idx, row_base, row_count, rec, rec_next, S_mem, surv, fail_local, scratch) = ins
-    hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out, sec_reloc = outs
-    read_fraction = wl[0]
-    random_fraction = wl[1]
-    target_iops = wl[2]
-    qd = int(wl[3])
-    ws_frac = wl[4]
-    t_begin = simf[_SF_T_BEGIN]
-    w_start = simf[_SF_W_START]
-    w_end = simf[_SF_W_END]
-    rb_rate = simf[_SF_RB_RATE]
-    rb_start = simf[_SF_RB_START]
-    rb_io = simi[_SI_RB_IO]
-    rb_window = simi[_SI_RB_WINDOW]
-    rb_cap = simi[_SI_RB_CAP]
-    reorder_window = simi[_SI_REORDER]
-    mmh = simi[_SI_MMH]
-    pool = simi[_SI_POOL]
-    kind = lay[_L_KIND]
-    w = lay[_L_W]
-    k = lay[_L_K]
-    m = lay[_L_M]
-    copies = lay[_L_COPIES]
-    G = lay[_L_G]
-    u = lay[_L_U]
-    rows = lay[_L_ROWS]
-    n_failed = lay[_L_FAILED]
+    """Event loop. ``ins`` (``_KernelIn``) and ``outs`` (``_KernelOut``): every array, built and
+    set up by ``simulate`` (drive rows, the event queue with its first events, the free slots);
+    the loop only runs events. ``closed`` (a constant in each kernel): the spec is a closed loop
+    of at most ``_RING_EVENTS`` slots with no rebuild and no mechanical drives. (Two named tuples
+    rather than arguments: a call of more than 30 arguments is a ``*args`` call in Python's
+    bytecode, which numba cannot inline.)"""
+    dr, di, dpar, prof, lay, failed = ins.dr, ins.di, ins.dpar, ins.prof, ins.lay, ins.failed
+    sizes, size_cum, size_align, n_pos_of = ins.sizes, ins.size_cum, ins.size_align, ins.n_pos_of
+    simf, simi, rng = ins.simf, ins.simi, ins.rng
+    head, recent, recent_i = ins.head, ins.recent, ins.recent_i
+    cl, seg_stamp, seg_pages, seg_idx = ins.cl, ins.seg_stamp, ins.seg_pages, ins.seg_idx
+    row_base, row_count, rec, rec_next = ins.row_base, ins.row_count, ins.rec, ins.rec_next
+    surv, fail_local, free_stack, rb_chunk_of = ins.surv, ins.fail_local, ins.free_stack, ins.rb_chunk_of
+    state, s_arr, s_cls, s_inrb, s_n2 = ins.state, ins.s_arr, ins.s_cls, ins.s_inrb, ins.s_n2
+    ev_t, ev_id = ins.ev_t, ins.ev_id
+    S_d, S_b, S_o = ins.S_mem[_M_DRIVE], ins.S_mem[_M_BYTES], ins.S_mem[_M_OFFSET]
+    hist, lat_sum, lat_max, counters = outs.hist, outs.lat_sum, outs.lat_max, outs.counters
+    sec_max, sec_hist, rebuild_out, sec_reloc = outs.sec_max, outs.sec_hist, outs.rebuild_out, outs.sec_reloc
+    # the run's scalars (columns: the table at the top of the module)
+    wl = ins.wl
+    read_fraction, random_fraction, target_iops = wl[_W_READ], wl[_W_RANDOM], wl[_W_IOPS]
+    ws_frac = wl[_W_WS]
+    w_start, w_end = simf[_SF_W_START], simf[_SF_W_END]
+    rb_start, rb_dt = simf[_SF_RB_START], simf[_SF_RB_DT]
+    rb_io, rb_cap, rb_chunks = simi[_SI_RB_IO], simi[_SI_RB_CAP], simi[_SI_RB_CHUNKS]
+    reorder_window, mmh, ucap = simi[_SI_REORDER], simi[_SI_MMH], simi[_SI_UCAP]
+    u_shift, space = simi[_SI_U_SHIFT], simi[_SI_SPACE]
+    n_host_slots = simi[_SI_HOST_SLOTS]
+    kind, w, k, m, copies, G, u = lay[_L_KIND], lay[_L_W], lay[_L_K], lay[_L_M], lay[_L_COPIES], lay[_L_G], lay[_L_U]
     sb = k * u
-    space = G * rows * sb  # host-visible bytes of the working set
-    n_sizes = sizes.shape[0]
-    open_loop = not closed and target_iops > 0.0
+    inv_sb, inv_u, inv_g, inv_w = 1.0 / sb, 1.0 / u, 1.0 / G, 1.0 / w
+    parity = kind == _KIND_PARITY
+    n_surv = surv.shape[0]
+    n_fail_local = fail_local.shape[0]
     rw_len = recent.shape[1]
     n_sec = sec_max.shape[0]
-
-    n_host_slots = pool if open_loop else qd
-    # member IOs (drive, bytes, drive byte offset): reads at [0, mmh), scratch writes at
-    # [mmh, 2 mmh), then host slot j's deferred writes at [(2 + j) mmh, (3 + j) mmh): a small
-    # write's phase-2 writes are mapped straight into its slot's region (no copies)
-    # (scratch from the wrapper, (2 + n_host_slots) * mmh places)
-    S_d = S_mem[0]
-    S_b = S_mem[1]
-    S_o = S_mem[2]
-    rebuilding = not closed and rb_rate > 0.0 and n_failed > 0
-    n_rb_slots = rb_window if rebuilding else 0
-    n_slots = n_host_slots + n_rb_slots
-    # the slots' state, arrival time, histogram class, in-rebuild flag and deferred write count
-    # (and the rest of the scratch: ``_kernel_scratch``)
-    (state, s_arr, s_cls, s_inrb, s_n2, free_stack, ev_t, ev_id, dr, di, n_pos_of,
-     rb_chunk_of) = scratch
-    n_free = 0
-    # event queue: a sorted array for few slots (insertion from the nearer end is short), a
-    # binary heap for many. The sorted window [ev_head, ev_head + n_ev) sits inside a larger
-    # buffer between sentinels (-inf before, +inf after, so the insertion scans need no bounds
-    # checks) and is moved back to the middle when it reaches either end of the buffer
-    use_ring = closed or n_slots <= _RING_EVENTS
+    DW = _R_UNITS + ucap + 1  # a drive row: its units' sorted free times and a +inf sentinel
+    # in the closed kernel these are compile-time constants, and LLVM drops the paths they guard
+    open_loop = not closed and target_iops > 0.0
+    rebuilding = not closed and rb_chunks > 0
+    use_ring = closed or simi[_SI_RING] != 0
+    any_mech = not closed and simi[_SI_ANY_MECH] != 0
+    any_clean = simi[_SI_ANY_CLEAN] != 0
+    any_cards = simi[_SI_ANY_CARDS] != 0
+    coord = simi[_SI_COORD] != 0
+    n_recon = 0  # host reads reconstructed around a busy member (in the window)
+    # the event loop's state
     ev_cap = ev_t.shape[0]
-    n_ev = 0  # queued events
-    ev_head = 0  # first queued event (sorted array)
-    inv_sb = 1.0 / sb
-    inv_u = 1.0 / u
-    inv_g = 1.0 / G
-    inv_w = 1.0 / w
-    # per-drive state packed in one float row and one integer row per drive (one base address
-    # per member IO): GC multiplier caches, service parameters, busy time, sorted unit free times
-    n_drv = dpar.shape[0]
-    ucap = simi[_SI_UCAP]  # units per drive row: a power of two >= every drive's unit count
-    DW = _R_UNITS + ucap + 1  # the units' sorted free times and a +inf sentinel
-    any_mech = False
-    any_clean = False
-    any_cards = dpar.shape[0] != row_base.shape[0]
-    for d in range(n_drv):
-        fb = d * DW
-        for j in range(2):
-            dr[fb + _R_MC + 2 * j] = -np.inf  # an empty cache: every start is past its end
-            dr[fb + _R_MC + 2 * j + 1] = 1.0
-        dr[fb + _R_WFIX] = dpar[d, _D_WFIX]
-        dr[fb + _R_WFIX + 1] = dpar[d, _D_WPB]
-        dr[fb + _R_RFIX] = dpar[d, _D_RFIX]
-        dr[fb + _R_RFIX + 1] = dpar[d, _D_RPB]
-        dr[fb + _R_BUSY] = 0.0
-        dr[fb + _R_SLOT] = dpar[d, _D_SLOT]
-        dr[fb + _R_PHASE] = dpar[d, _D_PHASE]
-        # the drive's units' free times in ascending order, all free when the run begins; places
-        # beyond its unit count hold +inf (never the earliest), so all rows have the same length
-        for j in range(ucap):
-            dr[fb + _R_UNITS + j] = t_begin if j < ipar[d, _I_UNITS] else np.inf
-        dr[fb + _R_UNITS + ucap] = np.inf
-        ib = d * _J_COUNT
-        di[ib + _J_MECH] = ipar[d, _I_MECH]
-        di[ib + _J_WOFF] = ipar[d, _I_WOFF]
-        di[ib + _J_WOFF + 1] = ipar[d, _I_WLEN]
-        di[ib + _J_ROFF] = ipar[d, _I_ROFF]
-        di[ib + _J_ROFF + 1] = ipar[d, _I_RLEN]
-        if not closed and ipar[d, _I_MECH] != 0:
-            any_mech = True
-        if cl[d, _K_ON] != 0.0:
-            any_clean = True
-    u_shift = -1  # log2(u) when the stripe unit is a power of two
-    if u & (u - 1) == 0:
-        u_shift = 0
-        while (1 << u_shift) < u:
-            u_shift += 1
-    # random offsets: number of aligned positions per IO size
-    for i in range(n_sizes):
-        n_pos_of[i] = (space - sizes[i]) // size_align[i] + 1
-    # host arrivals are drawn ahead in batches of records (``_draw_arrivals``) so the processor
-    # can overlap the draws with the drives' bookkeeping. Mechanical drives draw positioning
-    # times while IOs are queued, so with them a batch is one arrival (the wrapper sizes ``rec``)
+    ev_head = simi[_SI_EV_HEAD]  # first queued event (sorted window; 0 for a heap)
+    n_ev = simi[_SI_N_EV]  # queued events
+    n_free = simi[_SI_N_FREE]  # free open-loop host slots
     n_rec = rec.shape[0]
-    rec_k = n_rec  # next record to consume; n_rec: the batch is used up
-    parity = kind == _KIND_PARITY
-
-    if open_loop:
-        for i in range(n_host_slots):
-            free_stack[n_free] = n_host_slots - 1 - i
-            n_free += 1
-    else:
-        # all slots arrive at t_begin; appended in id order the queue is sorted (a valid heap)
-        for i in range(qd):
-            state[i] = _S_ARRIVE
-            ev_t[n_ev] = t_begin
-            ev_id[n_ev] = i
-            n_ev += 1
-
-    # rebuild bookkeeping: group 0's failed members and survivors (local indices)
-    rb_chunks = (rb_cap + rb_io - 1) // rb_io if rebuilding else 0
+    rec_k = n_rec  # next arrival record to consume; n_rec: the batch is used up
     rb_issued = 0
     rb_done = 0
     rb_last = -np.inf
     rb_active = rebuilding
-    # group 0's survivors and failed members (local indices, from the wrapper)
-    n_surv = surv.shape[0]
-    n_fail_local = fail_local.shape[0]
-    rb_dt = rb_io / rb_rate if rebuilding else 0.0
-    if rebuilding:
-        # rb_start >= t_begin: appending keeps the queue sorted
-        for r in range(n_rb_slots):
-            state[n_host_slots + r] = _S_RB_ISSUE
-            ev_t[n_ev] = rb_start + r * rb_dt
-            ev_id[n_ev] = n_host_slots + r
-            n_ev += 1
-
-    if use_ring:
-        # move the initial events (appended at [0, n_ev)) to the middle of the buffer
-        ev_head = (ev_cap - n_ev) >> 1
-        for i in range(n_ev - 1, -1, -1):
-            ev_t[ev_head + i] = ev_t[i]
-            ev_id[ev_head + i] = ev_id[i]
-        ev_t[ev_head - 1] = -np.inf
-        ev_t[ev_head + n_ev] = np.inf
     seq_r = 0
     seq_w = 0
     # hot counters and latency sums live in locals until the end
@@ -1400,11 +1454,8 @@ def _event_loop(closed, ins, outs):
     rl_next = -np.inf
     rl_sec = -1
     rl_base = 0.0
-    next_arr = t_begin
-    prev_arr = t_begin
-    if open_loop:
-        next_arr = t_begin - math.log(1.0 - _rnd(rng)) / target_iops
-        prev_arr = next_arr
+    next_arr = simf[_SF_NEXT_ARR]
+    prev_arr = next_arr
     while True:
         # ---- the next event: an open-loop arrival or the heap top -----------------------------
         from_arrival = False
@@ -1468,6 +1519,27 @@ def _event_loop(closed, ins, outs):
             if rec[q, _RC_GEO] != 0 and not any_failed:
                 nr, nw, mem_rb, mem_wb = _map_parity_unit(not is_read, b, k, m, w, rec[q, _RC_BASE], rec[q, _RC_RO],
                                                           rec[q, _RC_P0], rec[q, _RC_D0], rec[q, _RC_J0], S_d, S_b, S_o, wb)
+                if coord and is_read:
+                    d0 = rec[q, _RC_D0]
+                    if _member_busy(cl, row_base, row_count, any_cards, d0, rec[q, _RC_RO], t):
+                        # coordinated reads (IODA-style): read the k other units of the stripe
+                        # instead, as if the busy member were missing, when none of them is busy
+                        # too (else the read stays on its member)
+                        failed[d0] = 1
+                        n2, _, rb2, _ = _map_io(False, is_seq, rec[q, _RC_O], b, wb, kind, w, k, m, copies, G, u, inv_u,
+                                                inv_g, inv_w, sb, inv_sb, True, failed, dr, DW, S_d, S_b, S_o)
+                        failed[d0] = 0
+                        clear = True
+                        for i in range(n2):
+                            if _member_busy(cl, row_base, row_count, any_cards, S_d[i], S_o[i], t):
+                                clear = False
+                        if clear:
+                            nr = n2
+                            mem_rb = rb2
+                            if t >= w_start:
+                                n_recon += 1
+                        else:
+                            _member_io(S_d, S_b, S_o, 0, d0, b, rec[q, _RC_RO])
             else:
                 nr, nw, mem_rb, mem_wb = _map_io(not is_read, is_seq, rec[q, _RC_O], b, wb, kind, w, k, m, copies, G, u,
                                                  inv_u, inv_g, inv_w, sb, inv_sb, any_failed, failed, dr, DW, S_d, S_b, S_o)
@@ -1738,6 +1810,7 @@ def _event_loop(closed, ins, outs):
     counters[_C_MEMBER_READ_BYTES] += n_mem_rb
     counters[_C_MEMBER_WRITE_BYTES] += n_mem_wb
     counters[_C_MEMBER_IOS_READS] += n_mem_ior
+    counters[_C_RECONSTRUCTED_READS] += n_recon
     lat_sum[_H_ALL] += ls_all
     lat_sum[_H_READ] += ls_r
     lat_sum[_H_WRITE] += ls_w
@@ -1746,12 +1819,6 @@ def _event_loop(closed, ins, outs):
     lat_max[_H_WRITE] = max(lat_max[_H_WRITE], lm_w)
     lat_max[_H_REBUILD] = max(lat_max[_H_REBUILD], lm_rb)
     _reloc_second(cl, sec_reloc, np.inf, w_start, w_end, rl_sec, rl_base)
-    # the "all" histogram and maximum are the reads' and writes' combined
-    for i in range(hist.shape[1]):
-        hist[_H_ALL, i] = hist[_H_READ, i] + hist[_H_WRITE, i]
-    lat_max[_H_ALL] = max(lat_max[_H_READ], lat_max[_H_WRITE])
-    for d in range(n_drv):
-        busy[d] += dr[d * DW + _R_BUSY]
 
 # ==============================================================================================
 # spec, result, public functions
@@ -1789,6 +1856,10 @@ class ArraySpec:
     drive_capacity_bytes: float = 0.0
     # Mechanical drives: SATF approximation over up to this many queued IOs (1 = plain FCFS).
     reorder_window: int = 1
+    # Coordinated reads (IODA-style, parity layouts): a random read inside one stripe unit whose
+    # member is busy on its die (a NAND program or erase, or a cleaning step, in flight when the
+    # read is submitted) reads the k other units of its stripe instead (docs/array-model.md).
+    coordinated_reads: bool = False
 
     def __post_init__(self) -> None:
         check(validate_spec(self))
@@ -1845,6 +1916,11 @@ def validate_spec(spec: ArraySpec, prefix: str = "spec") -> list[Violation]:
         v.append(Violation(field=f"{prefix}.drive_capacity_bytes",
                            reason=f"must be at least one stripe unit ({lay.stripe_unit_bytes} bytes), got {cap!r}"))
     check_range(v, f"{prefix}.reorder_window", spec.reorder_window, 1, MAX_REORDER_WINDOW, integer=True)
+    if not isinstance(spec.coordinated_reads, bool):
+        v.append(Violation(field=f"{prefix}.coordinated_reads", reason=f"must be true or false, got {spec.coordinated_reads!r}"))
+    elif spec.coordinated_reads and isinstance(lay, Layout) and (lay.kind is LayoutKind.RAID0 or lay.is_mirror):
+        v.append(Violation(field=f"{prefix}.coordinated_reads",
+                           reason=f"needs a parity layout (raid5, raid6, ec:K+M) to reconstruct from, got {lay.name}"))
     if isinstance(spec.workload, Workload):
         wl = spec.workload
         for i, (size, _) in enumerate(wl.io_size_mix):
@@ -2284,7 +2360,7 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
     filled (the span written once in order, the rest of the flash free) or, with
     ``precondition_drive_writes``, after that many span writes of uniform random pages plus a
     random share of a drive write (so the members' cleaning is out of step). A lazy drive then
-    has a random part of its burst's pages used, anywhere between its high and low marks."""
+    has a random part of its idle-time refill used, anywhere between its high and low marks."""
     models, _, _ = _row_models(spec)
     n_rows = len(models)
     cl = np.zeros((n_rows, _K_COUNT))
@@ -2308,6 +2384,7 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
         row[_K_RELOC] = mo.relocation_page_s
         row[_K_ERASE] = mo.erase_page_s
         row[_K_STEP] = mo.step_pages
+        row[_K_VSTEP] = mo.nand_erase_pages if mo.nand_erase_pages > 0.0 else mo.step_pages
         row[_K_BE] = t_begin
         row[_K_CLEND] = t_begin
         row[_K_LOW] = mo.low_free_pages
@@ -2375,23 +2452,72 @@ def _seed_state(seed: int, spawn_key: tuple[int, ...]) -> np.ndarray:
     return st
 
 
-def _kernel_scratch(n_host_slots: int, n_rb_slots: int, n_rows: int, unit_cap: int, n_sizes: int) -> tuple[np.ndarray, ...]:
-    """The kernel's working arrays (it allocates nothing, so it runs without numba's reference
-    counting): per slot (host slots then rebuild slots) its state, arrival time, histogram class,
-    in-rebuild flag and deferred write count; the free host slots; the event queue (a sorted
-    window in a ring 8x its size for up to ``_RING_EVENTS`` slots, else a binary heap); the
-    packed drive rows; aligned positions per IO size; each rebuild slot's chunk."""
-    n_slots = n_host_slots + n_rb_slots
+def _drive_rows(dpar: np.ndarray, ipar: np.ndarray, t_begin: float, unit_cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's packed drive rows (``_R_*`` floats, ``_J_*`` integers): empty profile
+    caches (every start is past their end), service parameters, no busy time, and the units' free
+    times in ascending order, all free when the run begins; places beyond a drive's unit count
+    hold +inf (never the earliest), so all rows have the same length, and a +inf sentinel ends
+    each."""
+    n_rows = dpar.shape[0]
+    dr = np.zeros((n_rows, _R_UNITS + unit_cap + 1))
+    dr[:, _R_MC] = -np.inf
+    dr[:, _R_MC + 1] = 1.0
+    dr[:, _R_MC + 2] = -np.inf
+    dr[:, _R_MC + 3] = 1.0
+    dr[:, _R_WFIX], dr[:, _R_WFIX + 1] = dpar[:, _D_WFIX], dpar[:, _D_WPB]
+    dr[:, _R_RFIX], dr[:, _R_RFIX + 1] = dpar[:, _D_RFIX], dpar[:, _D_RPB]
+    dr[:, _R_SLOT], dr[:, _R_PHASE] = dpar[:, _D_SLOT], dpar[:, _D_PHASE]
+    units = np.arange(unit_cap + 1)[None, :]
+    dr[:, _R_UNITS:] = np.where(units < ipar[:, _I_UNITS:_I_UNITS + 1], t_begin, np.inf)
+    di = np.zeros((n_rows, _J_COUNT), np.int64)
+    di[:, _J_MECH] = ipar[:, _I_MECH]
+    di[:, _J_WOFF], di[:, _J_WOFF + 1] = ipar[:, _I_WOFF], ipar[:, _I_WLEN]
+    di[:, _J_ROFF], di[:, _J_ROFF + 1] = ipar[:, _I_ROFF], ipar[:, _I_RLEN]
+    return dr.ravel(), di.ravel()
+
+
+def _event_queue(n_host_slots: int, closed_slots: int, rb_starts: np.ndarray, t_begin: float
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int, bool]:
+    """The event queue with the run's first events, and the slots' states: in a closed loop
+    every host slot arrives at ``t_begin`` (``closed_slots`` of them), each rebuild slot at its
+    first chunk's time (``rb_starts``, >= ``t_begin``: appended in slot order the queue is
+    sorted, a valid heap). Up to ``_RING_EVENTS`` slots the queue is a sorted window in a buffer
+    8x its size, moved to the buffer's middle between a -inf and a +inf sentinel (the insertion
+    scans need no bounds checks); above, a binary heap from 0. Returns the states, event times
+    and slots, the free open-loop slots, the first event, the count and whether it is the
+    window."""
+    n_rb = rb_starts.size
+    n_slots = n_host_slots + n_rb
     ev_cap = 1
     while ev_cap < n_slots + 2:
         ev_cap *= 2
-    if n_slots <= _RING_EVENTS:
+    use_ring = n_slots <= _RING_EVENTS
+    if use_ring:
         ev_cap *= 8
-    return (np.full(n_slots, _S_IDLE, np.int8), np.zeros(n_slots), np.zeros(n_slots, np.int64),
-            np.zeros(n_slots, np.bool_), np.zeros(n_slots, np.int64), np.empty(n_host_slots, np.int64),
-            np.empty(ev_cap), np.empty(ev_cap, np.int64),
-            np.empty(n_rows * (_R_UNITS + unit_cap + 1)), np.zeros(n_rows * _J_COUNT, np.int64),
-            np.empty(n_sizes, np.int64), np.zeros(max(n_rb_slots, 1), np.int64))
+    state = np.full(n_slots, _S_IDLE, np.int8)
+    state[:closed_slots] = _S_ARRIVE
+    state[n_host_slots:] = _S_RB_ISSUE
+    t0 = np.concatenate([np.full(closed_slots, t_begin), rb_starts])
+    ids = np.concatenate([np.arange(closed_slots), n_host_slots + np.arange(n_rb)]).astype(np.int64)
+    n_ev = t0.size
+    ev_t = np.zeros(ev_cap)
+    ev_id = np.zeros(ev_cap, np.int64)
+    ev_head = (ev_cap - n_ev) >> 1 if use_ring else 0
+    ev_t[ev_head:ev_head + n_ev] = t0
+    ev_id[ev_head:ev_head + n_ev] = ids
+    if use_ring:
+        ev_t[ev_head - 1] = -np.inf
+        ev_t[ev_head + n_ev] = np.inf
+    # open loop: every host slot free, popped from the end of the stack (slot 0 first)
+    free_stack = np.arange(n_host_slots - 1, -1, -1, dtype=np.int64)
+    return state, ev_t, ev_id, free_stack, ev_head, n_ev, use_ring
+
+
+@njit(cache=True, _nrt=False)
+def _first_arrival(rng, t_begin, target_iops):
+    """The first open-loop arrival: Poisson at ``target_iops`` from ``t_begin`` (the first draw
+    of the run's stream, as the kernel's draws are)."""
+    return t_begin - math.log(1.0 - _rnd(rng)) / target_iops
 
 
 def simulate(spec: ArraySpec) -> ArrayResult:
@@ -2441,44 +2567,66 @@ def simulate(spec: ArraySpec) -> ArrayResult:
     recent_i = np.zeros(n_rows, np.int64)
 
     n_sec = max(1, math.ceil(spec.duration_s - 1e-9))
-    hist = np.zeros((4, LATENCY_BUCKET_COUNT), np.int64)
-    lat_sum = np.zeros(4)
-    lat_max = np.zeros(4)
-    counters = np.zeros(_C_COUNT, np.int64)
-    sec_max = np.zeros(n_sec)
-    sec_hist = np.zeros((n_sec, _COARSE_COUNT), np.int32)
-    busy = np.zeros(n_rows)
-    rebuild_out = np.full(2, -1.0)
+    outs = _KernelOut(hist=np.zeros((4, LATENCY_BUCKET_COUNT), np.int64), lat_sum=np.zeros(4), lat_max=np.zeros(4),
+                      counters=np.zeros(_C_COUNT, np.int64), sec_max=np.zeros(n_sec),
+                      sec_hist=np.zeros((n_sec, _COARSE_COUNT), np.int32), rebuild_out=np.full(2, -1.0),
+                      sec_reloc=np.zeros(n_sec))
     cl, seg_stamp, seg_pages, seg_idx = _cleaning_arrays(spec, t_begin, rng_phase)
-    sec_reloc = np.zeros(n_sec)
-    # the kernel stages' scratch: arrival records (one at a time when a disk draws positioning
-    # times while IOs are queued, so the draws stay interleaved), member IOs (drive, bytes, drive
-    # offset: reads at [0, mmh), scratch writes at [mmh, 2 mmh), host slot j's deferred writes at
-    # [(2 + j) mmh, (3 + j) mmh)), group 0's survivors and failed members
-    n_rec = 1 if ipar[:, _I_MECH].any() else _ARRIVAL_BATCH
+    # arrival records (one at a time when a disk draws positioning times while IOs are queued,
+    # so the draws stay interleaved), member IOs, group 0's survivors and failed members
+    any_mech = bool(ipar[:, _I_MECH].any())
+    n_rec = 1 if any_mech else _ARRIVAL_BATCH
     rec = np.empty((n_rec, _RC_COUNT), np.int64)
     rec_next = np.empty(n_rec)
-    n_host_slots = pool if wl.target_iops > 0 else wl.queue_depth
+    open_loop = wl.target_iops > 0
+    n_host_slots = pool if open_loop else wl.queue_depth
     s_mem = np.empty((3, (2 + n_host_slots) * mmh), np.int64)
     surv = np.flatnonzero(failed[: lay.group_width] == 0).astype(np.int64)
     fail_local = np.flatnonzero(failed[: lay.group_width] != 0).astype(np.int64)
+    # random offsets: aligned positions per IO size over the working set's host-visible bytes
+    space = int(lay_arr[_L_G]) * int(lay_arr[_L_ROWS]) * int(lay_arr[_L_K]) * int(lay_arr[_L_U])
+    n_pos_of = np.array([(space - int(b)) // int(a) + 1 for b, a in zip(sizes, size_align, strict=True)], np.int64)
+    unit = int(lay_arr[_L_U])
+    u_shift = unit.bit_length() - 1 if unit & (unit - 1) == 0 else -1  # log2 of the stripe unit, or -1
 
-    rebuild_slots = spec.rebuild_window if rebuild else 0
-    scratch = _kernel_scratch(n_host_slots, rebuild_slots, n_rows, unit_cap, len(sizes))
+    rb_dt = spec.rebuild_io_bytes / spec.rebuild_rate_bytes_per_s if rebuild else 0.0
+    rb_starts = np.array([spec.window_start_s + r * rb_dt for r in range(spec.rebuild_window if rebuild else 0)])
+    state, ev_t, ev_id, free_stack, ev_head, n_ev, use_ring = _event_queue(
+        n_host_slots, 0 if open_loop else wl.queue_depth, rb_starts, t_begin)
+    simf[_SF_RB_DT] = rb_dt
+    simf[_SF_NEXT_ARR] = _first_arrival(rng, t_begin, wl.target_iops) if open_loop else t_begin
+    simi[_SI_RB_CHUNKS] = rb_chunks = (rb_cap + spec.rebuild_io_bytes - 1) // spec.rebuild_io_bytes if rebuild else 0
+    simi[_SI_HOST_SLOTS], simi[_SI_U_SHIFT], simi[_SI_SPACE] = n_host_slots, u_shift, space
+    simi[_SI_EV_HEAD], simi[_SI_N_EV], simi[_SI_RING] = ev_head, n_ev, use_ring
+    simi[_SI_N_FREE] = n_host_slots if open_loop else 0
+    simi[_SI_ANY_MECH], simi[_SI_ANY_CLEAN] = any_mech, bool((cl[:, _K_ON] != 0.0).any())
+    simi[_SI_ANY_CARDS] = n_rows != n_sim
+    simi[_SI_COORD] = spec.coordinated_reads
+    dr, di = _drive_rows(dpar, ipar, t_begin, unit_cap)
 
+    n_slots = n_host_slots + rb_starts.size
+    ins = _KernelIn(dr=dr, di=di, dpar=dpar, prof=prof, lay=lay_arr, failed=failed, wl=wl_arr, sizes=sizes,
+                    size_cum=size_cum, size_align=size_align, n_pos_of=n_pos_of, simf=simf, simi=simi, rng=rng,
+                    head=head, recent=recent, recent_i=recent_i, cl=cl, seg_stamp=seg_stamp, seg_pages=seg_pages,
+                    seg_idx=seg_idx, row_base=row_base, row_count=row_count, rec=rec, rec_next=rec_next, S_mem=s_mem,
+                    surv=surv, fail_local=fail_local, state=state, s_arr=np.zeros(n_slots),
+                    s_cls=np.zeros(n_slots, np.int64), s_inrb=np.zeros(n_slots, np.bool_),
+                    s_n2=np.zeros(n_slots, np.int64), free_stack=free_stack, ev_t=ev_t, ev_id=ev_id,
+                    rb_chunk_of=np.zeros(max(rb_starts.size, 1), np.int64))
     # the specialised kernel when the spec is its case (``_event_loop``), else the general one
-    closed = (wl.target_iops == 0 and wl.queue_depth <= _RING_EVENTS and not rebuild
-              and not ipar[:, _I_MECH].any())
+    closed = not open_loop and wl.queue_depth <= _RING_EVENTS and not rebuild and not any_mech
     kernel = _simulate_kernel_closed if closed else _simulate_kernel
-    kernel((dpar, ipar, prof, lay_arr, failed, wl_arr, sizes, size_cum, size_align, simf, simi, rng,
-            head, recent, recent_i, cl, seg_stamp, seg_pages, seg_idx, row_base, row_count,
-            rec, rec_next, s_mem, surv, fail_local, scratch),
-           (hist, lat_sum, lat_max, counters, sec_max, sec_hist, busy, rebuild_out, sec_reloc))
+    kernel(ins, outs)
+    hist, lat_max, counters = outs.hist, outs.lat_max, outs.counters
+    # the "all" histogram and maximum are the reads' and writes' combined
+    hist[_H_ALL] = hist[_H_READ] + hist[_H_WRITE]
+    lat_max[_H_ALL] = max(lat_max[_H_READ], lat_max[_H_WRITE])
+    busy = dr.reshape(n_rows, -1)[:, _R_BUSY].copy()
+    rebuild_out = outs.rebuild_out
 
     def per_member(x: np.ndarray) -> np.ndarray:
         return np.add.reduceat(x, row_base) if n_rows != n_sim else x
 
-    rb_chunks = (rb_cap + spec.rebuild_io_bytes - 1) // spec.rebuild_io_bytes if rebuild else 0
     return ArrayResult(
         layout_name=lay.name,
         drive_name=spec.service_models[0].drive_name,
@@ -2494,11 +2642,11 @@ def simulate(spec: ArraySpec) -> ArrayResult:
         offered_iops=wl.target_iops,
         counters=counters,
         latency_histograms=hist,
-        latency_sum_s=lat_sum,
+        latency_sum_s=outs.lat_sum,
         latency_max_s=lat_max,
-        iops_per_second=sec_hist.sum(axis=1, dtype=np.int64),  # completions per second
-        second_max_latency_s=sec_max,
-        second_histograms=sec_hist,
+        iops_per_second=outs.sec_hist.sum(axis=1, dtype=np.int64),  # completions per second
+        second_max_latency_s=outs.sec_max,
+        second_histograms=outs.sec_hist,
         drive_busy_s=per_member(busy),
         drive_parallel_units=per_member(ipar[:, _I_UNITS].astype(np.float64)),
         rebuild_simulated=rebuild,
@@ -2509,7 +2657,7 @@ def simulate(spec: ArraySpec) -> ArrayResult:
         saturated=bool(counters[_C_SATURATED]),
         drive_host_pages=per_member(cl[:, _K_HOSTP].copy()),
         drive_relocated_pages=per_member(cl[:, _K_RELOCS].copy()),
-        second_relocated_pages=sec_reloc,
+        second_relocated_pages=outs.sec_reloc,
     )
 
 

@@ -28,7 +28,8 @@ Steady state is not calibrated: it comes out of the FTL's write amplification ``
 write the back end does ``A`` programs, ``A - 1`` relocations (read + data path out and in) and
 ``A / Np`` erases. An *eager* drive (Intel: "clean early and often") runs garbage collection in the
 background, overlapping the front end, at a steady pace; a *lazy* drive (clean "as late as
-possible") lets the free-block pool run down and then cleans in a burst that stalls host writes.
+possible") lets the free-block pool run down and then makes host writes wait while it cleans
+whole victim blocks (the array kernel: one erase unit at a time, until the write fits).
 
 The scaled model
 ----------------
@@ -107,7 +108,7 @@ DIE_BYTES = {"slc": 4 * 1024**3, "mlc": 8 * 1024**3, "emlc": 8 * 1024**3}
 BAD_BLOCK_RESERVE = {"slc": 1.0 - 4016 / 4096, "mlc": 1.0 - 3936 / 4096, "emlc": 1.0 - 3936 / 4096}
 # Garbage-collection watermarks as fractions of the blocks (assumed; see docs/ssd-model.md).
 EAGER_LOW_FRACTION = 0.005     # eager: keep ~0.5% of the blocks free, clean continuously
-LAZY_BURST_FRACTION = 0.002    # lazy: when the pool is empty, clean 0.2% of the blocks at once
+LAZY_BURST_FRACTION = 0.002    # lazy: idle-time cleaning refills 0.2% of the blocks (the FTL kernel: one burst)
 PTS_ROUND_S = 60.0             # one PTS "round" of the consistency run
 # A relocation's firmware work (map update, scheduling) as a share of a host write command's
 # front-end time (assumed).
@@ -594,7 +595,8 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
     invalidate whole blocks). Watermarks: eager drives keep ``EAGER_LOW_FRACTION`` of the flash
     free plus one block, cleaning in idle time in steps of one flash page; lazy drives start
     cleaning (in idle time) below two blocks per controller and clean up to
-    ``LAZY_BURST_FRACTION`` of the flash more, stalling when the pool runs out.
+    ``LAZY_BURST_FRACTION`` of the flash more; when the pool runs out a write waits while the
+    cleaner reclaims whole victim erase units (``nand_erase_pages``) until its pages fit.
 
     ``precondition_drive_writes``: span writes before the run (the used state); 0 leaves the
     drive freshly filled (the consistency experiment). A multi-controller card (SSD 910) gets

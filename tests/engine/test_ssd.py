@@ -50,7 +50,20 @@ def test_consistency_steady_below_fob_and_eager_dips_shallower(runs: dict[str, s
     best_lazy = max(runs[n].p1_over_mean for n in LAZY)
     assert worst_eager > best_lazy
     assert max(runs[n].dip_depth for n in EAGER) < min(runs[n].dip_depth for n in LAZY)
-    assert max(runs[n].max_latency_s for n in EAGER) < min(runs[n].max_latency_s for n in LAZY)
+    # The cleaner's step (docs/ssd-model.md, "Cleaning steps"): one victim erase unit's cleaning
+    # (its valid pages at the steady write amplification relocated, then erased) is longer than
+    # an eager drive's longest IO (it interleaves a flash page at a time), and a lazy drive's
+    # longest IO waits for at least one (half of it as the bound: a posted write buffer hides up
+    # to its drain time, and the log's tail is not at its steady valid share all run long).
+    # Model, seed 0: S3500 4.5 ms / victim 14.9 ms, S3700 1.6 / 9.6; SSD 320 77 / 39, P320h 0.78 / 0.63.
+    def victim_s(n: str) -> float:
+        m = ssd.service_model(n, precondition_drive_writes=0.0)
+        valid = 1.0 - 1.0 / m.write_amplification
+        return m.nand_erase_pages * (valid * m.relocation_page_s + m.erase_page_s)
+    for n in EAGER:
+        assert runs[n].max_latency_s < victim_s(n)
+    for n in LAZY:
+        assert runs[n].max_latency_s >= 0.5 * victim_s(n)
 
 
 @pytest.mark.slow
@@ -257,3 +270,15 @@ def test_bad_block_reserve_is_the_nand_datasheets_worst_case() -> None:
     assert (p320.reserve_fraction, s3700.reserve_fraction, tlc.reserve_fraction) == (80 / 4096, 160 / 4096, 0.0)
     assert s3700.spare_factor == pytest.approx(1 - s3700.user_bytes / (s3700.raw_nand_bytes * (1 - 160 / 4096)), rel=1e-12)
     assert tlc.spare_factor == pytest.approx(1 - tlc.user_bytes / tlc.raw_nand_bytes, rel=1e-12)
+
+
+@pytest.mark.slow
+def test_lazy_drives_wait_for_victims_not_whole_seconds(runs: dict[str, ssd.ConsistencyResult]) -> None:
+    # docs/ssd-model.md, "Cleaning steps": when a lazy drive's pool is empty a write waits for
+    # whole victim erase units until it fits, not for a fixed batch of the flash. So no second of
+    # the late run (1,400-2,000 s, where the review's plots zoom in) delivers 0 IOPS and no IO
+    # waits a large part of a second (model, seed 0: SSD 320 77 ms, P320h 0.8 ms, X25-M G2 76 ms).
+    for n in LAZY:
+        late = runs[n].iops[1400:2000]
+        assert (late > 0).all(), n
+        assert runs[n].max_latency_s < 0.5, n
