@@ -606,7 +606,7 @@ class PlanRunner:
         without writing to it."""
         with self._lock:
             live = self._live.get(run_id)
-            if live is None:
+            if live is None or live.lease_lost:  # gone, or already stopping (its batch still finishing)
                 return
             live.lease_lost = True
             live.cancel.set()

@@ -335,7 +335,9 @@ class PostgresRunStore:
     @_guarded
     def set_progress(self, run_id: str, progress: dict[str, Any]) -> None:
         with self._conn() as conn:
-            conn.execute("UPDATE runs SET progress_json=%s, update_time=%s WHERE id=%s", (json.dumps(progress), time.time(), run_id))
+            # Not once the run is terminal: a replica that lost the lease may still report a batch.
+            conn.execute(f"UPDATE runs SET progress_json=%s, update_time=%s WHERE id=%s AND {_LIVE}",
+                         (json.dumps(progress), time.time(), run_id))
 
     @_guarded
     def finish(self, run_id: str, state: str, *, result_json: str | None = None, error_message: str = "",
