@@ -24,7 +24,7 @@ setup: ## Install what serving needs (.venv, stubs, bin/grpcurl, numba kernels c
 	@bash scripts/setup.sh
 
 .PHONY: test-setup
-test-setup: ## setup plus the tools only the tests use (kube-apiserver, helm, otelcol, hadolint, chromium; cached)
+test-setup: ## setup plus the tools only the tests use (kube-apiserver, helm, otelcol, hadolint, chromium, postgresql; cached)
 	@bash scripts/setup.sh --test-tools
 
 .PHONY: run

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import grpc
 import pytest
+from pgserver import PostgresServer, fresh_database, postgres  # noqa: F401 - fixtures
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 from conftest import ServerProcess, start_server, tiny_spec
-from pgserver import PostgresServer, fresh_database, postgres  # noqa: F401 - fixtures
 
 # The crash-resume test's plan: 124 candidates x 5 simulated years, about 60 batches in one process.
 LONG = pb.PlanSpec(workload=pb.Workload(read_fraction=0.7, target_iops=10_000),

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pgserver import PASSWORD, PostgresServer, fresh_database, postgres  # noqa: F401 - fixtures
 
 from arrayplan_services.store import PlanStore, RunStore, StoreConnectError, StoreUrlError, open_store
 from conftest import ROOT, free_port
-from pgserver import PASSWORD, PostgresServer, fresh_database, postgres  # noqa: F401 - fixtures
 
 BACKENDS = ("sqlite", "postgres")
 
