@@ -177,7 +177,37 @@ async def _health_under_abandoned(address: str) -> dict:
             "heavy_outcomes": sorted(outcomes)}
 
 
+def big_plans_only() -> int:
+    """``scripts/load.py --big-plans``: only the RSS around BIG_PLANS big plans (no ghz), on a
+    server with the Ray executor; for measuring memory alone."""
+    import grpc
+
+    sys.path.insert(0, str(ROOT / "services"))
+    from arrayplan.v1 import planner_pb2 as pb
+    from arrayplan.v1 import planner_pb2_grpc as pb_grpc
+
+    with tempfile.TemporaryDirectory(prefix="arrayplan-load-") as tmp:
+        proc, address, _log = _start(Path(tmp), "ray")
+        try:
+            with grpc.insecure_channel(address) as channel:
+                grpc.channel_ready_future(channel).result(timeout=180)
+                big = _big_plans(pb_grpc.PlannerServiceStub(channel), pb, proc.pid)
+        finally:
+            _stop(proc)
+    _print_big(big)
+    print(json.dumps({"big_plans": big}))
+    return 0
+
+
+def _print_big(big: dict) -> None:
+    print(f"{big['plans']} big plans ({big['candidates_total']} candidates): server RSS {big['rss_before_mib']:.0f} MiB before, "
+          f"{big['rss_admitted_mib']:.0f} MiB once admitted, {big['rss_finished_mib']:.0f} MiB once finished "
+          f"({big['states']}, {big['seconds']:.0f} s)")
+
+
 def main() -> int:
+    if "--big-plans" in sys.argv[1:]:
+        return big_plans_only()
     if not GHZ.exists():
         print("bin/ghz is missing: run `make setup` (it builds ghz v0.93.0 with go install)", file=sys.stderr)
         return 2
@@ -247,9 +277,7 @@ def main() -> int:
               + (f"  {row['error_kinds']}" if row["error_kinds"] else ""))
     growth = (after - before) / before * 100
     print(f"server memory (RSS): {before:.0f} MiB before, {after:.0f} MiB after ({growth:+.1f} %)")
-    print(f"{big['plans']} big plans ({big['candidates_total']} candidates): RSS {big['rss_before_mib']:.0f} MiB before, "
-          f"{big['rss_admitted_mib']:.0f} MiB once admitted, {big['rss_finished_mib']:.0f} MiB once finished "
-          f"({big['states']}, {big['seconds']:.0f} s)")
+    _print_big(big)
     for kind, h in heavy.items():
         print(f"health under {ABANDONED} abandoned day-long RunConsistencyTest calls ({kind} executor): {h['probes']} checks, "
               f"p50 {h['p50_ms']} ms, p99 {h['p99_ms']} ms, max {h['max_ms']} ms, {h['errors']} errors; calls ended {h['heavy_outcomes']}"
