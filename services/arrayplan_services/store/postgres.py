@@ -29,6 +29,8 @@ from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 
+from arrayplan_engine.errors import InvalidInputError
+
 from .base import StoreConnectError, StoreUrlError
 from .sqlite import DAMAGED, MAX_CHECKPOINT_BYTES_PER_RUN, TERMINAL_STATES, RunRow, StoreUnavailableError
 
@@ -291,11 +293,15 @@ class PostgresRunStore:
     def create(self, run_id: str, spec_json: str, trace_id: str, creator: str = "", *, lease_owner: str = "",
                lease_s: float = 0.0) -> RunRow:
         now = time.time()
-        with self._conn() as conn:
-            row = conn.execute(
-                "INSERT INTO runs (id, state, spec_json, trace_id, create_time, update_time, creator, lease_owner, lease_expiry) "
-                f"VALUES (%s, 'PENDING', %s, %s, %s, %s, %s, %s, CASE WHEN %s = '' THEN 0 ELSE {_NOW} + %s END) RETURNING *",
-                (run_id, spec_json, trace_id, now, now, creator, lease_owner, lease_owner, lease_s)).fetchone()
+        try:
+            with self._conn() as conn:
+                row = conn.execute(
+                    "INSERT INTO runs (id, state, spec_json, trace_id, create_time, update_time, creator, lease_owner, lease_expiry) "
+                    f"VALUES (%s, 'PENDING', %s, %s, %s, %s, %s, %s, CASE WHEN %s = '' THEN 0 ELSE {_NOW} + %s END) RETURNING *",
+                    (run_id, spec_json, trace_id, now, now, creator, lease_owner, lease_owner, lease_s)).fetchone()
+        except pg_errors.UniqueViolation:
+            # Two replicas given the same plan_id at once: the second hears it exists, as it would after.
+            raise InvalidInputError.one("plan_id", f"plans/{run_id} already exists") from None
         assert row is not None
         return _row(row)
 
