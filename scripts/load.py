@@ -8,7 +8,9 @@ and errors, and the server's resident memory before and after. ghz cannot parse 
 --include_imports``.
 
 Then, on the same server: its resident memory before 16 big plans are created (4 run, 12 wait in
-the queue), once they are all admitted, and once they have all finished. Last, for each executor
+the queue), once they are all admitted, once they have all finished and 5 s later (the server
+returns freed memory to the OS when plans end: server/memory.py). ``--big-plans`` runs only this
+part (no ghz). Last, for each executor
 (the Ray server, then a second server with ``--executor local``): the p99 of health checks while 4
 RunConsistencyTest calls of a simulated day (86,400 s) are abandoned by their clients after 2 s,
 and (locally) how many worker processes the server killed for them.
@@ -41,6 +43,7 @@ BIG_PLANS = int(os.environ.get("LOAD_BIG_PLANS", "16"))
 HEALTH_PROBES = int(os.environ.get("LOAD_HEALTH_PROBES", "500"))
 ABANDONED = 4
 ABANDON_AFTER_S = 2.0
+SETTLE_S = 5.0
 SERVICE = "arrayplan.v1.PlannerService"
 
 
@@ -130,9 +133,14 @@ def _big_plans(stub, pb, pid: int) -> dict:  # type: ignore[no-untyped-def]
         state = pb.Plan.State.Name(plan.state) if plan is not None else "UNKNOWN"
         states[state] = states.get(state, 0) + 1
         candidates += plan.progress.candidates_total if plan is not None else 0
+    finished = _rss_mib(pid)
+    seconds = time.monotonic() - t0
+    # The server returns freed memory to the OS within a few seconds of plans ending (its store
+    # probe loop, every 2 s): read RSS again after SETTLE_S.
+    time.sleep(SETTLE_S)
     return {"plans": BIG_PLANS, "candidates_total": candidates, "rss_before_mib": round(before, 1),
-            "rss_admitted_mib": round(admitted, 1), "rss_finished_mib": round(_rss_mib(pid), 1), "states": states,
-            "seconds": round(time.monotonic() - t0, 1)}
+            "rss_admitted_mib": round(admitted, 1), "rss_finished_mib": round(finished, 1),
+            "rss_settled_mib": round(_rss_mib(pid), 1), "states": states, "seconds": round(seconds, 1)}
 
 
 async def _health_under_abandoned(address: str) -> dict:
@@ -201,8 +209,8 @@ def big_plans_only() -> int:
 
 def _print_big(big: dict) -> None:
     print(f"{big['plans']} big plans ({big['candidates_total']} candidates): server RSS {big['rss_before_mib']:.0f} MiB before, "
-          f"{big['rss_admitted_mib']:.0f} MiB once admitted, {big['rss_finished_mib']:.0f} MiB once finished "
-          f"({big['states']}, {big['seconds']:.0f} s)")
+          f"{big['rss_admitted_mib']:.0f} MiB once admitted, {big['rss_finished_mib']:.0f} MiB once finished, "
+          f"{big['rss_settled_mib']:.0f} MiB {SETTLE_S:.0f} s later ({big['states']}, {big['seconds']:.0f} s)")
 
 
 def main() -> int:

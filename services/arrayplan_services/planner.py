@@ -38,6 +38,7 @@ from . import numba_cache, telemetry
 from .api.convert import check_plan_request_bounds, outcome_to_proto, plan_request_from_proto
 from .api.errors import PermissionDeniedError, PlanQueueFullError, new_error_id
 from .fanout import Cancelled, Executor, ExecutorUnavailableError, TaskCall
+from .fanout.rank import rank_evaluations
 from .fanout.tasks import evaluate_candidates
 from .store import TERMINAL_STATES, PlanStore, RunRow, StoreUnavailableError
 from .store import checkpoints as ckpt
@@ -296,7 +297,8 @@ class PlanRunner:
                     outcome = self._execute(run_id, req, live, span)
                 except Cancelled:
                     if self._stopping or live.lease_lost:
-                        # The server is shutting down: leave the run RUNNING so the next start resumes it.
+                        # The server is shutting down: leave the run RUNNING so the next start resumes it
+                        # (or, its lease lost, the run is another server's now or already ended there).
                         span.set_attribute("arrayplan.interrupted_by_shutdown", True)
                         return
                     self._store_retry(lambda: self.store.finish(run_id, "CANCELLED", error_message="cancelled by a client",
@@ -383,8 +385,13 @@ class PlanRunner:
             self.executor.run(evaluate_candidates, (req, tuple(catalog)), calls, carrier, on_result=on_result, cancel=live.cancel)
         with tracer.start_as_current_span("arrayplan.rank"):
             results.sort(key=lambda e: e.candidate.index)
-            return recommend.rank(req, results, candidates_total=len(candidates), candidates_pruned=pruned, catalog=catalog,
-                                  pruning=pruning)
+            # On the executor: ranking simulates again (numba, LLVM), which in the server process
+            # would keep its memory after the plan (fanout/rank.py).
+            ranked: list[recommend.PlanOutcome] = []
+            self.executor.run(rank_evaluations, (req, tuple(catalog), len(candidates), pruned, pruning),
+                              [TaskCall(batch=results, weight=len(results))], telemetry.inject_carrier(),
+                              on_result=lambda _call, outcome: ranked.append(outcome), cancel=live.cancel)
+            return ranked[0]
 
     def _restore_checkpoints(self, run_id: str, fingerprint: str,
                              kept: list[recommend.Candidate]) -> dict[int, recommend.Evaluation]:

@@ -56,6 +56,7 @@ from .auth import OPEN_SERVICES, Authenticator, ReadPolicy
 from .errors import status_for
 from .heavy import DEFAULT_MAX_HEAVY_PER_CALLER, DEFAULT_MAX_QUEUED_HEAVY, DEFAULT_MAX_RUNNING_HEAVY, HeavyCalls
 from .leases import DEFAULT_LEASE_S, LeaseKeeper
+from .memory import Trimmer
 from .servicer import PlannerServicer
 
 log = logging.getLogger(__name__)
@@ -268,8 +269,14 @@ def _build(store: PlanStore, *, host: str, port: int, data_dir: Path, executor_k
 
 
 def _probe_store(server: Server) -> None:
-    """While the store is unusable, try a small write every STORE_PROBE_S; health follows."""
+    """While the store is unusable, try a small write every STORE_PROBE_S; health follows. Also
+    returns the memory of plans that ended to the OS (memory.py)."""
+    trimmer = Trimmer()
     while not server._stopped.wait(STORE_PROBE_S):
+        try:
+            trimmer.poll(len(server.runner.held_run_ids()))
+        except Exception:  # noqa: BLE001 - best effort
+            log.exception("memory trim")
         if not server.store.healthy:
             try:
                 server.store.probe()
