@@ -67,6 +67,6 @@ class Trimmer:
         if not ended:
             return 0
         given = release_freed_memory()
-        if given:
+        if given >= 1 << 20:
             log.info("returned %.0f MiB of freed memory to the OS after plans ended", given / 2**20)
         return given
