@@ -1,6 +1,7 @@
 """The chart's shared run store: `runStore.type=postgres` takes the PostgreSQL URL from a Secret
 (env ARRAYPLAN_STORE_URL, never in the manifest), passes the lease, creates no PersistentVolumeClaim,
-replaces pods one by one, and is what allows more than one planner replica. `helm template` checks,
+replaces pods one by one, and is what allows more than one planner replica. The heavy-call limits
+reach serve's flags. `helm template` checks,
 and every rendered manifest validated offline against the Kubernetes schemas."""
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def test_sqlite_store_keeps_one_replica_its_volume_and_recreate() -> None:
     planner = _planner(_render())
     assert planner["spec"]["strategy"] == {"type": "Recreate"}
     container = planner["spec"]["template"]["spec"]["containers"][0]
+    # The heavy-call admission limits reach serve's flags.
+    assert {"--max-running-heavy=4", "--max-queued-heavy=16", "--max-heavy-per-caller=4"} <= set(container["args"])
     assert "ARRAYPLAN_STORE_URL" not in {e["name"] for e in container["env"]}
     assert not any(a.startswith("--lease-s") for a in container["args"])
 
@@ -60,7 +63,8 @@ def test_sqlite_store_keeps_one_replica_its_volume_and_recreate() -> None:
     ([*POSTGRES, "--set", "runStore.postgres.leaseSeconds=0"], "leaseSeconds"),
     ([*POSTGRES, "--set", "runStore.postgres.bogus=1"], "additional properties 'bogus' not allowed"),
     (["--set", "runStore.type=mysql"], "runStore/type"),
-], ids=["sqlite-replicas", "shared-claim-replicas", "no-secret", "lease-range", "unknown-key", "bad-type"])
+    (["--set", "planner.maxRunningHeavy=0"], "maxRunningHeavy"),
+], ids=["sqlite-replicas", "shared-claim-replicas", "no-secret", "lease-range", "unknown-key", "bad-type", "heavy-range"])
 def test_store_values_are_checked(sets: list[str], message: str) -> None:
     res = helm("template", "rel", str(CHART), "--kube-version", KUBE_VERSION, *sets)
     assert res.returncode != 0, f"{sets} should be refused"
