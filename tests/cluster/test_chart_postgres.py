@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from .clusterlib import CHART, KUBE_VERSION
+from .clusterlib import CHART, KUBE_VERSION, Cluster
 from .test_chart import _validate_offline, helm
 
 POSTGRES = ["--set", "runStore.type=postgres", "--set", "runStore.postgres.existingSecret=planner-db", "--set", "planner.replicas=2"]
@@ -75,3 +75,19 @@ def test_postgres_manifests_validate_offline(tmp_path: Path) -> None:
     docs = [d for d in _render(*POSTGRES) if d["kind"] != "RayCluster"]  # the RayCluster's pods: test_chart
     out = _validate_offline(docs, tmp_path)
     assert out.count(" passed for resource ") == len(docs), out
+
+
+def test_postgres_manifests_pass_the_api_server(cluster: Cluster, tmp_path: Path) -> None:
+    """The postgres store's objects pass the real API server's validation and admission (dry run)."""
+    from kubernetes import client
+
+    core = client.CoreV1Api(cluster.api_client())
+    if "arrayplan" not in {n.metadata.name for n in core.list_namespace().items}:
+        core.create_namespace({"metadata": {"name": "arrayplan"}})
+    docs = [d for d in _render(*POSTGRES) if d["kind"] != "RayCluster"]
+    path = tmp_path / "manifests.yaml"
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    res = cluster.kubectl("apply", "--dry-run=server", "--validate=strict", "-f", str(path), check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    lines = [ln for ln in res.stdout.splitlines() if ln.strip()]
+    assert len(lines) == len(docs) and all("(server dry run)" in ln for ln in lines), res.stdout
