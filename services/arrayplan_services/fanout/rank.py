@@ -10,11 +10,13 @@ executor it ranks in the server as before.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from arrayplan_engine import recommend
 from arrayplan_engine.catalog import Catalog, Drive
 
-RankShared = tuple[recommend.PlanRequest, tuple[Drive, ...], int, int, recommend.PruneReport | None]
+if TYPE_CHECKING:  # the types only: at run time this module needs recommend.rank alone
+    RankShared = tuple[recommend.PlanRequest, tuple[Drive, ...], int, int, recommend.PruneReport | None]
 
 
 def rank_evaluations(shared: RankShared, batch: Sequence[recommend.Evaluation], carrier: dict[str, str]) -> recommend.PlanOutcome:
