@@ -60,7 +60,7 @@ bench: setup ## Print one JSON object of speed and memory figures
 	$(PY) -m arrayplan_services.bench
 
 .PHONY: load
-load: test-setup ## Load test: ghz at concurrency 50 on GetDrive, GetPlan, ListDrives (rps, p99, errors, RSS); RSS around 16 big plans; health p99 under 4 abandoned day-long calls
+load: test-setup ## Load test: ghz at concurrency 50 on GetDrive, GetPlan, ListDrives (rps, p99, errors, RSS); server RSS before and after 16 big plans; health p99 under 4 abandoned day-long calls
 	$(PY) scripts/load.py
 
 .PHONY: clean
