@@ -24,7 +24,7 @@ setup: ## Install what serving needs (.venv, stubs, bin/grpcurl, numba kernels c
 	@bash scripts/setup.sh
 
 .PHONY: test-setup
-test-setup: ## setup plus the tools only the tests use (kube-apiserver, helm, otelcol, hadolint, chromium; cached)
+test-setup: ## setup plus the tools only the tests use (kube-apiserver, helm, otelcol, hadolint, chromium, postgresql; cached)
 	@bash scripts/setup.sh --test-tools
 
 .PHONY: run
@@ -60,7 +60,7 @@ bench: setup ## Print one JSON object of speed and memory figures
 	$(PY) -m arrayplan_services.bench
 
 .PHONY: load
-load: test-setup ## Load test: ghz at concurrency 50 on GetDrive, GetPlan, ListDrives (rps, p99, errors, RSS); RSS around 16 big plans; health p99 under 4 abandoned day-long calls
+load: test-setup ## Load test: ghz at concurrency 50 on GetDrive, GetPlan, ListDrives (rps, p99, errors, RSS); server RSS before and after 16 big plans; health p99 under 4 abandoned day-long calls
 	$(PY) scripts/load.py
 
 .PHONY: clean

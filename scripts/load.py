@@ -8,7 +8,9 @@ and errors, and the server's resident memory before and after. ghz cannot parse 
 --include_imports``.
 
 Then, on the same server: its resident memory before 16 big plans are created (4 run, 12 wait in
-the queue), once they are all admitted, and once they have all finished. Last, for each executor
+the queue), once they are all admitted, once they have all finished and 5 s later (the server
+returns freed memory to the OS when plans end: server/memory.py). ``--big-plans`` runs only this
+part (no ghz). Last, for each executor
 (the Ray server, then a second server with ``--executor local``): the p99 of health checks while 4
 RunConsistencyTest calls of a simulated day (86,400 s) are abandoned by their clients after 2 s,
 and (locally) how many worker processes the server killed for them.
@@ -41,6 +43,7 @@ BIG_PLANS = int(os.environ.get("LOAD_BIG_PLANS", "16"))
 HEALTH_PROBES = int(os.environ.get("LOAD_HEALTH_PROBES", "500"))
 ABANDONED = 4
 ABANDON_AFTER_S = 2.0
+SETTLE_S = 5.0
 SERVICE = "arrayplan.v1.PlannerService"
 
 
@@ -130,9 +133,14 @@ def _big_plans(stub, pb, pid: int) -> dict:  # type: ignore[no-untyped-def]
         state = pb.Plan.State.Name(plan.state) if plan is not None else "UNKNOWN"
         states[state] = states.get(state, 0) + 1
         candidates += plan.progress.candidates_total if plan is not None else 0
+    finished = _rss_mib(pid)
+    seconds = time.monotonic() - t0
+    # The server returns freed memory to the OS within a few seconds of plans ending (its store
+    # probe loop, every 2 s): read RSS again after SETTLE_S.
+    time.sleep(SETTLE_S)
     return {"plans": BIG_PLANS, "candidates_total": candidates, "rss_before_mib": round(before, 1),
-            "rss_admitted_mib": round(admitted, 1), "rss_finished_mib": round(_rss_mib(pid), 1), "states": states,
-            "seconds": round(time.monotonic() - t0, 1)}
+            "rss_admitted_mib": round(admitted, 1), "rss_finished_mib": round(finished, 1),
+            "rss_settled_mib": round(_rss_mib(pid), 1), "states": states, "seconds": round(seconds, 1)}
 
 
 async def _health_under_abandoned(address: str) -> dict:
@@ -177,7 +185,95 @@ async def _health_under_abandoned(address: str) -> dict:
             "heavy_outcomes": sorted(outcomes)}
 
 
+def big_plans_only() -> int:
+    """``scripts/load.py --big-plans``: only the RSS around BIG_PLANS big plans (no ghz), on a
+    server with the Ray executor; for measuring memory alone."""
+    import grpc
+
+    sys.path.insert(0, str(ROOT / "services"))
+    from arrayplan.v1 import planner_pb2 as pb
+    from arrayplan.v1 import planner_pb2_grpc as pb_grpc
+
+    with tempfile.TemporaryDirectory(prefix="arrayplan-load-") as tmp:
+        proc, address, _log = _start(Path(tmp), "ray")
+        try:
+            with grpc.insecure_channel(address) as channel:
+                grpc.channel_ready_future(channel).result(timeout=180)
+                big = _big_plans(pb_grpc.PlannerServiceStub(channel), pb, proc.pid)
+        finally:
+            _stop(proc)
+    _print_big(big)
+    print(json.dumps({"big_plans": big}))
+    return 0
+
+
+def heavy_calls_only() -> int:
+    """``scripts/load.py --heavy-calls``: only the health p99 under ABANDONED abandoned day-long
+    RunConsistencyTest calls, on a Ray server and on a ``--executor local`` one (no ghz)."""
+    heavy: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="arrayplan-load-") as tmp:
+        heavy = _heavy_calls(Path(tmp))
+    _print_heavy(heavy)
+    print(json.dumps({"health_under_abandoned_heavy_calls": heavy}))
+    return 0 if all(h["errors"] == 0 for h in heavy.values()) else 1
+
+
+def _heavy_calls(tmpdir: Path, ray_address: str | None = None, ray_proc: subprocess.Popen[bytes] | None = None) -> dict[str, dict]:
+    """Health under abandoned heavy calls: on the Ray server at ``ray_address`` (``ray_proc``,
+    stopped after; started here when None), then on a second server with ``--executor local``
+    (with its worker kill count)."""
+    import grpc
+
+    heavy: dict[str, dict] = {}
+    proc = ray_proc
+    if ray_address is None:
+        proc, ray_address, _log = _start(tmpdir, "ray-heavy")
+        with grpc.insecure_channel(ray_address) as channel:
+            grpc.channel_ready_future(channel).result(timeout=180)
+    try:
+        heavy["ray"] = asyncio.run(_health_under_abandoned(ray_address))
+    finally:
+        if proc is not None:
+            _stop(proc)
+    proc, address, log_path = _start(tmpdir, "local", "--executor", "local")
+    try:
+        with grpc.insecure_channel(address) as channel:
+            grpc.channel_ready_future(channel).result(timeout=180)
+        heavy["local"] = asyncio.run(_health_under_abandoned(address))
+        deadline = time.monotonic() + 60  # the kills are logged within a second or so of the deadline
+        killed: list[str] = []
+        started: list[str] = []
+        while time.monotonic() < deadline:
+            killed = re.findall(r"the caller left; worker process (\d+) killed", log_path.read_text(errors="replace"))
+            started = re.findall(r"running in worker process (\d+)", log_path.read_text(errors="replace"))
+            if sorted(killed) == sorted(started):
+                break
+            time.sleep(0.2)
+        heavy["local"]["workers_started"] = len(started)
+        heavy["local"]["workers_killed"] = len(killed)
+    finally:
+        _stop(proc)
+    return heavy
+
+
+def _print_heavy(heavy: dict[str, dict]) -> None:
+    for kind, h in heavy.items():
+        print(f"health under {ABANDONED} abandoned day-long RunConsistencyTest calls ({kind} executor): {h['probes']} checks, "
+              f"p50 {h['p50_ms']} ms, p99 {h['p99_ms']} ms, max {h['max_ms']} ms, {h['errors']} errors; calls ended {h['heavy_outcomes']}"
+              + (f"; {h['workers_killed']} of {h['workers_started']} started workers killed" if "workers_killed" in h else ""))
+
+
+def _print_big(big: dict) -> None:
+    print(f"{big['plans']} big plans ({big['candidates_total']} candidates): server RSS {big['rss_before_mib']:.0f} MiB before, "
+          f"{big['rss_admitted_mib']:.0f} MiB once admitted, {big['rss_finished_mib']:.0f} MiB once finished, "
+          f"{big['rss_settled_mib']:.0f} MiB {SETTLE_S:.0f} s later ({big['states']}, {big['seconds']:.0f} s)")
+
+
 def main() -> int:
+    if "--big-plans" in sys.argv[1:]:
+        return big_plans_only()
+    if "--heavy-calls" in sys.argv[1:]:
+        return heavy_calls_only()
     if not GHZ.exists():
         print("bin/ghz is missing: run `make setup` (it builds ghz v0.93.0 with go install)", file=sys.stderr)
         return 2
@@ -220,24 +316,7 @@ def main() -> int:
             after = _rss_mib(proc.pid)
             with grpc.insecure_channel(address) as channel:
                 big = _big_plans(pb_grpc.PlannerServiceStub(channel), pb, proc.pid)
-            heavy["ray"] = asyncio.run(_health_under_abandoned(address))
-        finally:
-            _stop(proc)
-        proc, address, log_path = _start(tmpdir, "local", "--executor", "local")
-        try:
-            with grpc.insecure_channel(address) as channel:
-                grpc.channel_ready_future(channel).result(timeout=180)
-            heavy["local"] = asyncio.run(_health_under_abandoned(address))
-            deadline = time.monotonic() + 60  # the kills are logged within a second or so of the deadline
-            killed: list[str] = []
-            while time.monotonic() < deadline:
-                killed = re.findall(r"the caller left; worker process (\d+) killed", log_path.read_text(errors="replace"))
-                started = re.findall(r"running in worker process (\d+)", log_path.read_text(errors="replace"))
-                if sorted(killed) == sorted(started):
-                    break
-                time.sleep(0.2)
-            heavy["local"]["workers_started"] = len(started)
-            heavy["local"]["workers_killed"] = len(killed)
+            heavy = _heavy_calls(tmpdir, ray_address=address, ray_proc=proc)
         finally:
             _stop(proc)
     print(f"ghz, concurrency {CONCURRENCY}, {REQUESTS} requests per method, against {ray_address} (local Ray, 2 CPUs)")
@@ -247,13 +326,8 @@ def main() -> int:
               + (f"  {row['error_kinds']}" if row["error_kinds"] else ""))
     growth = (after - before) / before * 100
     print(f"server memory (RSS): {before:.0f} MiB before, {after:.0f} MiB after ({growth:+.1f} %)")
-    print(f"{big['plans']} big plans ({big['candidates_total']} candidates): RSS {big['rss_before_mib']:.0f} MiB before, "
-          f"{big['rss_admitted_mib']:.0f} MiB once admitted, {big['rss_finished_mib']:.0f} MiB once finished "
-          f"({big['states']}, {big['seconds']:.0f} s)")
-    for kind, h in heavy.items():
-        print(f"health under {ABANDONED} abandoned day-long RunConsistencyTest calls ({kind} executor): {h['probes']} checks, "
-              f"p50 {h['p50_ms']} ms, p99 {h['p99_ms']} ms, max {h['max_ms']} ms, {h['errors']} errors; calls ended {h['heavy_outcomes']}"
-              + (f"; {h['workers_killed']} of {h['workers_started']} started workers killed" if "workers_killed" in h else ""))
+    _print_big(big)
+    _print_heavy(heavy)
     print(json.dumps({"concurrency": CONCURRENCY, "methods": rows, "rss_before_mib": round(before, 1),
                       "rss_after_mib": round(after, 1), "rss_growth_percent": round(growth, 1), "big_plans": big,
                       "health_under_abandoned_heavy_calls": heavy}))

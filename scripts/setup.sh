@@ -4,7 +4,7 @@
 #   services/arrayplan/v1/   protobuf + gRPC stubs generated from proto/
 #   bin/grpcurl   built with `go install` (cached in ${ARRAYPLAN_TOOL_CACHE:-~/.cache/arrayplan/bin})
 #   numba kernels compiled into $NUMBA_CACHE_DIR (default ~/.cache/arrayplan/numba)
-#   --test-tools: also the tools only the tests need (scripts/cluster_tools.sh, chromium)
+#   --test-tools: also the tools only the tests need (scripts/cluster_tools.sh, chromium, postgresql)
 # Re-running does only what changed (stamp files under .venv/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -86,6 +86,13 @@ if [ "${1:-}" = "--test-tools" ]; then
   bash scripts/cluster_tools.sh
   # ghz, the gRPC load generator behind `make load` (which runs the test set-up)
   install_go_tool ghz github.com/bojand/ghz/cmd/ghz "$GHZ_VERSION" "make load needs bin/ghz"
+  # PostgreSQL from Debian: the shared run store's tests (tests/services/pgserver.py) run initdb and a
+  # real postgres on 127.0.0.1 from /usr/lib/postgresql/*/bin. Skipped when already installed.
+  if ! compgen -G "/usr/lib/postgresql/*/bin/postgres" >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing postgresql from Debian (the PostgreSQL run store tests)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
+      || log "could not install postgresql: the PostgreSQL store tests fail in CI and skip elsewhere"
+  fi
   # Debian packages the tests use for real: Chromium renders the HTML plan report headless.
   if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     log "installing chromium from Debian (headless report rendering)"

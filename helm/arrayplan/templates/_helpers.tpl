@@ -120,8 +120,11 @@ app.kubernetes.io/part-of: arrayplan
 {{- if and (eq .Values.planner.executor "ray") (not .Values.ray.address) (not .Values.rayCluster.enabled) }}
 {{- fail "planner.executor is ray: set ray.address or rayCluster.enabled (or use planner.executor=local)" }}
 {{- end }}
-{{- if and (gt (int .Values.planner.replicas) 1) (ne .Values.runStore.type "existingClaim") }}
-{{- fail "planner.replicas > 1 needs a shared run store: the SQLite run store has one writer" }}
+{{- if and (gt (int .Values.planner.replicas) 1) (ne .Values.runStore.type "postgres") }}
+{{- fail "planner.replicas > 1 needs runStore.type=postgres (a shared PostgreSQL run store): the SQLite run store has one writer" }}
+{{- end }}
+{{- if and (eq .Values.runStore.type "postgres") (not .Values.runStore.postgres.existingSecret) }}
+{{- fail "runStore.type=postgres needs runStore.postgres.existingSecret: a Secret holding the PostgreSQL URL under runStore.postgres.secretKey" }}
 {{- end }}
 {{- if and .Values.ray.address (eq .Values.ray.auth.mode "token") (not .Values.ray.auth.existingSecret) (eq .Values.planner.executor "ray") }}
 {{- fail "an external Ray cluster with token auth needs ray.auth.existingSecret (its token)" }}

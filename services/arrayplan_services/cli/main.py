@@ -119,12 +119,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from ..server.app import TlsConfig, build_server, serve_forever
     from ..server.auth import Authenticator, TokenFileError
-    from ..store import StoreDamagedError, check_data_dir
+    from ..server.leases import MAX_LEASE_S, MIN_LEASE_S
+    from ..store import StoreConnectError, StoreDamagedError, StoreUrlError, check_data_dir
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.max_running_plans < 1 or args.max_queued_plans < 0:
         _err("--max-running-plans must be >= 1 and --max-queued-plans >= 0")
         return EXIT_BAD_INPUT
+    for flag, value, low, high in (("--max-running-heavy", args.max_running_heavy, 1, 1024),
+                                   ("--max-queued-heavy", args.max_queued_heavy, 0, 10_000),
+                                   ("--max-heavy-per-caller", args.max_heavy_per_caller, 1, 1024),
+                                   ("--lease-s", args.lease_s, MIN_LEASE_S, MAX_LEASE_S)):
+        if not low <= value <= high:  # NaN fails too
+            _err(f"{flag} must be in [{low:g}, {high:g}], got {value:g}")
+            return EXIT_BAD_INPUT
+    store_url = (args.store_url or "").strip() or None
     if bool(args.tls_cert) != bool(args.tls_key) or (args.tls_client_ca and not args.tls_cert):
         _err("--tls-cert and --tls-key go together (and --tls-client-ca needs both)")
         return EXIT_BAD_INPUT
@@ -156,8 +165,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
                               ray_address=args.ray_address, num_cpus=args.num_cpus, candidate_limit=args.candidate_limit,
                               max_running_plans=args.max_running_plans, max_queued_plans=args.max_queued_plans,
                               tls=tls, auth_token_file=args.auth_token_file, reflection_enabled=not args.no_reflection,
-                              health_port=args.health_port, catalog=catalog, shared_reads=args.shared_reads)
-    except StoreDamagedError as exc:  # one line: the file and what to do
+                              health_port=args.health_port, catalog=catalog, shared_reads=args.shared_reads,
+                              max_running_heavy=args.max_running_heavy, max_queued_heavy=args.max_queued_heavy,
+                              max_heavy_per_caller=args.max_heavy_per_caller, store_url=store_url, lease_s=args.lease_s)
+    except (StoreDamagedError, StoreUrlError, StoreConnectError) as exc:  # one line: the file or URL (no password), what to do
         _err(str(exc))
         return EXIT_BAD_INPUT
     except OSError as exc:
@@ -178,7 +189,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "`make setup` or `python -m arrayplan_services.numba_cache --warm examples` does it ahead",
             numba_cache.default_cache_dir(), ", ".join(cold))
     where = f"{args.host}:{server.port}"
-    msg = (f"arrayplan serving on {where} (run store {Path(args.data_dir) / 'runs.sqlite3'}, "
+    msg = (f"arrayplan serving on {where} (run store {server.store.location}, "
            f"executor {args.executor}{' at ' + args.ray_address if args.ray_address else ''})\n"
            f"  try: arrayplan plan examples/oltp.yaml --server {where}\n"
            f"       bin/grpcurl {'-cacert CA.pem' if tls else '-plaintext'} {where} grpc.health.v1.Health/Check")
@@ -690,6 +701,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-reflection", action="store_true", help="do not serve gRPC server reflection")
     p.add_argument("--health-port", type=int, help="also serve the health service alone, plaintext, on this port (for probes "
                                                      "that cannot speak TLS, e.g. the kubelet's)")
+    p.add_argument("--store-url", default=os.environ.get("ARRAYPLAN_STORE_URL") or None, metavar="URL",
+                   help="keep the run store in PostgreSQL (postgresql://USER:PASSWORD@HOST:PORT/DB; default $ARRAYPLAN_STORE_URL), "
+                        "shared by several replicas; without it, SQLite in --data-dir")
+    p.add_argument("--lease-s", type=float, default=30.0,
+                   help="with --store-url: how long a replica's hold on a plan lasts without renewal; a dead replica's plans are "
+                        "resumed by another after this (1-3600, default 30)")
+    p.add_argument("--max-running-heavy", type=int, default=4,
+                   help="SimulateArray/RunConsistencyTest/ForecastArray calls that run at once (1-1024, default 4)")
+    p.add_argument("--max-queued-heavy", type=int, default=16,
+                   help="heavy calls that may wait; beyond, RESOURCE_EXHAUSTED with a RetryInfo (0-10000, default 16)")
+    p.add_argument("--max-heavy-per-caller", type=int, default=4,
+                   help="heavy calls one caller may have running or waiting (1-1024, default 4)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("plan", help="plan an array for a plan file and print ranked recommendations")

@@ -38,8 +38,9 @@ from .. import numba_cache, telemetry
 from ..api.convert import check_plan_request_bounds, outcome_to_proto, plan_request_from_proto
 from ..api.errors import PermissionDeniedError, PlanQueueFullError, new_error_id
 from ..fanout import Cancelled, Executor, ExecutorUnavailableError, TaskCall
+from ..fanout.rank import rank_evaluations
 from ..fanout.tasks import evaluate_candidates
-from ..store import TERMINAL_STATES, RunRow, RunStore, StoreUnavailableError
+from ..store import TERMINAL_STATES, PlanStore, RunRow, StoreUnavailableError
 from ..store import checkpoints as ckpt
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,9 @@ class _Live:
     thread: threading.Thread | None = None
     listeners: list[Callable[[], None]] = field(default_factory=list)
     snapshot: tuple[int, pb.Plan] | None = None
+    # Another server holds the run now, or it ended there (a shared store's lease was lost): stop
+    # without writing to it.
+    lease_lost: bool = False
 
 
 def _ts(t: float | None) -> timestamp_pb2.Timestamp | None:
@@ -82,7 +86,7 @@ def plan_name(run_id: str) -> str:
     return f"plans/{run_id}"
 
 
-def trace_from_store(store: RunStore, name: str) -> pb.GetPlanTraceResponse:
+def trace_from_store(store: PlanStore, name: str) -> pb.GetPlanTraceResponse:
     """A run's stored spans as the GetPlanTrace response (the server's RPC, and ``arrayplan trace
     --data-dir`` reading a store file directly)."""
     from google.protobuf import struct_pb2
@@ -152,9 +156,9 @@ class WatchCursor:
 
 
 class PlanRunner:
-    def __init__(self, store: RunStore, executor: Executor, *, catalog: Catalog | None = None,
+    def __init__(self, store: PlanStore, executor: Executor, *, catalog: Catalog | None = None,
                  candidate_limit: int = DEFAULT_CANDIDATE_LIMIT, max_running: int = DEFAULT_MAX_RUNNING_PLANS,
-                 max_queued: int = DEFAULT_MAX_QUEUED_PLANS) -> None:
+                 max_queued: int = DEFAULT_MAX_QUEUED_PLANS, owner: str = "", lease_s: float = 0.0) -> None:
         if max_running < 1 or max_queued < 0:
             raise ValueError(f"max_running must be >= 1 and max_queued >= 0, got {max_running}, {max_queued}")
         self.store = store
@@ -163,6 +167,10 @@ class PlanRunner:
         self.candidate_limit = candidate_limit
         self.max_running = max_running
         self.max_queued = max_queued
+        # The lease this server takes on the runs it holds (store/base.py); renewed by the server's
+        # lease keeper (server/leases.py) when the store is shared.
+        self.owner = owner or f"server-{uuid.uuid4().hex[:12]}"
+        self.lease_s = lease_s
         self._live: dict[str, _Live] = {}
         self._running: set[str] = set()
         self._queue: collections.deque[tuple[str, plan_request.PlanRequest, otel_context.Context]] = collections.deque()
@@ -196,7 +204,7 @@ class PlanRunner:
             if len(self._running) >= self.max_running and len(self._queue) >= self.max_queued:
                 retry_s = min(600.0, self._mean_run_s * (1 + len(self._queue)) / self.max_running)
                 raise PlanQueueFullError(len(self._running), len(self._queue), retry_s)
-            self.store.create(run_id, spec_json, trace_id, creator)
+            self.store.create(run_id, spec_json, trace_id, creator, lease_owner=self.owner, lease_s=self.lease_s)
             self._admit(run_id, req, otel_context.get_current())
         return self.get(plan_name(run_id))
 
@@ -289,8 +297,9 @@ class PlanRunner:
                 try:
                     outcome = self._execute(run_id, req, live, span)
                 except Cancelled:
-                    if self._stopping:
-                        # The server is shutting down: leave the run RUNNING so the next start resumes it.
+                    if self._stopping or live.lease_lost:
+                        # The server is shutting down: leave the run RUNNING so the next start resumes it
+                        # (or, its lease lost, the run is another server's now or already ended there).
                         span.set_attribute("arrayplan.interrupted_by_shutdown", True)
                         return
                     self._store_retry(lambda: self.store.finish(run_id, "CANCELLED", error_message="cancelled by a client",
@@ -377,8 +386,13 @@ class PlanRunner:
             self.executor.run(evaluate_candidates, (req, tuple(catalog)), calls, carrier, on_result=on_result, cancel=live.cancel)
         with tracer.start_as_current_span("arrayplan.rank"):
             results.sort(key=lambda e: e.candidate.index)
-            return ranking.rank(req, results, candidates_total=len(cands), candidates_pruned=pruned, catalog=catalog,
-                                  pruning=pruning)
+            # On the executor: ranking simulates again (numba, LLVM), which in the server process
+            # would keep its memory after the plan (fanout/rank.py).
+            ranked: list[ranking.PlanOutcome] = []
+            self.executor.run(rank_evaluations, (req, tuple(catalog), len(cands), pruned, pruning),
+                              [TaskCall(batch=results, weight=len(results))], telemetry.inject_carrier(),
+                              on_result=lambda _call, outcome: ranked.append(outcome), cancel=live.cancel)
+            return ranked[0]
 
     def _restore_checkpoints(self, run_id: str, fingerprint: str,
                              kept: list[candidates.Candidate]) -> dict[int, evaluation.Evaluation]:
@@ -581,12 +595,39 @@ class PlanRunner:
 
     # -- restart ----------------------------------------------------------------------------
     def resume_interrupted(self) -> builtins.list[str]:
-        """Runs left PENDING/RUNNING by a dead server: resumed once, then marked FAILED."""
-        resumed = []
+        """Runs left PENDING/RUNNING by a dead server: resumed once, then marked FAILED. With a
+        shared store, only those whose lease has expired or was released (the others are held by
+        live servers; the lease keeper claims them when they expire)."""
         dropped = self.store.drop_stale_checkpoints()
         if dropped:
             log.warning("dropped %d checkpoint(s) of plans that are no longer running", dropped)
-        for row in self.store.interrupted():
+        rows = self.store.claim_orphans(self.owner, self.lease_s, include_unexpired=not self.store.shared, limit=1 << 30)
+        return self.resume_rows(rows)
+
+    def held_run_ids(self) -> builtins.list[str]:
+        """The runs this server executes or queues (whose leases it renews)."""
+        with self._lock:
+            return list(self._live)
+
+    def lose_lease(self, run_id: str) -> None:
+        """The run's lease is gone (another server took it over, or it ended there): stop it here
+        without writing to it."""
+        with self._lock:
+            live = self._live.get(run_id)
+            if live is None or live.lease_lost:  # gone, or already stopping (its batch still finishing)
+                return
+            live.lease_lost = True
+            live.cancel.set()
+            if any(q[0] == run_id for q in self._queue):
+                self._queue = collections.deque(q for q in self._queue if q[0] != run_id)
+                self._live.pop(run_id, None)
+        log.warning("plan %s: its lease is lost (cancelled or taken over through another server); stopped here", run_id)
+        self._notify(live)
+
+    def resume_rows(self, rows: builtins.list[RunRow]) -> builtins.list[str]:
+        """Resume runs whose lease this server has just claimed (from their checkpoints)."""
+        resumed = []
+        for row in rows:
             if row.attempts >= MAX_RESUME_ATTEMPTS:
                 self.store.finish(row.id, "FAILED", error_reason="SERVER_RESTARTED",
                                   error_message=f"the server stopped while this plan ran ({row.attempts} attempts); create it again")
@@ -609,13 +650,21 @@ class PlanRunner:
         return resumed
 
     def shutdown(self, timeout_s: float = 5.0) -> None:
-        """Stop running plans without finishing them: they stay RUNNING and resume on restart."""
+        """Stop running plans without finishing them: they stay RUNNING and resume on restart (with
+        a shared store their leases are released, so another server resumes them at once)."""
         self._stopping = True
         with self._lock:
             self._queue.clear()  # queued plans stay PENDING in the store and resume on restart
-            lives = list(self._live.values())
-        for live in lives:
+            held = dict(self._live)
+        for live in held.values():
             live.cancel.set()
-        for live in lives:
+        for live in held.values():
             if live.thread is not None:
                 live.thread.join(timeout=timeout_s)
+        if self.store.shared:
+            for run_id, live in held.items():
+                if not live.lease_lost:
+                    try:
+                        self.store.release_lease(run_id, self.owner)
+                    except StoreUnavailableError:
+                        pass  # the lease expires instead

@@ -18,13 +18,19 @@ The server runs on its own event loop thread (``build_server`` returns at once, 
 * A damaged run store (``PRAGMA quick_check`` fails, not a SQLite file, not readable): the server
   does not start (StoreDamagedError, one line naming the file and the restore command).
 * Reads of stored plans: their creator and admin tokens only, unless ``shared_reads`` (auth.py).
+* ``store_url`` (``serve --store-url postgresql://...``): the run store in PostgreSQL, shared by
+  several replicas; each holds a lease on the plans it runs (``lease_s``, renewed by
+  ``leases.LeaseKeeper``) and takes over those whose lease expired. Without it, SQLite in
+  ``data_dir``. A store that cannot be opened stops the start (StoreConnectError / StoreUrlError).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
+import socket
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -45,10 +51,12 @@ from .. import telemetry
 from ..api.errors import UnauthenticatedError
 from ..fanout import make_executor
 from ..plan.planner import DEFAULT_CANDIDATE_LIMIT, DEFAULT_MAX_QUEUED_PLANS, DEFAULT_MAX_RUNNING_PLANS, PlanRunner
-from ..store import STORE_FILE, RunStore, check_store
+from ..store import PlanStore, open_store
 from .auth import OPEN_SERVICES, Authenticator, ReadPolicy
 from .errors import status_for
 from .heavy import DEFAULT_MAX_HEAVY_PER_CALLER, DEFAULT_MAX_QUEUED_HEAVY, DEFAULT_MAX_RUNNING_HEAVY, HeavyCalls
+from .leases import DEFAULT_LEASE_S, LeaseKeeper
+from .memory import Trimmer
 from .servicer import PlannerServicer
 
 log = logging.getLogger(__name__)
@@ -102,13 +110,14 @@ class Server:
     grpc_server: grpc.aio.Server
     port: int
     runner: PlanRunner
-    store: RunStore
+    store: PlanStore
     health: health.aio.HealthServicer
     auth: Authenticator
     loop: asyncio.AbstractEventLoop
     thread: threading.Thread
     servicer: PlannerServicer
     extra_servers: list[grpc.aio.Server] = field(default_factory=list)
+    leases: LeaseKeeper | None = None
     _stopped: threading.Event = field(default_factory=threading.Event)
 
     def _call(self, coro: Coroutine[Any, Any, Any], timeout_s: float = 60.0) -> Any:
@@ -131,6 +140,8 @@ class Server:
             self._call(self.health.enter_graceful_shutdown())
         except Exception:  # noqa: BLE001 - stopping anyway
             pass
+        if self.leases is not None:
+            self.leases.stop()  # no take-over while stopping; shutdown() releases this server's leases
         self.runner.shutdown()
         try:
             self._call(self.grpc_server.stop(grace_s), timeout_s=grace_s + 30)
@@ -142,6 +153,7 @@ class Server:
             self.runner.executor.shutdown()
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(timeout=10)
+            self.store.close()
 
 
 def _loop_thread() -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
@@ -165,17 +177,37 @@ def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, 
                  auth_token_file: Path | None = None, reflection_enabled: bool = True,
                  health_port: int | None = None, max_workers: int | None = None,
                  catalog: Catalog | None = None, shared_reads: bool = False, max_running_heavy: int = DEFAULT_MAX_RUNNING_HEAVY,
-                 max_queued_heavy: int = DEFAULT_MAX_QUEUED_HEAVY, max_heavy_per_caller: int = DEFAULT_MAX_HEAVY_PER_CALLER) -> Server:
+                 max_queued_heavy: int = DEFAULT_MAX_QUEUED_HEAVY, max_heavy_per_caller: int = DEFAULT_MAX_HEAVY_PER_CALLER,
+                 store_url: str | None = None, lease_s: float = DEFAULT_LEASE_S) -> Server:
     del max_workers  # the asyncio server holds no thread per call
     auth = Authenticator(auth_token_file)
     credentials = tls.credentials() if tls is not None else None
-    check_store(Path(data_dir) / STORE_FILE)  # never serve over a damaged store: StoreDamagedError
-    store = RunStore(Path(data_dir) / STORE_FILE)
+    # SQLite in data_dir (checked first: StoreDamagedError) or PostgreSQL (StoreConnectError).
+    store = open_store(data_dir=Path(data_dir), store_url=store_url)
+    try:
+        return _build(store, host=host, port=port, data_dir=data_dir, executor_kind=executor_kind, ray_address=ray_address,
+                      num_cpus=num_cpus, candidate_limit=candidate_limit, max_running_plans=max_running_plans,
+                      max_queued_plans=max_queued_plans, auth=auth, credentials=credentials, reflection_enabled=reflection_enabled,
+                      health_port=health_port, catalog=catalog, shared_reads=shared_reads, max_running_heavy=max_running_heavy,
+                      max_queued_heavy=max_queued_heavy, max_heavy_per_caller=max_heavy_per_caller, lease_s=lease_s)
+    except BaseException:
+        store.close()
+        raise
+
+
+def _build(store: PlanStore, *, host: str, port: int, data_dir: Path, executor_kind: str, ray_address: str | None,
+           num_cpus: int | None, candidate_limit: int, max_running_plans: int, max_queued_plans: int, auth: Authenticator,
+           credentials: grpc.ServerCredentials | None, reflection_enabled: bool, health_port: int | None, catalog: Catalog | None,
+           shared_reads: bool, max_running_heavy: int, max_queued_heavy: int, max_heavy_per_caller: int, lease_s: float) -> Server:
     telemetry.configure_server(store)
     catalog = catalog or builtin_catalog()  # a site's drives: drive_catalog.load_catalog_dir (serve --catalog)
     executor = make_executor(executor_kind, ray_address, num_cpus=num_cpus, state_dir=Path(data_dir))
+    # The owner id names this server in the plans' leases: the host (a pod's name) and the process.
+    owner = f"{socket.gethostname()}-{os.getpid()}-{os.urandom(3).hex()}"
     runner = PlanRunner(store, executor, catalog=catalog, candidate_limit=candidate_limit,
-                        max_running=max_running_plans, max_queued=max_queued_plans)
+                        max_running=max_running_plans, max_queued=max_queued_plans, owner=owner,
+                        lease_s=lease_s if store.shared else 0.0)
+    leases = LeaseKeeper(runner, store, lease_s=lease_s) if store.shared else None
     heavy = HeavyCalls(executor, max_running=max_running_heavy, max_queued=max_queued_heavy, max_per_caller=max_heavy_per_caller)
     servicer = PlannerServicer(runner, catalog, auth=auth, reads=ReadPolicy(shared_reads=shared_reads), heavy=heavy)
     loop, thread = _loop_thread()
@@ -217,7 +249,7 @@ def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, 
         executor.shutdown()
         raise
     srv = Server(grpc_server=grpc_server, port=bound, runner=runner, store=store, health=health_servicer, auth=auth,
-                 loop=loop, thread=thread, servicer=servicer, extra_servers=extra_servers)
+                 loop=loop, thread=thread, servicer=servicer, extra_servers=extra_servers, leases=leases)
     def ready(_changed: bool = True) -> None:
         # Readiness needs a writable store and (an external) Ray that answers; liveness stays.
         srv.set_serving(store.healthy and bool(getattr(executor, "available", True)))
@@ -230,12 +262,21 @@ def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, 
     resumed = runner.resume_interrupted()
     if resumed:
         log.warning("resumed %d plan(s) interrupted by the last shutdown: %s", len(resumed), ", ".join(resumed))
+    if leases is not None:
+        log.info("run store %s is shared: leases of %.0f s as %s", store.location, lease_s, owner)
+        leases.start()
     return srv
 
 
 def _probe_store(server: Server) -> None:
-    """While the store is unusable, try a small write every STORE_PROBE_S; health follows."""
+    """While the store is unusable, try a small write every STORE_PROBE_S; health follows. Also
+    returns the memory of plans that ended to the OS (memory.py)."""
+    trimmer = Trimmer()
     while not server._stopped.wait(STORE_PROBE_S):
+        try:
+            trimmer.poll(len(server.runner.held_run_ids()))
+        except Exception:  # noqa: BLE001 - best effort
+            log.exception("memory trim")
         if not server.store.healthy:
             try:
                 server.store.probe()

@@ -1,5 +1,7 @@
-"""Run store (SQLite by default)."""
+"""Run store: SQLite by default (sqlite.py), PostgreSQL for several replicas (postgres.py); the
+interface both implement is base.PlanStore, and base.open_store picks one."""
 
+from .base import PlanStore, StoreConnectError, StoreUrlError, is_postgres_url, open_store
 from .sqlite import (
     STORE_FILE,
     TERMINAL_STATES,
@@ -15,5 +17,6 @@ from .sqlite import (
     unavailable_condition,
 )
 
-__all__ = ["STORE_FILE", "TERMINAL_STATES", "RunRow", "RunStore", "StoreDamagedError", "StoreUnavailableError", "backup_store",
-           "check_data_dir", "check_store", "count_plans", "restore_store", "unavailable_condition"]
+__all__ = ["STORE_FILE", "TERMINAL_STATES", "PlanStore", "RunRow", "RunStore", "StoreConnectError", "StoreDamagedError",
+           "StoreUnavailableError", "StoreUrlError", "backup_store", "check_data_dir", "check_store", "count_plans",
+           "is_postgres_url", "open_store", "restore_store", "unavailable_condition"]

@@ -10,6 +10,12 @@ batch: the evaluations, compressed, see ``checkpoints.py``), so a resumed run ev
 candidates no batch finished. A run's checkpoints are deleted in the transaction that makes it
 terminal, are written only while it is PENDING or RUNNING, and are bounded per run by
 ``MAX_CHECKPOINT_BYTES_PER_RUN``.
+
+Each run also has a lease (``lease_owner``, ``lease_expiry``; base.py): one server uses a SQLite
+store, so at start it claims every interrupted run whatever its lease says; the columns and
+methods are there so both backends keep one contract (tests/services/test_store_backends.py).
+They were added without a schema bump: an older server reads the runs table by column name and
+ignores them.
 """
 
 from __future__ import annotations
@@ -59,7 +65,9 @@ CREATE TABLE IF NOT EXISTS runs (
     create_time REAL NOT NULL,
     update_time REAL NOT NULL,
     end_time REAL,
-    creator TEXT NOT NULL DEFAULT ''
+    creator TEXT NOT NULL DEFAULT '',
+    lease_owner TEXT NOT NULL DEFAULT '',
+    lease_expiry REAL NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS spans (
     trace_id TEXT NOT NULL,
@@ -370,10 +378,16 @@ class RunRow:
     update_time: float
     end_time: float | None
     creator: str = ""
+    #: The server holding the run ('' when none) and until when, in seconds on the store's clock.
+    lease_owner: str = ""
+    lease_expiry: float = 0.0
 
 
 class RunStore:
     """Thread-safe access to the SQLite file (one connection per thread)."""
+
+    #: One server per SQLite file: leases are not renewed and every interrupted run is its own.
+    shared = False
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -393,7 +407,21 @@ class RunStore:
             if "creator" not in columns:  # schema 1 -> 2: plans record who created them
                 conn.execute("ALTER TABLE runs ADD COLUMN creator TEXT NOT NULL DEFAULT ''")
             # schema 2 -> 3: the checkpoints table, created above by _SCHEMA (CREATE TABLE IF NOT EXISTS).
+            if "lease_owner" not in columns:  # leases (additive: older servers ignore the columns)
+                conn.execute("ALTER TABLE runs ADD COLUMN lease_owner TEXT NOT NULL DEFAULT ''")
+                conn.execute("ALTER TABLE runs ADD COLUMN lease_expiry REAL NOT NULL DEFAULT 0")
             conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
+    def close(self) -> None:
+        """Close this thread's connection (the others close with their threads)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
 
     # -- health -----------------------------------------------------------------------------
     def add_listener(self, fn: Callable[[bool], None]) -> None:
@@ -447,13 +475,14 @@ class RunStore:
 
     # -- runs -------------------------------------------------------------------------------
     @_guarded
-    def create(self, run_id: str, spec_json: str, trace_id: str, creator: str = "") -> RunRow:
+    def create(self, run_id: str, spec_json: str, trace_id: str, creator: str = "", *, lease_owner: str = "",
+               lease_s: float = 0.0) -> RunRow:
         now = time.time()
         with self._conn() as conn:
             conn.execute(
-                "INSERT INTO runs (id, state, spec_json, trace_id, create_time, update_time, creator) "
-                "VALUES (?, 'PENDING', ?, ?, ?, ?, ?)",
-                (run_id, spec_json, trace_id, now, now, creator),
+                "INSERT INTO runs (id, state, spec_json, trace_id, create_time, update_time, creator, lease_owner, lease_expiry) "
+                "VALUES (?, 'PENDING', ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, spec_json, trace_id, now, now, creator, lease_owner, now + lease_s if lease_owner else 0.0),
             )
         row = self.get(run_id)
         assert row is not None
@@ -525,6 +554,55 @@ class RunStore:
         with self._conn() as conn:
             rows = conn.execute("SELECT * FROM runs WHERE state IN ('PENDING', 'RUNNING') ORDER BY seq").fetchall()
         return [_row(r) for r in rows]
+
+    # -- leases -----------------------------------------------------------------------------
+    @_guarded
+    def take_lease(self, run_id: str, owner: str, lease_s: float) -> bool:
+        """Hold the run's lease for ``lease_s`` from now if it is free, expired or already
+        ``owner``'s and the run is not terminal. Returns whether ``owner`` holds it."""
+        now = time.time()
+        with self._conn() as conn:
+            cur = conn.execute("UPDATE runs SET lease_owner=?, lease_expiry=? WHERE id=? AND state IN ('PENDING', 'RUNNING') "
+                               "AND (lease_owner='' OR lease_owner=? OR lease_expiry<?)", (owner, now + lease_s, run_id, owner, now))
+            return cur.rowcount == 1
+
+    @_guarded
+    def renew_leases(self, owner: str, run_ids: Iterable[str], lease_s: float) -> set[str]:
+        """Extend ``owner``'s leases on ``run_ids``; returns the ids whose lease is lost (the run is
+        terminal or gone, or another server holds it)."""
+        ids = set(run_ids)
+        if not ids:
+            return set()
+        now = time.time()
+        kept: set[str] = set()
+        with self._conn() as conn:
+            for run_id in ids:
+                cur = conn.execute("UPDATE runs SET lease_expiry=? WHERE id=? AND lease_owner=? AND state IN ('PENDING', 'RUNNING')",
+                                   (now + lease_s, run_id, owner))
+                if cur.rowcount == 1:
+                    kept.add(run_id)
+        return ids - kept
+
+    @_guarded
+    def release_lease(self, run_id: str, owner: str) -> None:
+        with self._conn() as conn:
+            conn.execute("UPDATE runs SET lease_owner='', lease_expiry=0 WHERE id=? AND lease_owner=?", (run_id, owner))
+
+    @_guarded
+    def claim_orphans(self, owner: str, lease_s: float, *, include_unexpired: bool = False,
+                      limit: int = 64) -> builtins.list[RunRow]:
+        """Take the leases of PENDING/RUNNING runs nobody holds (free or expired; with
+        ``include_unexpired``, every one not already ``owner``'s), oldest first; returns them."""
+        now = time.time()
+        with self._conn() as conn:
+            rows = conn.execute("SELECT id FROM runs WHERE state IN ('PENDING', 'RUNNING') AND lease_owner<>? "
+                                "AND (? OR lease_owner='' OR lease_expiry<?) ORDER BY seq LIMIT ?",
+                                (owner, 1 if include_unexpired else 0, now, limit)).fetchall()
+            ids = [str(r[0]) for r in rows]
+            for run_id in ids:
+                conn.execute("UPDATE runs SET lease_owner=?, lease_expiry=? WHERE id=?", (owner, now + lease_s, run_id))
+            claimed = [conn.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone() for run_id in ids]
+        return [_row(r) for r in claimed]
 
     # -- checkpoints ------------------------------------------------------------------------
     @_guarded
@@ -616,5 +694,6 @@ def _row(r: sqlite3.Row) -> RunRow:
         id=r["id"], seq=r["seq"], state=r["state"], spec_json=r["spec_json"], progress_json=r["progress_json"],
         result_json=r["result_json"], trace_id=r["trace_id"], error_message=r["error_message"],
         error_reason=r["error_reason"], attempts=r["attempts"], create_time=r["create_time"],
-        update_time=r["update_time"], end_time=r["end_time"], creator=r["creator"],
+        update_time=r["update_time"], end_time=r["end_time"], creator=r["creator"], lease_owner=r["lease_owner"],
+        lease_expiry=r["lease_expiry"],
     )
