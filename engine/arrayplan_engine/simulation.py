@@ -300,8 +300,9 @@ class SimulatedFigures:
     host_ios: int = 0  # offered-load host IOs simulated over the replications
     # True when the intervals reached THROUGHPUT_REL_HALF_WIDTH (sustained IOPS) and
     # PERCENTILE_REL_HALF_WIDTH (target percentile); stop_reason says why the run stopped:
-    # "converged", "replication cap", "host-IO cap", "screening" (one replication) or
-    # "overloaded" (did not keep up: latencies are infinite, the IOPS interval is kept)
+    # "converged", "replication cap", "host-IO cap", "screening" (one replication),
+    # "overloaded" (did not keep up: latencies are infinite, the IOPS interval is kept) or
+    # "no host IOs" (a near-idle rate left the windows empty: no latency)
     converged: bool = False
     stop_reason: str = "screening"
     precision: str = "screening"
@@ -356,11 +357,20 @@ def _second_p99s(r: array.ArrayResult) -> list[float]:
 
 
 def _kept_up(rs: Sequence[array.ArrayResult], offered: float) -> bool:
-    # kept up: the host IOs that arrived in the windows completed in them (arrivals, not the
-    # nominal rate, so Poisson noise in a short window does not count as falling behind)
-    done = sum(r.completions_in_window for r in rs)
-    arrived = sum(r.host_ios for r in rs)
-    return not any(r.saturated for r in rs) and (offered <= 0 or done >= (1.0 - KEEP_UP_TOLERANCE) * arrived)
+    """Kept up: the host IOs that arrived in the window completed in it (arrivals, not the nominal
+    rate, so Poisson noise in a short window does not count as falling behind). One window: its
+    shortfall at most ``KEEP_UP_TOLERANCE``. Replications: the shortfall's interval reaches down
+    to the tolerance (a falling-behind array is short in every window; the IOs in flight at a
+    window's end are noise, which an array near its capacity meets in its saturation interval)."""
+    if any(r.saturated for r in rs):
+        return False
+    if offered <= 0:
+        return True
+    short = [(r.host_ios - r.completions_in_window) / max(r.host_ios, 1) for r in rs]
+    if len(short) == 1:
+        return short[0] <= KEEP_UP_TOLERANCE
+    iv = mean_interval(short)
+    return iv.low <= KEEP_UP_TOLERANCE
 
 
 def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simulated_s: float,
@@ -399,7 +409,7 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
 
     add(prec.initial_replications)
     while True:
-        kept_up = _kept_up(runs, offered) and all(r.latency_count() for r in runs)
+        kept_up = _kept_up(runs, offered)
         if kept_up:
             # saturation replications: as many as the offered-load ones while the IOPS interval
             # is too wide, else the initial ones (a throughput converges long before a tail)
@@ -409,13 +419,17 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
         iops = mean_interval(sustained())
         pooled = replace(runs[0], latency_histograms=np.sum([r.latency_histograms for r in runs], axis=0),
                          latency_max_s=np.max([r.latency_max_s for r in runs], axis=0)) if len(runs) > 1 else runs[0]
+        # latencies: a window with no host IO (a near-idle rate) has none; the pooled run may
+        latencies = kept_up and pooled.latency_count() > 0
         at_p = sectioning_interval(float(pooled.latency_percentile_s(q)), [float(r.latency_percentile_s(q)) for r in runs]) \
-            if kept_up else Interval(value=math.inf)
+            if latencies else Interval(value=math.inf)
         host_ios = sum(r.host_ios for r in runs)
         if len(runs) == 1 and prec.max_replications == 1:
             stop = "screening"
         elif not kept_up:
             stop = "overloaded"
+        elif not latencies:
+            stop = "no host IOs"
         elif iops.relative_half_width <= THROUGHPUT_REL_HALF_WIDTH and at_p.relative_half_width <= PERCENTILE_REL_HALF_WIDTH:
             stop = "converged"
         elif len(runs) >= prec.max_replications:
@@ -440,7 +454,7 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
         "horizon_s": float(horizon_s), "replications": len(runs), "host_ios": int(host_ios), "converged": stop == "converged",
         "stop_reason": stop, "precision": prec.name,
     }
-    if not kept_up:
+    if not latencies:
         inf = math.inf
         return SimulatedFigures(**common, latency_p50_s=inf, latency_at_percentile_s=inf, worst_second_latency_s=inf,
                                 latency_p50_low_s=inf, latency_p50_high_s=inf, latency_at_percentile_low_s=inf,
