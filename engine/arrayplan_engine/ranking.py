@@ -106,7 +106,7 @@ def confidence_text(k: ConstraintCheck) -> str:
     if k.confidence_level <= 0.0:
         return f"; {verdict} on a point estimate (screening run, no interval)"
     end = k.predicted_high if k.at_most else k.predicted_low
-    return f"; {verdict} at {k.confidence_level:.0%} confidence ({'at most' if k.at_most else 'at least'} {_fmt_value(k, end)})"
+    return f"; {verdict} at {k.confidence_level * 100:.0f} % confidence ({'at most' if k.at_most else 'at least'} {_fmt_value(k, end)})"
 
 
 def _fmt_value(k: ConstraintCheck, x: float) -> str:
@@ -317,7 +317,7 @@ def too_close_text(recs: Sequence[Recommendation], objective: Objective) -> str:
     lo2, hi2 = recs[1].evaluation.objective_interval(objective)
     if lo2 > hi1 or lo1 > hi2:
         return ""
-    return (f" The top two are within each other's {simulation.CONFIDENCE_LEVEL:.0%} intervals on the objective: "
+    return (f" The top two are within each other's {simulation.CONFIDENCE_LEVEL * 100:.0f} % intervals on the objective: "
             "another seed may put #2 first.")
 
 

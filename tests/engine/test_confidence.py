@@ -194,5 +194,5 @@ def test_the_top_recommendation_is_the_same_for_five_seeds(name: str) -> None:
         best = out.recommendations[0]
         c = best.evaluation.candidate
         tops.add((c.drive_model, c.layout, c.group_width, c.drive_count))
-        assert "confidence" in best.explanation or "exactly (analytic)" in best.explanation
+        assert "% confidence (at " in best.explanation or "exactly (analytic)" in best.explanation
     assert len(tops) == 1, tops

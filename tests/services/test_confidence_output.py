@@ -46,7 +46,7 @@ def test_intervals_reach_the_proto_json_table_and_report(outcome) -> None:  # ty
     capacity = next(k for k in r.checks if k.constraint == "usable_capacity")
     assert capacity.confidence_level == 1.0
     assert r.years[0].replications >= 3 and r.years[0].simulation_stop_reason in ("converged", "replication cap", "host-IO cap")
-    assert "meets at 95% confidence" in r.explanation
+    assert "meets at 95 % confidence (at " in r.explanation or "meets exactly (analytic)" in r.explanation
     # JSON: seconds under _s keys, every interval present
     doc = jsonout.to_json(r)
     for key in ("predicted_iops_low", "predicted_iops_high", "latency_at_percentile_low_s", "latency_at_percentile_high_s",
@@ -83,3 +83,20 @@ def test_the_horizon_from_the_request_and_its_bounds() -> None:
     with pytest.raises(InvalidInputError, match="constraints.worst_second_horizon_s"):
         plan_request.validate_request(plan_request.PlanRequest(
             workload=REQ.workload, constraints=plan_request.Constraints(usable_capacity_bytes=1e12, worst_second_horizon_s=0.5)))
+
+
+def test_the_summary_says_when_the_top_two_are_within_each_others_intervals(outcome) -> None:  # type: ignore[no-untyped-def]
+    """Ranked on headroom, two arrays whose binding intervals overlap are called a toss-up; on
+    cost (analytic: a point each) two different costs are not."""
+    from dataclasses import replace
+
+    from arrayplan_engine import ranking
+    from arrayplan_engine.plan_request import Objective
+
+    e = outcome.recommendations[0].evaluation
+    k = next(c for c in e.checks if c.constraint == e.binding_constraint)
+    twin = replace(e, candidate=replace(e.candidate, index=e.candidate.index + 1), total_cost_usd=e.total_cost_usd + 1.0)
+    recs = [ranking.Recommendation(rank=1, evaluation=e, explanation=""), ranking.Recommendation(rank=2, evaluation=twin, explanation="")]
+    if k.confidence_level == simulation.CONFIDENCE_LEVEL:
+        assert "within each other's 95 % intervals" in ranking.too_close_text(recs, Objective.HEADROOM)
+    assert ranking.too_close_text(recs, Objective.TOTAL_COST_OF_OWNERSHIP) == ""
