@@ -75,6 +75,10 @@ def test_the_horizon_from_the_request_and_its_bounds() -> None:
                                             target_iops=1000),
                        constraints=pb.Constraints(usable_capacity_bytes=10**12, worst_second_horizon=duration_pb2.Duration(seconds=7200)))
     assert convert.plan_request_from_proto(spec).constraints.worst_second_horizon_s == 7200.0
+    from arrayplan_services.api.planfile import plan_spec_from_text
+    from_file, _ = plan_spec_from_text("workload:\n  read_fraction: 0.7\n  target_iops: 1000\nconstraints:\n"
+                                       "  usable_capacity_bytes: 1 TB\n  worst_second_horizon: 2h\n")
+    assert from_file.constraints.worst_second_horizon.ToSeconds() == 7200
     spec.constraints.ClearField("worst_second_horizon")
     assert convert.plan_request_from_proto(spec).constraints.worst_second_horizon_s == simulation.DEFAULT_HORIZON_S
     spec.constraints.worst_second_horizon.CopyFrom(duration_pb2.Duration(seconds=1))

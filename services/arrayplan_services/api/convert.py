@@ -24,6 +24,7 @@ _ENGINE_TO_API = {
     "workload.name": "workload.display_name",
     "constraints.latency_target_s": "constraints.latency_target",
     "constraints.worst_second_latency_target_s": "constraints.worst_second_latency_target",
+    "constraints.worst_second_horizon_s": "constraints.worst_second_horizon",
 }
 
 _OBJECTIVES = {
