@@ -94,19 +94,24 @@ def explain(req: PlanRequest, e: Evaluation, rank_: int, objective: Objective) -
                 f"{confidence_text(binding)}).")
     failed = [k for k in e.checks if not k.met]
     worst = min(failed, key=lambda k: k.headroom_fraction)
-    return f"{what}: misses {_UNITS_TEXT[worst.constraint]} ({_fmt_check(worst)}); {len(failed)} constraint(s) unmet."
+    return (f"{what}: misses {_UNITS_TEXT[worst.constraint]} ({_fmt_check(worst)}{confidence_text(worst)}); "
+            f"{len(failed)} constraint(s) unmet.")
 
 
 def confidence_text(k: ConstraintCheck) -> str:
-    """How sure a check's verdict is: "; meets at 95 % confidence (...)" for a simulated figure
-    judged at its interval's pessimistic end, a point estimate's or an analytic figure's words."""
+    """How sure a check's verdict is: "; meets at 95 % confidence (at least ...)" for a simulated
+    figure judged at its interval's pessimistic end ("not met at 95 % confidence: the interval
+    reaches ..." when that end misses), a point estimate's or an analytic figure's words."""
     verdict = "meets" if k.met else "misses"
     if k.confidence_level >= 1.0:
         return f"; {verdict} exactly (analytic)"
     if k.confidence_level <= 0.0:
         return f"; {verdict} on a point estimate (screening run, no interval)"
     end = k.predicted_high if k.at_most else k.predicted_low
-    return f"; {verdict} at {k.confidence_level * 100:.0f} % confidence ({'at most' if k.at_most else 'at least'} {_fmt_value(k, end)})"
+    level = f"{k.confidence_level * 100:.0f} % confidence"
+    if not k.met:
+        return f"; not met at {level}: the interval reaches {_fmt_value(k, end)}"
+    return f"; meets at {level} ({'at most' if k.at_most else 'at least'} {_fmt_value(k, end)})"
 
 
 def _fmt_value(k: ConstraintCheck, x: float) -> str:
