@@ -437,6 +437,13 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
     add(prec.initial_replications)
     while True:
         kept_up = _kept_up(runs, offered)
+        if not kept_up and offered > 0 and len(runs) > 1 and not any(r.saturated for r in runs):
+            # short in every window, or noise? (a window of a few hundred IOs at tens of ms each
+            # ends with ~5 % of them in flight). The saturation runs say: an array whose
+            # sustained IOPS' interval lies above the offered rate keeps up with it.
+            add_saturation(min(len(runs), prec.initial_replications))
+            capacity = mean_interval([0.0 if s.saturated else float(s.achieved_iops) for s in sats])
+            kept_up = capacity.known and capacity.low >= offered
         if kept_up:
             # saturation replications: as many as the offered-load ones while the IOPS interval
             # is too wide, else the initial ones (a throughput converges long before a tail)
