@@ -3,8 +3,15 @@
 checked in its worst year (``evaluate``). ``evaluate_batch`` is the unit the services layer fans
 out as a Ray task.
 
-The same request and seed give the same figures: each candidate's random stream is
-``SeedSequence(seed).spawn(candidate_count)[index]`` and each year takes child ``year`` of it.
+The same request and seed give the same figures, and common random numbers run across the
+candidates of a year: the seed of a candidate-year comes from (request seed, year, the year's
+workload state) (``year_seed``), never from the candidate's place in the enumeration, so the same
+array gets the same figures wherever it sits and two arrays of one year are compared under the
+same random streams.
+
+Decisions have a margin: a simulated figure's check is met only when the pessimistic end of its
+``simulation.CONFIDENCE_LEVEL`` interval meets the constraint (the low end of the sustained IOPS,
+the high end of a latency); ``ConstraintCheck.confidence_level`` says how sure the verdict is.
 """
 
 from __future__ import annotations
@@ -38,6 +45,14 @@ class YearPerformance:
     predicted_iops: float
     latency_at_percentile_s: float
     latency_at_percentile_fail_slow_s: float = math.nan  # with fail-slow drives at the field rates
+    # the simulation.CONFIDENCE_LEVEL intervals of the two figures above (NaN: not estimated)
+    predicted_iops_low: float = math.nan
+    predicted_iops_high: float = math.nan
+    latency_at_percentile_low_s: float = math.nan
+    latency_at_percentile_high_s: float = math.nan
+    replications: int = 1
+    converged: bool = False
+    stop_reason: str = "screening"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,8 +61,25 @@ class ConstraintCheck:
     required: float
     predicted: float
     unit: str
-    headroom_fraction: float
+    headroom_fraction: float  # of the point estimate
     met: bool
+    # the predicted value's interval (analytic figures: low = high = predicted) and the level it
+    # is at: simulation.CONFIDENCE_LEVEL for a simulated figure with an interval, 1.0 for an
+    # analytic one (no simulation noise), 0.0 for a simulated point estimate without an interval
+    # (a screening run). met is judged at the pessimistic end.
+    predicted_low: float = math.nan
+    predicted_high: float = math.nan
+    confidence_level: float = 1.0
+    pessimistic_headroom_fraction: float = math.nan
+    at_most: bool = False
+
+    @property
+    def optimistic_headroom_fraction(self) -> float:
+        """The headroom at the interval's favourable end."""
+        best = self.predicted_low if self.at_most else self.predicted_high
+        if not math.isfinite(best):
+            return self.headroom_fraction
+        return headroom_at_most(self.required, best) if self.at_most else headroom_at_least(self.required, best)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,12 +124,41 @@ class Evaluation:
     cost_per_usable_tb_usd: float = 0.0
     cost_per_iops_usd: float = 0.0
     pareto_optimal: bool = False
+    # simulation.CONFIDENCE_LEVEL intervals of the simulated figures above (in the same year as
+    # each figure; NaN when not estimated: a screening run)
+    predicted_iops_low: float = math.nan
+    predicted_iops_high: float = math.nan
+    latency_p50_low_s: float = math.nan
+    latency_p50_high_s: float = math.nan
+    latency_at_percentile_low_s: float = math.nan
+    latency_at_percentile_high_s: float = math.nan
+    worst_second_latency_low_s: float = math.nan
+    worst_second_latency_high_s: float = math.nan
+    worst_second_horizon_s: float = simulation.DEFAULT_HORIZON_S
+    # every year's intervals reached their targets (simulation.THROUGHPUT_REL_HALF_WIDTH,
+    # PERCENTILE_REL_HALF_WIDTH); replications summed over the years; the precision run
+    simulation_converged: bool = False
+    simulation_replications: int = 0
+    simulation_precision: str = simulation.FULL.name
 
     def latency_headroom_fraction(self) -> float:
         for k in self.checks:
             if k.constraint == "latency":
                 return k.headroom_fraction
         return math.inf
+
+    def objective_interval(self, objective: Objective) -> tuple[float, float]:
+        """The objective's value at the ends of the intervals it depends on (low, high): costs and
+        power are analytic given the simulated utilisation (a point); headroom follows the
+        binding check's interval."""
+        v = self.objective_value(objective)
+        if objective is not Objective.HEADROOM:
+            return (v, v)
+        k = next((c for c in self.checks if c.constraint == self.binding_constraint), None)
+        if k is None:
+            return (v, v)
+        pess = k.pessimistic_headroom_fraction if math.isfinite(k.pessimistic_headroom_fraction) else k.headroom_fraction
+        return (-k.optimistic_headroom_fraction, -pess)
 
     def objective_value(self, objective: Objective) -> float:
         return {
@@ -108,10 +169,24 @@ class Evaluation:
         }[objective]
 
 
-def _check(constraint: str, required: float, predicted: float, unit: str, *, at_most: bool) -> ConstraintCheck:
-    h = headroom_at_most(required, predicted) if at_most else headroom_at_least(required, predicted)
-    return ConstraintCheck(constraint=constraint, required=required, predicted=predicted, unit=unit,
-                           headroom_fraction=h, met=h >= 0)
+def _check(constraint: str, required: float, predicted: float, unit: str, *, at_most: bool,
+           low: float | None = None, high: float | None = None) -> ConstraintCheck:
+    """A check; ``low``/``high`` given: a simulated figure, judged at its pessimistic end (the
+    high end of an at-most constraint, the low end of an at-least one) when the interval is known."""
+    def headroom(x: float) -> float:
+        return headroom_at_most(required, x) if at_most else headroom_at_least(required, x)
+
+    h = headroom(predicted)
+    if low is None or high is None:
+        return ConstraintCheck(constraint=constraint, required=required, predicted=predicted, unit=unit, headroom_fraction=h,
+                               met=h >= 0, predicted_low=predicted, predicted_high=predicted, confidence_level=1.0,
+                               pessimistic_headroom_fraction=h, at_most=at_most)
+    known = math.isfinite(low) and math.isfinite(high) or (math.isinf(predicted) and math.isinf(high if at_most else low))
+    pess = headroom(high if at_most else low) if known else h
+    return ConstraintCheck(constraint=constraint, required=required, predicted=predicted, unit=unit, headroom_fraction=h,
+                           met=pess >= 0 and h >= 0, predicted_low=low, predicted_high=high,
+                           confidence_level=simulation.CONFIDENCE_LEVEL if known else 0.0,
+                           pessimistic_headroom_fraction=pess, at_most=at_most)
 
 
 def service_life_wear_of(req: PlanRequest, cand: Candidate, drive: Drive, layout: Layout) -> endurance.ServiceLifeWear:
@@ -144,18 +219,18 @@ def candidate_year_case(req: PlanRequest, cand: Candidate, year: int, catalog: C
                         wear: endurance.ServiceLifeWear | None = None) -> CandidateYear:
     """(request, candidate, year) -> the array spec and member service models the answer's
     figures are simulated from (``simulation.array_spec``): the year's grown workload offered at
-    the year's required IOPS, the drives at that year's fill, the candidate's seed stream child
-    ``year``, ``req.simulated_seconds`` cut to ``simulation.MAX_SIMULATED_HOST_IOS``."""
+    the year's required IOPS, the drives at that year's fill, the year's common-random-numbers
+    seed (``year_seed``: request seed, year, workload state; ``seed`` replaces the request's
+    seed stream), ``req.simulated_seconds`` cut to ``simulation.MAX_SIMULATED_HOST_IOS``."""
     catalog = request_catalog(req, catalog)
     require_range("year", year, 1, req.service_life_years, hi_name="service_life_years")
     drive = catalog.get(cand.drive_model)
     layout = candidate_layout(cand)
     wear = wear or service_life_wear_of(req, cand, drive, layout)
     fill = wear.years[year - 1].fill_fraction
-    seed = seed if seed is not None else candidate_seed(req, cand)
-    seed_y = simulation.seed_int(np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, year)))
     required = required_iops_in_year(req, year)
     wl = replace(req.workload.grown(year - 1), target_iops=float(required))
+    seed_y = year_seed(req, year, wl, seed)
     bound = performance.iops_upper_bound(drive, layout, cand.drive_count, wl)
     duration = simulation.capped_duration_s(req.simulated_seconds, required if required > 0 else bound)
     spec = simulation.array_spec(drive, layout, cand.drive_count, wl, fill_fraction=max(fill, 1e-6),
@@ -165,17 +240,47 @@ def candidate_year_case(req: PlanRequest, cand: Candidate, year: int, catalog: C
                          upper_bound_iops=bound)
 
 
-def simulate_candidate_year(req: PlanRequest, case: CandidateYear) -> simulation.SimulatedFigures:
-    """The figures of one candidate-year: its offered-load and saturation simulations."""
+def _workload_state(wl: Workload) -> list[int]:
+    """The fields of a year's workload the simulation reads (not its name, source or notes), as
+    entropy words for a seed: the bytes of their repr (floats repr exactly)."""
+    state = (wl.read_fraction, wl.random_fraction, wl.io_size_mix, wl.queue_depth, wl.target_iops,
+             wl.hot_write_fraction, wl.hot_space_fraction, wl.working_set_fraction)
+    return list(repr(state).encode())
+
+
+def year_seed(req: PlanRequest, year: int, workload: Workload, seed: np.random.SeedSequence | None = None) -> int:
+    """The simulation seed of every candidate in ``year`` under ``workload`` (the year's grown
+    workload at its required IOPS): ``SeedSequence([request seed, year, *workload state])``.
+    Common random numbers: it does not depend on the candidate, so an array's figures do not
+    depend on where it sits in the enumeration, and the arrays of one year see the same streams.
+    ``seed`` (a stream a caller passes) replaces ``SeedSequence(req.seed)``."""
+    base = seed if seed is not None else candidate_seed(req)
+    entropy = base.entropy if isinstance(base.entropy, int) else 0
+    return simulation.seed_int(np.random.SeedSequence([int(entropy), int(year), *_workload_state(workload)],
+                                                      spawn_key=base.spawn_key))
+
+
+def simulate_candidate_year(req: PlanRequest, case: CandidateYear,
+                            precision: str | simulation.Precision = simulation.FULL) -> simulation.SimulatedFigures:
+    """The figures of one candidate-year: its offered-load and saturation simulations, replicated
+    to ``precision`` (``simulation.simulate_figures``), the worst second over
+    ``req.constraints.worst_second_horizon_s``."""
     return simulation.simulate_figures(case.spec, latency_percentile=req.constraints.latency_percentile,
                                      simulated_s=req.simulated_seconds, upper_bound_iops=case.upper_bound_iops,
-                                     fail_slow_field_rates=req.constraints.fail_slow_field_rates)
+                                     fail_slow_field_rates=req.constraints.fail_slow_field_rates, precision=precision,
+                                     horizon_s=req.constraints.worst_second_horizon_s)
 
 
 def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, *,
-             seed: np.random.SeedSequence | None = None) -> Evaluation:
+             seed: np.random.SeedSequence | None = None,
+             precision: str | simulation.Precision = simulation.FULL) -> Evaluation:
     """Simulate one candidate year by year (``candidate_year_case``) and check every constraint
-    in its worst year. Every performance figure comes from the array simulation."""
+    in its worst year. Every performance figure comes from the array simulation, with its
+    interval; a simulated figure's check is met at its interval's pessimistic end.
+    ``precision``: ``simulation.FULL`` (the decision run, adaptive) or ``simulation.SCREENING``
+    (one replication per year, point estimates: checks are met on the point estimate and say
+    ``confidence_level`` 0)."""
+    prec = simulation.precision_of(precision)
     catalog = request_catalog(req, catalog)
     drive = catalog.get(cand.drive_model)
     layout = candidate_layout(cand)
@@ -183,15 +288,13 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
     years = req.service_life_years
     op = cand.over_provisioning_fraction
     usable = usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes * (1.0 - op))
-    seed = seed if seed is not None else candidate_seed(req, cand)
-
     wear = service_life_wear_of(req, cand, drive, layout)
     year_figures: list[YearPerformance] = []
     perfs: list[simulation.SimulatedFigures] = []
     required: list[float] = []
     for y, yw in zip(range(1, years + 1), wear.years, strict=True):
         case = candidate_year_case(req, cand, y, catalog, seed=seed, wear=wear)
-        perf_y = simulate_candidate_year(req, case)
+        perf_y = simulate_candidate_year(req, case, prec)
         required_y = case.workload.target_iops
         perfs.append(perf_y)
         required.append(required_y)
@@ -199,11 +302,27 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
             year=y, fill_fraction=yw.fill_fraction, required_iops=required_y, write_amplification=yw.write_amplification,
             life_used_fraction=yw.life_used_fraction, cumulative_life_used_fraction=yw.cumulative_life_used_fraction,
             predicted_iops=perf_y.max_iops, latency_at_percentile_s=perf_y.latency_at_percentile_s,
-            latency_at_percentile_fail_slow_s=perf_y.latency_at_percentile_fail_slow_s))
-    # The year that binds: the least IOPS headroom, then the highest latency.
-    worst = min(range(years), key=lambda i: ((perfs[i].max_iops - required[i]) / required[i] if required[i] > 0 else math.inf,
-                                             -perfs[i].latency_at_percentile_s))
-    latency_worst = max(range(years), key=lambda i: perfs[i].latency_at_percentile_s)
+            latency_at_percentile_fail_slow_s=perf_y.latency_at_percentile_fail_slow_s,
+            predicted_iops_low=perf_y.max_iops_low, predicted_iops_high=perf_y.max_iops_high,
+            latency_at_percentile_low_s=perf_y.latency_at_percentile_low_s,
+            latency_at_percentile_high_s=perf_y.latency_at_percentile_high_s, replications=perf_y.replications,
+            converged=perf_y.converged, stop_reason=perf_y.stop_reason))
+
+    def pessimistic_iops(p: simulation.SimulatedFigures) -> float:
+        return p.max_iops_low if math.isfinite(p.max_iops_low) else p.max_iops
+
+    def pessimistic_latency(p: simulation.SimulatedFigures) -> float:
+        return p.latency_at_percentile_high_s if not math.isnan(p.latency_at_percentile_high_s) else p.latency_at_percentile_s
+
+    # The year that binds: the least IOPS headroom at the interval's low end, then the highest
+    # latency at its high end.
+    worst = min(range(years), key=lambda i: ((pessimistic_iops(perfs[i]) - required[i]) / required[i] if required[i] > 0 else math.inf,
+                                             -pessimistic_latency(perfs[i])))
+    latency_worst = max(range(years), key=lambda i: (pessimistic_latency(perfs[i]), perfs[i].latency_at_percentile_s))
+    worst_second_year = max(range(years), key=lambda i: (perfs[i].worst_second_latency_high_s
+                                                         if not math.isnan(perfs[i].worst_second_latency_high_s)
+                                                         else perfs[i].worst_second_latency_s))
+    sustained_year = min(range(years), key=lambda i: perfs[i].max_iops)
     perf = perfs[worst]
     life_used = wear.life_used_fraction
 
@@ -241,15 +360,22 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
 
     checks = [_check("usable_capacity", required_capacity_bytes(req), usable, "bytes", at_most=False)]
     if required[worst] > 0:
-        checks.append(_check("iops", required[worst], perf.max_iops, "iops", at_most=False))
+        checks.append(_check("iops", required[worst], perf.max_iops, "iops", at_most=False,
+                             low=perf.max_iops_low, high=perf.max_iops_high))
     slow_worst = max(p.latency_at_percentile_fail_slow_s for p in perfs) if c.fail_slow_field_rates else math.nan
+    lat_p = perfs[latency_worst]
     if c.latency_target_s > 0:
-        # with fail-slow drives asked for, the target holds over time with them
-        at_p = slow_worst if c.fail_slow_field_rates else perfs[latency_worst].latency_at_percentile_s
-        checks.append(_check("latency", c.latency_target_s, at_p, "s", at_most=True))
+        # with fail-slow drives asked for, the target holds over time with them (a point
+        # estimate from one replication's mixture: no interval)
+        if c.fail_slow_field_rates:
+            checks.append(_check("latency", c.latency_target_s, slow_worst, "s", at_most=True, low=math.nan, high=math.nan))
+        else:
+            checks.append(_check("latency", c.latency_target_s, lat_p.latency_at_percentile_s, "s", at_most=True,
+                                 low=lat_p.latency_at_percentile_low_s, high=lat_p.latency_at_percentile_high_s))
+    ws = perfs[worst_second_year]
     if c.worst_second_latency_target_s > 0:
-        worst_second = max(p.worst_second_latency_s for p in perfs)
-        checks.append(_check("worst_second_latency", c.worst_second_latency_target_s, worst_second, "s", at_most=True))
+        checks.append(_check("worst_second_latency", c.worst_second_latency_target_s, ws.worst_second_latency_s, "s",
+                             at_most=True, low=ws.worst_second_latency_low_s, high=ws.worst_second_latency_high_s))
     checks.append(_check("endurance", 1.0 - c.endurance_margin_fraction, life_used, "fraction", at_most=True))
     if c.max_purchase_cost_usd > 0:
         checks.append(_check("purchase_cost", c.max_purchase_cost_usd, purchase, "usd", at_most=True))
@@ -261,13 +387,23 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
         checks.append(_check("durability", c.max_data_loss_probability, loss_p, "fraction", at_most=True))
     if c.max_array_loss_probability > 0:
         checks.append(_check("array_loss", c.max_array_loss_probability, array_loss_p, "fraction", at_most=True))
-    binding = min(checks, key=lambda k: k.headroom_fraction)
-    sustained = min(p.max_iops for p in perfs)
+    # the binding constraint: the least headroom, unmet checks first (a check can fail at its
+    # pessimistic end with a positive point headroom)
+    binding = min(checks, key=lambda k: (k.met, k.headroom_fraction))
+    sp = perfs[sustained_year]
+    sustained = sp.max_iops
     return Evaluation(
         candidate=cand, drive_display_name=drive.display_name, usable_capacity_bytes=usable,
         predicted_iops=sustained, member_ios_per_host_io=perf.member_ios_per_host_io,
-        latency_p50_s=perfs[latency_worst].latency_p50_s, latency_at_percentile_s=perfs[latency_worst].latency_at_percentile_s,
-        worst_second_latency_s=max(p.worst_second_latency_s for p in perfs), endurance_years=wear.endurance_years,
+        latency_p50_s=lat_p.latency_p50_s, latency_at_percentile_s=lat_p.latency_at_percentile_s,
+        predicted_iops_low=sp.max_iops_low, predicted_iops_high=sp.max_iops_high,
+        latency_p50_low_s=lat_p.latency_p50_low_s, latency_p50_high_s=lat_p.latency_p50_high_s,
+        latency_at_percentile_low_s=lat_p.latency_at_percentile_low_s,
+        latency_at_percentile_high_s=lat_p.latency_at_percentile_high_s,
+        worst_second_latency_low_s=ws.worst_second_latency_low_s, worst_second_latency_high_s=ws.worst_second_latency_high_s,
+        worst_second_horizon_s=ws.horizon_s, simulation_converged=all(p.converged for p in perfs),
+        simulation_replications=sum(p.replications for p in perfs), simulation_precision=prec.name,
+        worst_second_latency_s=ws.worst_second_latency_s, endurance_years=wear.endurance_years,
         life_used_fraction=life_used, purchase_cost_usd=purchase, power_cost_usd=power_cost,
         replacement_cost_usd=replacement_cost, total_cost_usd=total_cost,
         power_w=power, data_loss_probability=loss_p, array_loss_probability=array_loss_p,
@@ -281,15 +417,18 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
     )
 
 
-def candidate_seed(req: PlanRequest, cand: Candidate) -> np.random.SeedSequence:
-    """The candidate's own random stream: child ``index`` of ``SeedSequence(req.seed)``, the
-    same stream ``SeedSequence(req.seed).spawn(n)[index]`` gives, without spawning n."""
-    return np.random.SeedSequence(req.seed, spawn_key=(cand.index,))
+def candidate_seed(req: PlanRequest, cand: Candidate | None = None) -> np.random.SeedSequence:
+    """The plan's random stream, ``SeedSequence(req.seed)``: the same for every candidate
+    (common random numbers; each year's seed is ``year_seed``). ``cand`` is accepted and
+    ignored: a candidate's place in the enumeration never changes its figures."""
+    del cand
+    return np.random.SeedSequence(req.seed)
 
 
-def evaluate_batch(req: PlanRequest, candidates: Sequence[Candidate], catalog: Catalog | None = None) -> list[Evaluation]:
-    """Evaluate candidates; each gets the seed stream of its enumeration index."""
-    return [evaluate(req, cand, catalog, seed=candidate_seed(req, cand)) for cand in candidates]
+def evaluate_batch(req: PlanRequest, candidates: Sequence[Candidate], catalog: Catalog | None = None, *,
+                   precision: str | simulation.Precision = simulation.FULL) -> list[Evaluation]:
+    """Evaluate candidates at ``precision`` under the plan's common random numbers."""
+    return [evaluate(req, cand, catalog, seed=candidate_seed(req, cand), precision=precision) for cand in candidates]
 
 
 def estimated_cost_s(req: PlanRequest, cand: Candidate) -> float:

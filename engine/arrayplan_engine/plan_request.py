@@ -75,6 +75,9 @@ class Constraints:
     latency_percentile: float = 99.0
     latency_target_s: float = 0.0
     worst_second_latency_target_s: float = 0.0
+    # The horizon the worst second is the worst of: seconds of array time in the binding year
+    # (simulation.horizon_worst_second); default a simulated hour.
+    worst_second_horizon_s: float = simulation.DEFAULT_HORIZON_S
     endurance_margin_fraction: float = 0.1  # default reserve of rated endurance (assumed, see planner.proto)
     max_purchase_cost_usd: float = 0.0
     max_drive_count: int = 0
@@ -148,6 +151,7 @@ _CONSTRAINT_RANGES = {
     "latency_percentile": Range(lo=0, hi=100, lo_open=True, hi_open=True),
     **dict.fromkeys(("min_iops", "latency_target_s", "worst_second_latency_target_s", "max_purchase_cost_usd", "max_power_w"),
                     NON_NEGATIVE),
+    "worst_second_horizon_s": Range(lo=2, hi=simulation.MAX_HORIZON_S, unit="s"),
     "endurance_margin_fraction": Range(lo=0, hi=1, hi_open=True),
     "max_data_loss_probability": Range(lo=0, hi=1, hi_open=True),
     "max_array_loss_probability": Range(lo=0, hi=1, hi_open=True),

@@ -95,10 +95,34 @@ def explain(req: PlanRequest, e: Evaluation, rank_: int, objective: Objective) -
         }[objective]
         lead = "best: " if rank_ == 1 else f"#{rank_}: "
         return (f"{what}: {lead}{why} among arrays that meet every constraint through year {req.service_life_years}; "
-                f"{_UNITS_TEXT[binding.constraint]} binds first at {_fmt_check(binding, fill)} ({binding.headroom_fraction:+.0%} headroom).")
+                f"{_UNITS_TEXT[binding.constraint]} binds first at {_fmt_check(binding, fill)} ({binding.headroom_fraction:+.0%} headroom"
+                f"{confidence_text(binding)}).")
     failed = [k for k in e.checks if not k.met]
     worst = min(failed, key=lambda k: k.headroom_fraction)
-    return f"{what}: misses {_UNITS_TEXT[worst.constraint]} ({_fmt_check(worst, fill)}); {len(failed)} constraint(s) unmet."
+    return (f"{what}: misses {_UNITS_TEXT[worst.constraint]} ({_fmt_check(worst, fill)}{confidence_text(worst)}); "
+            f"{len(failed)} constraint(s) unmet.")
+
+
+def confidence_text(k: ConstraintCheck) -> str:
+    """How sure a check's verdict is: "; meets at 95 % confidence (at least ...)" for a simulated
+    figure judged at its interval's pessimistic end ("not met at 95 % confidence: the interval
+    reaches ..." when that end misses), a point estimate's or an analytic figure's words."""
+    verdict = "meets" if k.met else "misses"
+    if k.confidence_level >= 1.0:
+        return f"; {verdict} exactly (analytic)"
+    if k.confidence_level <= 0.0:
+        return f"; {verdict} on a point estimate (screening run, no interval)"
+    end = k.predicted_high if k.at_most else k.predicted_low
+    level = f"{k.confidence_level * 100:.0f} % confidence"
+    if not k.met:
+        return f"; not met at {level}: the interval reaches {_fmt_value(k, end)}"
+    return f"; meets at {level} ({'at most' if k.at_most else 'at least'} {_fmt_value(k, end)})"
+
+
+def _fmt_value(k: ConstraintCheck, x: float) -> str:
+    if k.unit == "s":
+        return f"{x * 1e3:.3g} ms"
+    return f"{x:,.4g} {k.unit}"
 
 
 def pareto_front(evaluations: Sequence[Evaluation]) -> list[Evaluation]:
@@ -270,7 +294,7 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
     if meeting:
         best = recs[0]
         summary = (f"{len(meeting)} of {candidates_total} candidate arrays meet every constraint "
-                   f"({candidates_pruned} pruned by bounds, {len(evals)} evaluated). {best.explanation}")
+                   f"({candidates_pruned} pruned by bounds, {len(evals)} evaluated). {best.explanation}{too_close_text(recs, objective)}")
     elif evals:
         summary = (f"No candidate meets every constraint ({candidates_total} in the space, {candidates_pruned} pruned, "
                    f"{len(evals)} evaluated).{removed_note} Nearest miss: {recs[0].explanation}")
@@ -297,6 +321,19 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
 def _recommendation(req: PlanRequest, rank_: int, e: Evaluation, explanation: str, catalog: Catalog) -> Recommendation:
     warnings = durability_flags.answer_warnings(req, e, catalog)
     return Recommendation(rank=rank_, evaluation=e, explanation=" ".join((explanation, *warnings)), warnings=warnings)
+
+
+def too_close_text(recs: Sequence[Recommendation], objective: Objective) -> str:
+    """" The top two are within each other's intervals ..." when the second's objective interval
+    reaches the first's (another seed may swap them), else empty."""
+    if len(recs) < 2 or not recs[1].evaluation.meets_constraints:
+        return ""
+    lo1, hi1 = recs[0].evaluation.objective_interval(objective)
+    lo2, hi2 = recs[1].evaluation.objective_interval(objective)
+    if lo2 > hi1 or lo1 > hi2:
+        return ""
+    return (f" The top two are within each other's {simulation.CONFIDENCE_LEVEL * 100:.0f} % intervals on the objective: "
+            "another seed may put #2 first.")
 
 
 def stated_assumptions(req: PlanRequest) -> tuple[str, ...]:
@@ -330,8 +367,12 @@ def stated_assumptions(req: PlanRequest) -> tuple[str, ...]:
     floor = req.constraints.max_array_loss_probability
     out.append(f"Durability floor: P(losing the array over the service life) at most {floor:.2g} (unreadable sectors after a "
                "rebuild are reported beside it, not held to it)." if floor > 0 else "No durability floor (max_array_loss_probability 0).")
-    out.append(f"Performance: each candidate-year simulated for {req.simulated_seconds:g} s of array time (at most "
-               f"{simulation.MAX_SIMULATED_HOST_IOS:,} host IOs); the latency percentile is read from that window.")
+    out.append(f"Performance: each candidate-year simulated in independent replications of {req.simulated_seconds:g} s of array "
+               f"time (each at most {simulation.MAX_SIMULATED_HOST_IOS:,} host IOs), {simulation.FULL.initial_replications} to "
+               f"{simulation.FULL.max_replications}, until the {simulation.CONFIDENCE_LEVEL:.0%} interval is within "
+               f"{simulation.THROUGHPUT_REL_HALF_WIDTH:.0%} on IOPS and {simulation.PERCENTILE_REL_HALF_WIDTH:.0%} on the latency "
+               "percentile; a simulated constraint is met only at its interval's pessimistic end; the worst second is the "
+               f"per-second p99 one second in {req.constraints.worst_second_horizon_s:,.0f} exceeds.")
     if req.constraints.fail_slow_field_rates:
         out.append("Latency with fail-slow drives at The Tail at Store's field rates (a group holds a >2x slower drive 2.2 % (SSD) "
                    "/ 1.5 % (disk) of the time; each year simulated again with one member 2x slower).")

@@ -13,7 +13,7 @@ from typing import Any
 from google.protobuf import duration_pb2
 
 from arrayplan.v1 import planner_pb2 as pb
-from arrayplan_engine import plan_request, ranking
+from arrayplan_engine import plan_request, ranking, simulation
 from arrayplan_engine.catalog import USER_PROVENANCE, Catalog, Drive, builtin_catalog, drive_from_fields, with_user_drives
 from arrayplan_engine.errors import POSITIVE, InvalidInputError, Range, Violation, check_range, is_finite
 from arrayplan_engine.layout import DEFAULT_STRIPE_UNIT_BYTES
@@ -24,6 +24,7 @@ _ENGINE_TO_API = {
     "workload.name": "workload.display_name",
     "constraints.latency_target_s": "constraints.latency_target",
     "constraints.worst_second_latency_target_s": "constraints.worst_second_latency_target",
+    "constraints.worst_second_horizon_s": "constraints.worst_second_horizon",
 }
 
 _OBJECTIVES = {
@@ -145,6 +146,12 @@ def check_plan_request_bounds(spec: pb.PlanSpec, prefix: str = "plan.spec") -> N
     for name in ("latency_target", "worst_second_latency_target"):
         if c.HasField(name):
             _duration(v, f"{prefix}.constraints.{name}", getattr(c, name))
+    if c.HasField("worst_second_horizon"):
+        d = c.worst_second_horizon
+        if d.nanos < 0 or d.nanos >= 1_000_000_000:
+            v.append(Violation(field=f"{prefix}.constraints.worst_second_horizon", reason=f"nanos must be in [0, 1e9), got {d.nanos}"))
+        else:
+            check_range(v, f"{prefix}.constraints.worst_second_horizon", duration_s(d), 2, simulation.MAX_HORIZON_S, unit="s")
     check_range(v, f"{prefix}.electricity_usd_per_kwh", spec.electricity_usd_per_kwh, 0, 100)
     cs = spec.candidate_space
     cp = f"{prefix}.candidate_space"
@@ -254,6 +261,7 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
             max_purchase_cost_usd=c.max_purchase_cost_usd,
             max_drive_count=c.max_drive_count, max_power_w=c.max_power_w, max_data_loss_probability=c.max_data_loss_probability,
             fail_slow_field_rates=c.fail_slow_field_rates,
+            **({"worst_second_horizon_s": duration_s(c.worst_second_horizon)} if c.HasField("worst_second_horizon") else {}),
             # Unset: the engine's default margin applies (the planner writes it into the stored spec).
             **({"endurance_margin_fraction": c.endurance_margin_fraction} if c.HasField("endurance_margin_fraction") else {}),
             **({"max_array_loss_probability": c.max_array_loss_probability} if c.HasField("max_array_loss_probability") else {}),
@@ -303,6 +311,9 @@ def recommendation_to_proto(r: ranking.Recommendation) -> pb.Recommendation:
         replacement_drive_count=e.replacement_drive_count, hot_spare_count=e.hot_spare_count, cost_per_usable_tb_usd=_finite(e.cost_per_usable_tb_usd),
         cost_per_iops_usd=_finite(e.cost_per_iops_usd), pareto_optimal=e.pareto_optimal,
         mttdl_hours=e.mttdl_hours if math.isfinite(e.mttdl_hours) else 1e300,
+        predicted_iops_low=_finite(e.predicted_iops_low), predicted_iops_high=_finite(e.predicted_iops_high),
+        simulation_converged=e.simulation_converged, simulation_replications=e.simulation_replications,
+        simulation_precision=e.simulation_precision,
     )
     rebuild = to_duration(e.rebuild_s)
     if rebuild is not None:
@@ -311,20 +322,36 @@ def recommendation_to_proto(r: ranking.Recommendation) -> pb.Recommendation:
         ym = msg.years.add(year=y.year, fill_fraction=y.fill_fraction, required_iops=y.required_iops,
                            write_amplification=y.write_amplification, life_used_fraction=_finite(y.life_used_fraction),
                            cumulative_life_used_fraction=_finite(y.cumulative_life_used_fraction), predicted_iops=_finite(y.predicted_iops))
-        lat = to_duration(y.latency_at_percentile_s)
-        if lat is not None:
-            ym.latency_at_percentile.CopyFrom(lat)
+        ym.predicted_iops_low = _finite(y.predicted_iops_low)
+        ym.predicted_iops_high = _finite(y.predicted_iops_high)
+        ym.replications = y.replications
+        ym.simulation_stop_reason = y.stop_reason
+        for yname, yvalue in (("latency_at_percentile", y.latency_at_percentile_s),
+                              ("latency_at_percentile_low", y.latency_at_percentile_low_s),
+                              ("latency_at_percentile_high", y.latency_at_percentile_high_s)):
+            lat = to_duration(yvalue)
+            if lat is not None:
+                getattr(ym, yname).CopyFrom(lat)
     for name, value in (("latency_p50", e.latency_p50_s), ("latency_at_percentile", e.latency_at_percentile_s),
                         ("worst_second_latency", e.worst_second_latency_s),
-                        ("latency_at_percentile_with_fail_slow", e.latency_at_percentile_fail_slow_s)):
+                        ("latency_at_percentile_with_fail_slow", e.latency_at_percentile_fail_slow_s),
+                        ("latency_p50_low", e.latency_p50_low_s), ("latency_p50_high", e.latency_p50_high_s),
+                        ("latency_at_percentile_low", e.latency_at_percentile_low_s),
+                        ("latency_at_percentile_high", e.latency_at_percentile_high_s),
+                        ("worst_second_latency_low", e.worst_second_latency_low_s),
+                        ("worst_second_latency_high", e.worst_second_latency_high_s),
+                        ("worst_second_horizon", e.worst_second_horizon_s)):
         d = to_duration(value)
         if d is not None:
             getattr(msg, name).CopyFrom(d)
     for k in e.checks:
         msg.checks.add(constraint=k.constraint, required=k.required, predicted=_finite(k.predicted), unit=k.unit,
                        headroom_fraction=_finite(k.headroom_fraction) if math.isfinite(k.headroom_fraction) else (1e9 if k.met else -1e9),
-                       met=k.met)
+                       met=k.met, predicted_low=_finite(k.predicted_low), predicted_high=_finite(k.predicted_high),
+                       confidence_level=k.confidence_level,
+                       pessimistic_headroom_fraction=_finite(k.pessimistic_headroom_fraction))
     return msg
+
 
 
 MAX_PARETO = 50

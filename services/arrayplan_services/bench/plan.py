@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from arrayplan.v1 import planner_pb2 as pb
 
@@ -56,11 +57,60 @@ def run_with_cpus(num_cpus: int) -> dict[str, float]:
     return {"candidates_per_s": evaluated / wall, "wall_s": wall}
 
 
+# plan_seed_stability: small questions planned in-process with seeds 0-4; the figure is the share
+# of the 5 seeds whose top recommendation is the most common one (1.0 = the same for every seed),
+# the lowest over the questions.
+STABILITY_SEEDS = (0, 1, 2, 3, 4)
+
+
+def stability_questions() -> dict[str, Any]:
+    from arrayplan_engine import plan_request
+    from arrayplan_engine.units import TB, KiB, MiB
+    from arrayplan_engine.workload import Workload
+
+    oltp = Workload(read_fraction=0.7, target_iops=25_000, daily_write_bytes=1.5 * TB, io_size_mix=((8 * KiB, 1.0),),
+                    growth_per_year=0.2)
+    archive = Workload(read_fraction=0.05, random_fraction=0.05, io_size_mix=((1 * MiB, 1.0),), queue_depth=8, target_iops=300)
+    return {
+        "oltp": plan_request.PlanRequest(
+            workload=oltp, service_life_years=2,
+            constraints=plan_request.Constraints(usable_capacity_bytes=8 * TB, latency_percentile=99.9, latency_target_s=0.005),
+            candidate_space=plan_request.CandidateSpace(drive_models=("intel-dc-s3500-800gb", "intel-dc-s3700-800gb"),
+                                                        layouts=("raid10", "raid6"), group_widths=(8, 12), max_drive_count=40)),
+        "archive": plan_request.PlanRequest(
+            workload=archive, service_life_years=2,
+            constraints=plan_request.Constraints(usable_capacity_bytes=100 * TB, latency_percentile=99.0),
+            candidate_space=plan_request.CandidateSpace(drive_models=("hdd-7k2-nearline-8tb",), layouts=("raid5", "raid6"),
+                                                        group_widths=(4, 6), max_drive_count=40)),
+    }
+
+
+def seed_stability() -> dict[str, float]:
+    """Per question, the share of ``STABILITY_SEEDS`` giving its most common top recommendation."""
+    from collections import Counter
+    from dataclasses import replace
+
+    from arrayplan_engine import recommend
+
+    out: dict[str, float] = {}
+    for name, req in stability_questions().items():
+        tops: Counter[tuple[str, str, int, int]] = Counter()
+        for seed in STABILITY_SEEDS:
+            recs = recommend.plan(replace(req, seed=seed)).recommendations
+            c = recs[0].evaluation.candidate if recs else None
+            tops[(c.drive_model, c.layout, c.group_width, c.drive_count) if c else ("", "", 0, 0)] += 1
+        out[name] = tops.most_common(1)[0][1] / len(STABILITY_SEEDS)
+    return out
+
+
 def run() -> dict[str, object]:
     one = run_with_cpus(1)
     two = run_with_cpus(2)
+    stability = seed_stability()
     return {
         "plan_candidates_per_s": {"1": round(one["candidates_per_s"], 1), "2": round(two["candidates_per_s"], 1)},
         "plan_wall_s": round(two["wall_s"], 3),
         "plan_candidates": 1000,
+        "plan_seed_stability": min(stability.values()),
+        "plan_seed_stability_by_question": stability,
     }

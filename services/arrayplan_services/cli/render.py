@@ -100,6 +100,9 @@ def applied_constraints(plan: pb.Plan) -> str:
     parts.append(f"durability floor P(array loss) <= {floor:.2g} (constraints.max_array_loss_probability)" if floor > 0
                  else "no durability floor")
     parts.append(f"latency at p{c.latency_percentile or 99.0:g}")
+    horizon = c.worst_second_horizon.ToNanoseconds() / 1e9 if c.HasField("worst_second_horizon") else 3600.0
+    parts.append(f"simulated figures with 95 % intervals (± in the table), checks met at the pessimistic end; worst second "
+                 f"over {horizon:,.0f} s (constraints.worst_second_horizon)")
     return "applied: " + "; ".join(parts)
 
 

@@ -68,6 +68,39 @@ class Column:
         return f"{head} {self.unit}" if self.unit else head
 
 
+def _plus_minus(value: float, low: float, high: float) -> str:
+    """" ±6%": half the 95 % interval over the value; empty when the interval is not known (0s:
+    a screening run) or the value is not positive."""
+    if not (value > 0 and high > 0 and math.isfinite(low) and math.isfinite(high)) or high < low:
+        return ""
+    return f" ±{0.5 * (high - low) / value:.0%}"
+
+
+def iops_cell(r: pb.Recommendation) -> str:
+    return f"{r.predicted_iops:,.0f}{_plus_minus(r.predicted_iops, r.predicted_iops_low, r.predicted_iops_high)}"
+
+
+def latency_cell(value: Any, low: Any, high: Any) -> str:
+    """A latency in ms with its 95 % interval's relative half-width (" ±6%")."""
+    return ms(value) + (_plus_minus(seconds_of(value), seconds_of(low), seconds_of(high)) if seconds_of(value) > 0 else "")
+
+
+def worst_second_cell(r: pb.Recommendation) -> str:
+    """The worst second over the horizon in ms, its (asymmetric) 95 % interval in brackets."""
+    base = ms(r.worst_second_latency)
+    lo, hi = seconds_of(r.worst_second_latency_low), seconds_of(r.worst_second_latency_high)
+    if seconds_of(r.worst_second_latency) <= 0 or hi <= 0:
+        return base
+    return f"{base} ({lo * 1e3:.3g}–{hi * 1e3:.3g})"
+
+
+def converged_cell(r: pb.Recommendation) -> str:
+    """Whether the intervals reached their targets (5 % IOPS, 10 % percentile) or a cap stopped them."""
+    if r.simulation_precision == "screening":
+        return "screening"
+    return "yes" if r.simulation_converged else "cap"
+
+
 def _meets(r: pb.Recommendation) -> str:
     return "yes" if r.meets_constraints else "NO"
 
@@ -78,11 +111,13 @@ RECOMMENDATION_COLUMNS: tuple[Column, ...] = (
     Column(key="drive_count", header="n", unit="", formatter=lambda r: str(r.drive_count)),
     Column(key="layout", header="layout", unit="", formatter=layout_name, align="l"),
     Column(key="usable_capacity_bytes", header="usable", unit="TB", formatter=lambda r: f"{r.usable_capacity_bytes / 1e12:.2f}"),
-    Column(key="predicted_iops", header="IOPS", unit="", formatter=lambda r: f"{r.predicted_iops:,.0f}"),
-    Column(key="latency_p50", header="p50", unit="ms", formatter=lambda r: ms(r.latency_p50)),
-    Column(key="latency_at_percentile", header="{pct}", unit="ms", formatter=lambda r: ms(r.latency_at_percentile)),
-    Column(key="worst_second_latency", header="worst s", unit="ms", formatter=lambda r: ms(r.worst_second_latency),
-           brief=False),
+    Column(key="predicted_iops", header="IOPS", unit="", formatter=iops_cell),
+    Column(key="latency_p50", header="p50", unit="ms", formatter=lambda r: latency_cell(r.latency_p50, r.latency_p50_low,
+                                                                                      r.latency_p50_high)),
+    Column(key="latency_at_percentile", header="{pct}", unit="ms",
+           formatter=lambda r: latency_cell(r.latency_at_percentile, r.latency_at_percentile_low, r.latency_at_percentile_high)),
+    Column(key="worst_second_latency", header="worst s", unit="ms", formatter=worst_second_cell, brief=False),
+    Column(key="simulation_converged", header="converged", unit="", formatter=converged_cell, align="l", brief=False),
     Column(key="life_used_fraction", header="life used", unit="", formatter=lambda r: pct(r.life_used_fraction)),
     Column(key="wear_out_year", header="wear-out year", unit="",
            formatter=lambda r: str(r.wear_out_year) if r.wear_out_year else "–", brief=False),
@@ -114,5 +149,5 @@ def md_cell(text: str) -> str:
     return cell(text)
 
 
-__all__ = ["RECOMMENDATION_COLUMNS", "Column", "columns", "layout_name", "md_cell", "ms", "pct", "row", "seconds_of", "usd",
-           "usd_small"]
+__all__ = ["RECOMMENDATION_COLUMNS", "Column", "columns", "converged_cell", "iops_cell", "latency_cell", "layout_name", "md_cell",
+           "ms", "pct", "row", "seconds_of", "usd", "usd_small", "worst_second_cell"]

@@ -382,6 +382,13 @@ def cdf_plot(plan: pb.Plan, frame: Frame, sims: CdfSet) -> Plot | None:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", ms=8, mfc="white", mec=color, mew=2, zorder=4,
                     label="plan: p50 and " + frame.pct_label if i == 0 else None)
             xs.extend(p[0] for p in pts)
+        # the plan's 95 % intervals on those figures (whiskers; none for a screening run)
+        for v, lo, hi, p in ((r.latency_p50, r.latency_p50_low, r.latency_p50_high, 0.5),
+                             (r.latency_at_percentile, r.latency_at_percentile_low, r.latency_at_percentile_high, q)):
+            if seconds_of(v) > 0 and seconds_of(hi) > 0:
+                ax.plot([seconds_of(lo) * 1e3, seconds_of(hi) * 1e3], [p, p], color=color, lw=1.6, zorder=3,
+                        label="plan: 95 % interval" if i == 0 and p == q else None)
+                xs.extend([seconds_of(lo) * 1e3, seconds_of(hi) * 1e3])
         ws = seconds_of(r.worst_second_latency)
         if ws > 0:
             ax.axvline(ws * 1e3, color=color, ls=":", lw=1.3, label="plan: worst second" if i == 0 else None)
@@ -410,12 +417,13 @@ def cdf_plot(plan: pb.Plan, frame: Frame, sims: CdfSet) -> Plot | None:
     png = render(fig)
     if sims.simulated:
         has_ws = any(seconds_of(r.worst_second_latency) > 0 for r in top)
-        caption = (f"Solid lines: CDF of host IO latency from the engine's discrete-event array simulation: the run "
-                   f"the plan's own figures were read from (the planner's factory for each array's worst year: the "
-                   f"required IOPS, that year's fill and the array's seed stream, {sims.simulated_s:.3g} s simulated). "
-                   f"Hollow circles{' and dotted lines' if has_ws else ''}: the "
-                   f"plan's own figures (p50, {frame.pct_label}{', worst second' if has_ws else ''}) from "
-                   f"{', '.join(perf_models(plan)) or 'its performance model'}.")
+        caption = (f"Solid lines: CDF of host IO latency from the engine's discrete-event array simulation: the first "
+                   f"of the independent replications the plan's own figures were pooled from (the planner's factory for "
+                   f"each array's worst year: the required IOPS, that year's fill and seed, {sims.simulated_s:.3g} s "
+                   f"simulated). Hollow circles{' and dotted lines' if has_ws else ''}: the "
+                   f"plan's own figures (p50, {frame.pct_label}{', worst second over the horizon' if has_ws else ''}) from "
+                   f"{', '.join(perf_models(plan)) or 'its performance model'}, with their 95 % intervals as whiskers "
+                   "(one replication's curve may sit anywhere inside them).")
         caption += (f" The plan carries percentiles, not distributions, so the report simulated these "
                     f"{sims.simulation_count} array-years once each (each array's worst year); "
                     "every other figure is read from the plan.")
