@@ -23,12 +23,12 @@ from arrayplan_engine.catalog import (
     Drive,
     Provenance,
     all_drives,
-    catalog_markdown,
     drive_from_mapping,
     drive_violations,
     get_drive,
     with_user_drives,
 )
+from arrayplan_engine.catalog_table import catalog_markdown
 from arrayplan_engine.errors import InvalidInputError, UnknownNameError
 from conftest import DATA, data_path, needs_seeds
 
