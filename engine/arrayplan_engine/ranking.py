@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -18,9 +18,6 @@ from .catalog import Catalog, Drive
 from .evaluation import ConstraintCheck, Evaluation
 from .layout import DEFAULT_STRIPE_UNIT_BYTES, MAX_STRIPE_WIDTH, Layout, LayoutKind
 from .plan_request import Objective, PlanRequest, request_catalog, required_capacity_bytes, required_iops_in_year
-
-if TYPE_CHECKING:
-    from .search import SearchReport  # search orders what ranking ranks: it imports ranking, not the reverse
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -256,10 +253,12 @@ def explain_pareto(e: Evaluation) -> str:
 
 
 def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_total: int, candidates_pruned: int,
-         catalog: Catalog | None = None, pruning: PruneReport | None = None, search: SearchReport | None = None) -> PlanOutcome:
+         catalog: Catalog | None = None, pruning: PruneReport | None = None, exhaustive: bool | None = None,
+         candidates_not_simulated: int = 0, search_note: str = "") -> PlanOutcome:
     """Order by the objective: constraint-meeting candidates first, then the nearest misses.
     ``pruning`` (from ``prune_report``) puts what each cheap bound removed into the outcome;
-    ``search`` (from ``search.search``) what the search did not simulate."""
+    ``exhaustive``, ``candidates_not_simulated`` and ``search_note`` (``search.SearchReport``;
+    ranking does not import the search, which imports it) say what the search simulated."""
     catalog = request_catalog(req, catalog)
     evals = list(evaluations)
     removed = pruning.removed_by_bound if pruning is not None else ()
@@ -272,7 +271,7 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
     chosen = (meeting or missing)[: req.max_recommendations]
     recs = tuple(Recommendation(rank=i + 1, evaluation=e, explanation=explain(req, e, i + 1, objective)) for i, e in enumerate(chosen))
     models = tuple(sorted({e.performance_model for e in evals})) + ("endurance:rated-host-writes", "reliability:closed-form-mttdl", "cost:tco-v1")
-    note = search.note(req) if search is not None else ""
+    note = search_note
     if meeting and note:
         summary = (f"{len(meeting)} of the {len(evals)} simulated candidate arrays meet every constraint "
                    f"({candidates_total} in the space, {candidates_pruned} pruned by bounds). {note} {recs[0].explanation}")
@@ -300,11 +299,11 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
                        candidates_pruned=candidates_pruned, candidates_evaluated=len(evals), models=models,
                        pareto_front=front, hdd_equivalence=hdd, removed_by_bound=removed,
                        nearest_misses=pruning.nearest_misses if pruning is not None else (),
-                       assumptions=stated_assumptions(req, search),
-                       candidates_not_simulated=search.not_simulated if search is not None else 0, search_note=note)
+                       assumptions=stated_assumptions(req, exhaustive),
+                       candidates_not_simulated=candidates_not_simulated, search_note=note)
 
 
-def stated_assumptions(req: PlanRequest, search: SearchReport | None = None) -> tuple[str, ...]:
+def stated_assumptions(req: PlanRequest, exhaustive: bool | None = None) -> tuple[str, ...]:
     """What the answer rests on that the request did not say, in words a storage engineer checks:
     a derived daily write volume, the layouts, stripe units and drive counts searched, how the
     search chose what to simulate, the endurance margin, growth, the simulated window per
@@ -332,8 +331,8 @@ def stated_assumptions(req: PlanRequest, search: SearchReport | None = None) -> 
     else:
         out.append(f"Stripe unit: {units[0] // 1024:,} KiB (the default; larger units are searched when the mean IO is "
                    "256 KiB or more).")
-    if search is not None:
-        out.append("Search: every kept candidate simulated (--exhaustive)." if search.exhaustive else
+    if exhaustive is not None:
+        out.append("Search: every kept candidate simulated (--exhaustive)." if exhaustive else
                    "Search: candidates simulated in the order of their objective's analytic bound (purchase, replacements, "
                    "power at idle) until the top recommendations are established and no candidate left can beat them; "
                    "the Pareto front completed from dominance bounds (plan --exhaustive simulates every kept candidate).")

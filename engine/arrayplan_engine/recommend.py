@@ -30,4 +30,5 @@ def plan(req: PlanRequest, catalog: Catalog | None = None, *, limit: int = DEFAU
 
     found = search(req, pruning.kept, wave, catalog, exhaustive=req.exhaustive if exhaustive is None else exhaustive)
     return rank(req, found.evaluations, candidates_total=len(candidates), candidates_pruned=pruning.pruned, catalog=catalog,
-                pruning=pruning, search=found)
+                pruning=pruning, exhaustive=found.exhaustive, candidates_not_simulated=found.not_simulated,
+                search_note=found.note(req))

@@ -103,21 +103,29 @@ def search(req: PlanRequest, kept: Sequence[Candidate], evaluate_wave: EvaluateW
     before each wave with the simulations so far and the wave's size."""
     catalog = request_catalog(req, catalog)
     by_index = {c.index: c for c in kept}
-    evaluated: dict[int, Evaluation] = {i: e for i, e in (known or {}).items() if i in by_index}
+    # Known evaluations are a cache, not a head start: the search takes the same waves as a run
+    # without them (so a resumed run answers bit for bit as the undisturbed one) and simulates
+    # only what they lack.
+    cache: dict[int, Evaluation] = {i: e for i, e in (known or {}).items() if i in by_index and e.candidate == by_index[i]}
+    evaluated: dict[int, Evaluation] = {}
     waves = 0
 
     def run(wave: list[Candidate]) -> None:
         nonlocal waves
-        if not wave:
+        todo = [c for c in wave if c.index not in cache]
+        for c in wave:
+            if c.index in cache:
+                evaluated[c.index] = cache[c.index]
+        if not todo:
             return
         if on_wave is not None:
-            on_wave(len(evaluated), len(wave))
+            on_wave(len(evaluated), len(todo))
         waves += 1
-        for e in evaluate_wave(wave, req.simulated_seconds):
+        for e in evaluate_wave(todo, req.simulated_seconds):
             evaluated[e.candidate.index] = e
 
     if exhaustive:
-        run([c for c in kept if c.index not in evaluated])
+        run(list(kept))
         return SearchReport(evaluations=tuple(evaluated[i] for i in sorted(evaluated)), exhaustive=True, waves=waves)
 
     objective = req.objective
