@@ -38,7 +38,9 @@ def test_create_watch_get(stub) -> None:  # type: ignore[no-untyped-def]
     progress = [e.progress for e in events[:-1]]
     assert progress, "progress events come before the final plan"
     assert final.progress.candidates_evaluated == final.progress.candidates_to_evaluate > 0
-    assert final.progress.candidates_total == final.progress.candidates_pruned + final.progress.candidates_to_evaluate
+    assert final.progress.candidates_total == (final.progress.candidates_pruned + final.progress.candidates_to_evaluate
+                                               + final.progress.candidates_not_simulated)
+    assert final.result.candidates_not_simulated == final.progress.candidates_not_simulated
     recs = final.result.recommendations
     assert final.result.constraints_met and recs and recs[0].meets_constraints
     assert [r.rank for r in recs] == list(range(1, len(recs) + 1))

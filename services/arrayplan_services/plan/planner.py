@@ -401,9 +401,14 @@ class PlanRunner:
             fan.set_attribute("arrayplan.task_count", tasks[0])
             fan.set_attribute("arrayplan.wave_count", found.waves)
             fan.set_attribute("arrayplan.not_simulated", found.not_simulated)
+        # what the search simulated is the plan's work: the progress ends with it done
+        progress["candidates_evaluated"] = progress["candidates_to_evaluate"] = len(found.evaluations)
+        progress["candidates_not_simulated"] = found.not_simulated
+        self._set_progress(run_id, progress)
         with tracer.start_as_current_span("arrayplan.rank"):
             return ranking.rank(req, found.evaluations, candidates_total=len(cands), candidates_pruned=pruned, catalog=catalog,
-                                pruning=pruning, search=found)
+                                pruning=pruning, exhaustive=found.exhaustive, candidates_not_simulated=found.not_simulated,
+                                search_note=found.note(req))
 
     def _restore_checkpoints(self, run_id: str, fingerprint: str,
                              kept: list[candidates.Candidate]) -> dict[int, evaluation.Evaluation]:
