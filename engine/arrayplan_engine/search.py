@@ -200,7 +200,7 @@ def search(req: PlanRequest, kept: Sequence[Candidate], evaluate_wave: EvaluateW
         if not open_ or spent >= budget:
             unresolved = open_
             break
-        wave = open_[:max(MIN_WAVE, min(budget - spent, MAX_WAVE))]
+        wave = open_[:max(1, min(budget - spent, MAX_WAVE))]
         spent += len(wave)
         run(wave)
 
