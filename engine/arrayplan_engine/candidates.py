@@ -7,17 +7,19 @@ A candidate's ``index`` is its place in that order; ties in the ranking break on
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from . import performance
+from . import cost, endurance, performance, reliability
 from .catalog import Catalog, Drive
 from .errors import InvalidInputError, SearchSpaceTooLargeError
-from .layout import Layout, LayoutKind, make_layout, usable_capacity_bytes
+from .layout import DEFAULT_STRIPE_UNIT_BYTES, Layout, LayoutKind, make_layout, usable_capacity_bytes
 from .plan_request import (
     DEFAULT_CANDIDATE_LIMIT,
     DEFAULT_LAYOUTS,
+    Objective,
     PlanRequest,
     layouts_for,
     request_catalog,
@@ -36,6 +38,32 @@ class Candidate:
     group_width: int
     drive_count: int
     over_provisioning_fraction: float = 0.0
+    stripe_unit_bytes: int = DEFAULT_STRIPE_UNIT_BYTES
+
+
+KiB = 1024
+
+#: Stripe units searched when the workload's mean IO is at least ``LARGE_IO_BYTES``: a large IO
+#: then spans many units of the default 64 KiB (17 member IOs per 1 MiB host IO), so the unit
+#: changes what the members do. Smaller IOs keep the default unit only.
+LARGE_IO_STRIPE_UNITS = (64 * KiB, 256 * KiB, 1024 * KiB)
+
+
+LARGE_IO_BYTES = 256 * KiB
+
+
+def stripe_units(req: PlanRequest) -> tuple[int, ...]:
+    """The stripe units the search tries: ``LARGE_IO_STRIPE_UNITS`` for large IOs (mean IO >=
+    ``LARGE_IO_BYTES``), else the layouts' default unit alone."""
+    if req.workload.mean_io_bytes >= LARGE_IO_BYTES:
+        return LARGE_IO_STRIPE_UNITS
+    return (DEFAULT_STRIPE_UNIT_BYTES,)
+
+
+def searched_layouts(req: PlanRequest) -> tuple[str, ...]:
+    """``candidate_space.layouts``, or by default ``DEFAULT_LAYOUTS`` (RAID 10, 5, 6 and the
+    erasure codes ec:4+2, ec:8+3, ec:10+4; a code wider than the drive counts is not enumerated)."""
+    return tuple(req.candidate_space.layouts) or DEFAULT_LAYOUTS
 
 
 def _drive_names(req: PlanRequest, catalog: Catalog) -> list[str]:
@@ -55,7 +83,7 @@ def _shapes(req: PlanRequest, *, drive_slots: bool = True) -> list[tuple[str, in
     s = req.candidate_space
     out: list[tuple[str, int, int]] = []
     max_count = min(s.max_drive_count, req.constraints.max_drive_count or s.max_drive_count) if drive_slots else s.max_drive_count
-    for i, name in enumerate(s.layouts or DEFAULT_LAYOUTS):
+    for i, name in enumerate(searched_layouts(req)):
         for layout in layouts_for(name, s.group_widths, f"candidate_space.layouts[{i}]"):
             if layout is None:
                 minimum = 4 if name.strip().lower() == "raid10" else 1
@@ -77,9 +105,16 @@ def _ops(req: PlanRequest) -> tuple[float, ...]:
     return tuple(dict.fromkeys(req.candidate_space.over_provisioning_fractions)) or (0.0,)
 
 
+def _shape_units(req: PlanRequest, shapes: list[tuple[str, int, int]]) -> list[tuple[str, int, int, int]]:
+    """(layout, width, count, stripe unit): each shape at every searched stripe unit, except
+    plain mirrors (RAID 1 stripes nothing)."""
+    units = stripe_units(req)
+    return [(name, w, n, u) for name, w, n in shapes for u in (units if name != "raid1" else (DEFAULT_STRIPE_UNIT_BYTES,))]
+
+
 def count_candidates(req: PlanRequest, catalog: Catalog | None = None) -> int:
     catalog = request_catalog(req, catalog)
-    return len(_drive_names(req, catalog)) * len(_shapes(req)) * len(_ops(req))
+    return len(_drive_names(req, catalog)) * len(_shape_units(req, _shapes(req))) * len(_ops(req))
 
 
 def enumerate_candidates(req: PlanRequest, catalog: Catalog | None = None, *,
@@ -90,7 +125,7 @@ def enumerate_candidates(req: PlanRequest, catalog: Catalog | None = None, *,
     """
     catalog = request_catalog(req, catalog)
     names = _drive_names(req, catalog)
-    shapes = _shapes(req)
+    shapes = _shape_units(req, _shapes(req))
     ops = _ops(req)
     total = len(names) * len(shapes) * len(ops)
     if total > limit:
@@ -101,18 +136,16 @@ def enumerate_candidates(req: PlanRequest, catalog: Catalog | None = None, *,
         for op in ops:
             if op > 0 and not is_ssd:
                 continue  # short-stroking an HDD is not over-provisioning
-            for layout_name, width, count in shapes:
+            for layout_name, width, count, unit in shapes:
                 out.append(Candidate(index=len(out), drive_model=drive_name, layout=layout_name, group_width=width,
-                                     drive_count=count, over_provisioning_fraction=op))
+                                     drive_count=count, over_provisioning_fraction=op, stripe_unit_bytes=unit))
     return out
 
 
 def candidate_layout(c: Candidate) -> Layout:
     if c.layout.startswith("ec:"):
-        return make_layout(c.layout)
-    if c.layout == "raid1":
-        return make_layout("raid1", c.group_width)
-    return make_layout(c.layout, c.group_width)
+        return make_layout(c.layout, stripe_unit_bytes=c.stripe_unit_bytes)
+    return make_layout(c.layout, c.group_width, stripe_unit_bytes=c.stripe_unit_bytes)
 
 
 #: The cheap bounds, in the order the summary names them.
@@ -243,7 +276,7 @@ def _drive_slot_removals(req: PlanRequest, catalog: Catalog) -> int:
     """Arrays of the candidate space over ``constraints.max_drive_count`` (not enumerated)."""
     if not req.constraints.max_drive_count:
         return 0
-    extra = len(_shapes(req, drive_slots=False)) - len(_shapes(req))
+    extra = len(_shape_units(req, _shapes(req, drive_slots=False))) - len(_shape_units(req, _shapes(req)))
     if extra <= 0:
         return 0
     ops = _ops(req)
@@ -315,3 +348,133 @@ def find_candidate(req: PlanRequest, *, drive_model: str, layout: str, group_wid
                 and math.isclose(c.over_provisioning_fraction, over_provisioning_fraction, abs_tol=1e-12):
             return c
     raise InvalidInputError.one("candidate", f"{drive_count} x {drive_model} in {layout} (width {group_width}) is not in the request's space")
+
+
+# -- bounds on the objective: what the search orders and stops by ---------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ObjectiveBounds:
+    """What a candidate's evaluation can find at best, from the parts that need no simulation.
+
+    Exact: the purchase (drives and hot spares), the expected replacements (wear-out from the FTL's
+    write amplification, failures from the AFR), the wear, the durability (the same Markov chains
+    ``evaluation.evaluate`` runs). Bounded: power (every drive and spare at idle, the least the
+    simulated utilisation can give), hence the cost of ownership from below; the sustained IOPS
+    from above (``performance.iops_upper_bound`` plus ``SCREEN_MARGIN``, the screen's bound); the
+    latency percentile from below (``latency_floor_s``). ``tests/engine/test_search.py`` checks
+    each against the full evaluation of every candidate of several questions."""
+
+    candidate: Candidate
+    purchase_cost_usd: float
+    power_w: float  # lower bound
+    total_cost_usd: float  # lower bound
+    headroom_fraction: float  # upper bound on the binding constraint's headroom
+    latency_headroom_fraction: float  # upper bound (inf when the request has no latency target)
+    data_loss_probability: float  # exact
+    array_loss_probability: float  # exact
+
+    def objective_lower_bound(self, objective: Objective) -> float:
+        """A lower bound on ``Evaluation.objective_value(objective)``."""
+        return {
+            Objective.TOTAL_COST_OF_OWNERSHIP: self.total_cost_usd,
+            Objective.PURCHASE_COST: self.purchase_cost_usd,
+            Objective.POWER: self.power_w,
+            Objective.HEADROOM: -self.headroom_fraction,
+        }[objective]
+
+
+def latency_floor_s(req: PlanRequest, drive: Drive) -> float:
+    """A lower bound on the request's latency percentile on ``drive``: a disk's rotational delay
+    (``_latency_floor_s``); for an SSD, when reads are more than ``1 - p`` of the IOs, the fresh
+    read command's fixed cost (every read waits at least that long; writes are taken as instant)."""
+    floor = _latency_floor_s(req, drive)
+    if drive.kind == "ssd":
+        p = req.constraints.latency_percentile / 100.0
+        if req.workload.read_fraction > 1.0 - p:
+            floor = max(floor, performance.fresh_service_model(drive).read_fixed_s)
+    return floor
+
+
+def objective_bounds(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, *,
+                     with_durability: bool = True) -> ObjectiveBounds:
+    """The analytic bounds of one candidate (see ``ObjectiveBounds``). The exact parts repeat
+    ``evaluation.evaluate``'s arithmetic (same functions, same arguments). Without
+    ``with_durability`` the loss probabilities are NaN and the headroom leaves the durability
+    checks out (the Markov chains are most of the bounds' cost; the search asks for them only
+    for the candidates it reaches)."""
+    catalog = request_catalog(req, catalog)
+    drive = catalog.get(cand.drive_model)
+    layout = candidate_layout(cand)
+    c = req.constraints
+    years = req.service_life_years
+    op = cand.over_provisioning_fraction
+    per_drive = drive.capacity_bytes * (1.0 - op)
+    usable = usable_capacity_bytes(layout, cand.drive_count, per_drive)
+    wear = endurance.service_life_wear(drive, layout, cand.drive_count, req.workload, years=years,
+                                       data_bytes_year1=c.usable_capacity_bytes * req.workload.working_set_fraction,
+                                       usable_capacity_bytes=usable, extra_spare_fraction=op)
+    price = drive.price_usd or 0.0
+    spares = cost.hot_spare_count(cand.drive_count, drives_per_spare=req.drives_per_hot_spare)
+    purchase = cost.purchase_cost_usd(price, cand.drive_count + spares)
+    idle = drive.idle_power_w or 0.0
+    power = cand.drive_count * min(idle, drive.active_power_w or 0.0) + spares * idle
+    afr = drive.annual_failure_rate or 0.0
+    replacements = wear.wear_out_replacements \
+        + cost.expected_failure_replacements(cand.drive_count, annual_failure_rate=afr, service_life_years=years)
+    total = purchase + cost.energy_cost_usd(power, years=years, usd_per_kwh=req.electricity_usd_per_kwh) + replacements * price
+    loss_p, array_loss_p = (_durability(req, drive, layout, cand.drive_count, per_drive) if with_durability
+                            else (math.nan, math.nan))
+    # the headroom of each check evaluate makes, at its best
+    heads = [headroom_at_least(required_capacity_bytes(req), usable),
+             headroom_at_most(1.0 - c.endurance_margin_fraction, wear.life_used_fraction)]
+    final = req.service_life_years
+    iops_needed = required_iops_in_year(req, final)
+    if iops_needed > 0:
+        ub = performance.iops_upper_bound(drive, layout, cand.drive_count, req.workload.grown(final - 1))
+        heads.append(headroom_at_least(iops_needed, ub * (1.0 + performance.SCREEN_MARGIN)))
+    latency_head = math.inf
+    if c.latency_target_s > 0:
+        latency_head = headroom_at_most(c.latency_target_s, latency_floor_s(req, drive))
+        heads.append(latency_head)
+    if c.worst_second_latency_target_s > 0:
+        heads.append(1.0)
+    if c.max_purchase_cost_usd > 0:
+        heads.append(headroom_at_most(c.max_purchase_cost_usd, purchase))
+    if c.max_drive_count > 0:
+        heads.append(headroom_at_most(c.max_drive_count, cand.drive_count))
+    if c.max_power_w > 0:
+        heads.append(headroom_at_most(c.max_power_w, power))
+    if c.max_data_loss_probability > 0 and with_durability:
+        heads.append(headroom_at_most(c.max_data_loss_probability, loss_p))
+    if c.max_array_loss_probability > 0 and with_durability:
+        heads.append(headroom_at_most(c.max_array_loss_probability, array_loss_p))
+    return ObjectiveBounds(candidate=cand, purchase_cost_usd=purchase, power_w=power, total_cost_usd=total,
+                           headroom_fraction=min(heads), latency_headroom_fraction=latency_head,
+                           data_loss_probability=loss_p, array_loss_probability=array_loss_p)
+
+
+def _durability(req: PlanRequest, drive: Drive, layout: Layout, drive_count: int, per_drive_bytes: float) -> tuple[float, float]:
+    """(P(data loss), P(array loss)) over the service life, as ``evaluation.evaluate`` computes
+    them; the stripe unit does not enter, so candidates differing only in it share one result."""
+    afr = drive.annual_failure_rate or 0.0
+    if afr <= 0:
+        return 0.0, 0.0
+    rebuild_rate = (drive.seq_write_bytes_per_s or 50e6) * req.rebuild_rate_fraction_of_seq_write
+    repair_h = reliability.rebuild_hours(drive_capacity_bytes=per_drive_bytes, rebuild_rate_bytes_per_second=rebuild_rate)
+    return _durability_cached(replace(layout, stripe_unit_bytes=DEFAULT_STRIPE_UNIT_BYTES), drive_count, afr, repair_h,
+                              req.service_life_years, drive.uber or 0.0, per_drive_bytes)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _durability_cached(layout: Layout, drive_count: int, afr: float, repair_h: float, years: int, uber: float,
+                       per_drive_bytes: float) -> tuple[float, float]:
+    loss_p = reliability.array_reliability(layout, drive_count, annual_failure_rate=afr, repair_hours=repair_h,
+                                           service_life_years=years, uber=uber,
+                                           drive_capacity_bytes=per_drive_bytes).service_life_loss_probability
+    if not uber:
+        return loss_p, loss_p
+    array_loss_p = reliability.array_reliability(layout, drive_count, annual_failure_rate=afr, repair_hours=repair_h,
+                                                 service_life_years=years, uber=0.0,
+                                                 drive_capacity_bytes=per_drive_bytes).service_life_loss_probability
+    return loss_p, array_loss_p

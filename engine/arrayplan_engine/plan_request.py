@@ -29,7 +29,7 @@ from .errors import (
 from .layout import Layout, LayoutKind, make_layout
 from .workload import Workload
 
-DEFAULT_LAYOUTS = ("raid10", "raid5", "raid6")
+DEFAULT_LAYOUTS = ("raid10", "raid5", "raid6", "ec:4+2", "ec:8+3", "ec:10+4")
 
 
 DEFAULT_GROUP_WIDTHS = {
@@ -130,6 +130,9 @@ class PlanRequest:
     # Drives the request brings (PlanSpec.custom_drives), searched with the catalog's; their
     # names may be used in candidate_space.drive_models and may not shadow a catalog name.
     custom_drives: tuple[Drive, ...] = ()
+    # Simulate every kept candidate (``plan --exhaustive``) instead of the bound-ordered search
+    # (``search.search``), to check the search against it.
+    exhaustive: bool = False
 
     def required_iops(self) -> float:
         return self.constraints.min_iops or self.workload.target_iops

@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 
 from . import cost, durability_flags, performance, simulation
-from .candidates import Candidate, NearMiss, PruneReport, candidate_layout, removal_text
+from .candidates import Candidate, NearMiss, PruneReport, candidate_layout, removal_text, searched_layouts, stripe_units
 from .catalog import Catalog, Drive
 from .evaluation import ConstraintCheck, Evaluation
-from .layout import MAX_STRIPE_WIDTH, Layout, LayoutKind
-from .plan_request import DEFAULT_LAYOUTS, Objective, PlanRequest, final_year_data_bytes, request_catalog, required_capacity_bytes, required_iops_in_year
+from .layout import DEFAULT_STRIPE_UNIT_BYTES, MAX_STRIPE_WIDTH, Layout, LayoutKind
+from .plan_request import Objective, PlanRequest, final_year_data_bytes, request_catalog, required_capacity_bytes, required_iops_in_year
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,6 +57,10 @@ class PlanOutcome:
     nearest_misses: tuple[NearMiss, ...] = ()
     # What the answer rests on that the request did not say (``stated_assumptions``).
     assumptions: tuple[str, ...] = ()
+    # Kept candidates the search did not simulate (``search.SearchReport``; 0 for --exhaustive),
+    # and the sentence saying why.
+    candidates_not_simulated: int = 0
+    search_note: str = ""
 
 
 _UNITS_TEXT = {
@@ -84,6 +88,8 @@ def explain(req: PlanRequest, e: Evaluation, rank_: int, objective: Objective) -
     what = f"{c.layout.upper()} of {c.drive_count} x {e.drive_display_name}"
     if c.layout not in ("raid0", "raid10") and not c.layout.startswith("ec:"):
         what += f" (groups of {c.group_width})"
+    if c.stripe_unit_bytes != DEFAULT_STRIPE_UNIT_BYTES:
+        what += f", {c.stripe_unit_bytes // 1024:,} KiB stripe unit"
     binding = next(k for k in e.checks if k.constraint == e.binding_constraint)
     fill = req.constraints.max_fill_fraction
     if e.meets_constraints:
@@ -276,9 +282,12 @@ def explain_pareto(e: Evaluation) -> str:
 
 
 def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_total: int, candidates_pruned: int,
-         catalog: Catalog | None = None, pruning: PruneReport | None = None) -> PlanOutcome:
+         catalog: Catalog | None = None, pruning: PruneReport | None = None, exhaustive: bool | None = None,
+         candidates_not_simulated: int = 0, search_note: str = "") -> PlanOutcome:
     """Order by the objective: constraint-meeting candidates first, then the nearest misses.
-    ``pruning`` (from ``prune_report``) puts what each cheap bound removed into the outcome."""
+    ``pruning`` (from ``prune_report``) puts what each cheap bound removed into the outcome;
+    ``exhaustive``, ``candidates_not_simulated`` and ``search_note`` (``search.SearchReport``;
+    ranking does not import the search, which imports it) say what the search simulated."""
     catalog = request_catalog(req, catalog)
     evals = list(evaluations)
     removed = pruning.removed_by_bound if pruning is not None else ()
@@ -291,7 +300,12 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
     chosen = (meeting or missing)[: req.max_recommendations]
     recs = tuple(_recommendation(req, i + 1, e, explain(req, e, i + 1, objective), catalog) for i, e in enumerate(chosen))
     models = tuple(sorted({e.performance_model for e in evals})) + ("endurance:rated-host-writes", "reliability:closed-form-mttdl", "cost:tco-v1")
-    if meeting:
+    note = search_note
+    if meeting and note:
+        summary = (f"{len(meeting)} of the {len(evals)} simulated candidate arrays meet every constraint "
+                   f"({candidates_total} in the space, {candidates_pruned} pruned by bounds). {note} {recs[0].explanation}"
+                   f"{too_close_text(recs, objective)}")
+    elif meeting:
         best = recs[0]
         summary = (f"{len(meeting)} of {candidates_total} candidate arrays meet every constraint "
                    f"({candidates_pruned} pruned by bounds, {len(evals)} evaluated). {best.explanation}{too_close_text(recs, objective)}")
@@ -315,7 +329,8 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
                        candidates_pruned=candidates_pruned, candidates_evaluated=len(evals), models=models,
                        pareto_front=front, hdd_equivalence=hdd, removed_by_bound=removed,
                        nearest_misses=pruning.nearest_misses if pruning is not None else (),
-                       assumptions=stated_assumptions(req))
+                       assumptions=stated_assumptions(req, exhaustive),
+                       candidates_not_simulated=candidates_not_simulated, search_note=note)
 
 
 def _recommendation(req: PlanRequest, rank_: int, e: Evaluation, explanation: str, catalog: Catalog) -> Recommendation:
@@ -336,10 +351,11 @@ def too_close_text(recs: Sequence[Recommendation], objective: Objective) -> str:
             "another seed may put #2 first.")
 
 
-def stated_assumptions(req: PlanRequest) -> tuple[str, ...]:
+def stated_assumptions(req: PlanRequest, exhaustive: bool | None = None) -> tuple[str, ...]:
     """What the answer rests on that the request did not say, in words a storage engineer checks:
-    a derived daily write volume, the layouts and drive counts searched by default, the endurance
-    margin, growth, the simulated window per candidate-year, the HDD compared, fail-slow drives."""
+    a derived daily write volume, the layouts, stripe units and drive counts searched, how the
+    search chose what to simulate, the endurance margin, growth, the simulated window per
+    candidate-year, the HDD compared, fail-slow drives."""
     out: list[str] = []
     w = req.workload
     if w.daily_write_bytes <= 0 and w.target_iops > 0:
@@ -358,8 +374,20 @@ def stated_assumptions(req: PlanRequest) -> tuple[str, ...]:
                "where file systems, object stores and SSD garbage collection keep room to work).")
     cs = req.candidate_space
     if not cs.layouts:
-        out.append(f"Layouts searched: {', '.join(DEFAULT_LAYOUTS)} (the default; name candidate_space.layouts for erasure codes "
-                   "such as ec:8+3).")
+        out.append(f"Layouts searched: {', '.join(searched_layouts(req))} (the default: RAID 10, RAID 5 and 6 in groups of "
+                   "4-16, erasure codes where the drive count holds a whole stripe; name candidate_space.layouts for others).")
+    units = stripe_units(req)
+    if len(units) > 1:
+        out.append(f"Stripe units searched: {', '.join(f'{u // 1024:,} KiB' for u in units)} (the mean IO of "
+                   f"{req.workload.mean_io_bytes / 1024:,.0f} KiB spans several units of the default 64 KiB).")
+    else:
+        out.append(f"Stripe unit: {units[0] // 1024:,} KiB (the default; larger units are searched when the mean IO is "
+                   "256 KiB or more).")
+    if exhaustive is not None:
+        out.append("Search: every kept candidate simulated (--exhaustive)." if exhaustive else
+                   "Search: candidates simulated in the order of their objective's analytic bound (purchase, replacements, "
+                   "power at idle) until the top recommendations are established and no candidate left can beat them; "
+                   "the Pareto front completed from dominance bounds (plan --exhaustive simulates every kept candidate).")
     if not cs.drive_models:
         out.append("Drives searched: every catalog drive (SSDs and hard disks) and the plan's custom drives.")
     out.append(f"Drive counts searched: {cs.min_drive_count} to {cs.max_drive_count}.")

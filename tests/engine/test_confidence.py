@@ -188,8 +188,11 @@ QUESTIONS = {
 @pytest.mark.parametrize("name", sorted(QUESTIONS))
 def test_the_top_recommendation_is_the_same_for_five_seeds(name: str) -> None:
     """The same question with seeds 0-4: one top recommendation (decisions at the pessimistic end
-    of 95 % intervals, common random numbers across the candidates of a year)."""
+    of 95 % intervals, common random numbers across the candidates of a year), unless the top two
+    are within each other's intervals on the objective, and then every answer says so (the OLTP
+    question's two RAID 6 widths of the same 24 drives differ only by the simulated power)."""
     tops = set()
+    close = []
     for seed in range(5):
         out = recommend.plan(replace(QUESTIONS[name], seed=seed))
         assert out.constraints_met
@@ -197,4 +200,5 @@ def test_the_top_recommendation_is_the_same_for_five_seeds(name: str) -> None:
         c = best.evaluation.candidate
         tops.add((c.drive_model, c.layout, c.group_width, c.drive_count))
         assert "% confidence (at " in best.explanation or "exactly (analytic)" in best.explanation
-    assert len(tops) == 1, tops
+        close.append("within each other's" in out.summary)
+    assert len(tops) == 1 or all(close), (tops, close)

@@ -50,7 +50,7 @@ def test_the_capacity_bound_and_check_apply_the_fill_target() -> None:
     check = next(k for k in e.checks if k.constraint == "usable_capacity")
     assert check.required == pytest.approx(10 * TB, rel=1e-12) and not check.met
     text = ranking.explain(tight, e, 1, tight.objective)
-    assert "misses usable capacity (8.80 TB of 10.00 TB, 8.00 TB of final-year data at most 80% full)" in text
+    assert "misses usable capacity (8.80 TB of 10.00 TB, 8.00 TB of final-year data at most 80% full; misses exactly (analytic))" in text
 
     loose = _req(max_fill_fraction=0.95)
     e_loose = evaluation.evaluate(loose, cand)

@@ -38,7 +38,9 @@ def test_create_watch_get(stub) -> None:  # type: ignore[no-untyped-def]
     progress = [e.progress for e in events[:-1]]
     assert progress, "progress events come before the final plan"
     assert final.progress.candidates_evaluated == final.progress.candidates_to_evaluate > 0
-    assert final.progress.candidates_total == final.progress.candidates_pruned + final.progress.candidates_to_evaluate
+    assert final.progress.candidates_total == (final.progress.candidates_pruned + final.progress.candidates_to_evaluate
+                                               + final.progress.candidates_not_simulated)
+    assert final.result.candidates_not_simulated == final.progress.candidates_not_simulated
     recs = final.result.recommendations
     assert final.result.constraints_met and recs and recs[0].meets_constraints
     assert [r.rank for r in recs] == list(range(1, len(recs) + 1))
@@ -162,7 +164,9 @@ def test_cancel_plan_stops_its_tasks(stub, server: ServerProcess) -> None:  # ty
     big.workload.target_iops = 0
     big.candidate_space.CopyFrom(pb.CandidateSpace(layouts=["raid0", "raid10", "raid5", "raid6", "ec:4+2", "ec:8+3"],
                                                    group_widths=[4, 5, 6, 8, 10, 12], max_drive_count=100))
-    # every catalog drive (49) x these shapes = 17,444 candidates, under the server's 20,000 limit
+    # every catalog drive (49) x these shapes = 17,444 candidates, under the server's 20,000 limit,
+    # every kept one simulated (the search would stop after the ten cheapest, before the cancel)
+    big.exhaustive = True
     created = stub.CreatePlan(pb.CreatePlanRequest(plan=pb.Plan(spec=big)), timeout=30)
     stream = stub.WatchPlan(pb.WatchPlanRequest(name=created.name), timeout=300)
     for event in stream:

@@ -18,11 +18,15 @@ from arrayplan_services.store import RunStore
 from arrayplan_services.store import checkpoints as ckpt
 from conftest import start_server
 
-# 124 candidates x 5 simulated years: tens of seconds in one process, in about 60 batches.
+# 124 candidates x 5 simulated years: tens of seconds in one process, in about 60 batches. Every
+# kept candidate is simulated (exhaustive: the search would stop after a few waves, too soon to
+# kill the server mid-plan; tests/engine/test_search.py checks that the search replays its waves
+# over checkpointed evaluations).
 LONG = pb.PlanSpec(workload=pb.Workload(read_fraction=0.7, target_iops=10_000),
                    constraints=pb.Constraints(usable_capacity_bytes=1_000_000_000),
                    candidate_space=pb.CandidateSpace(drive_models=["intel-dc-s3500-480gb", "intel-dc-s3700-400gb"],
-                                                     layouts=["raid0", "raid10", "raid5", "raid6"], max_drive_count=24))
+                                                     layouts=["raid0", "raid10", "raid5", "raid6"], max_drive_count=24),
+                   exhaustive=True)
 PLAN_ID = "crash-resumed"
 EXECUTORS = {"local": ("--executor", "local"), "ray": ("--executor", "ray")}
 WATCH_S = 900

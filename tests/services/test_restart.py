@@ -22,7 +22,8 @@ SMALL = pb.PlanSpec(workload=pb.Workload(read_fraction=0.7, target_iops=5_000),
 LONG = pb.PlanSpec(workload=pb.Workload(read_fraction=0.7, target_iops=10_000),
                    constraints=pb.Constraints(usable_capacity_bytes=1_000_000_000),
                    candidate_space=pb.CandidateSpace(drive_models=["intel-dc-s3500-480gb", "intel-dc-s3700-400gb"],
-                                                     layouts=["raid0", "raid10", "raid5", "raid6"], max_drive_count=24))
+                                                     layouts=["raid0", "raid10", "raid5", "raid6"], max_drive_count=24),
+                   exhaustive=True)  # every kept candidate: the search would finish before the stop
 
 
 def _wait_running(stub, name: str) -> None:  # type: ignore[no-untyped-def]

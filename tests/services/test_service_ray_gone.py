@@ -29,6 +29,7 @@ SPEC = pb.PlanSpec(
     candidate_space=pb.CandidateSpace(drive_models=["intel-dc-s3500-480gb", "intel-dc-s3700-400gb", "intel-dc-s3500-800gb"],
                                       layouts=["raid10", "raid6", "raid5"], max_drive_count=48),
     service_life_years=3, seed=11,
+    exhaustive=True,  # every kept candidate: the search could finish before Ray goes
 )
 
 

@@ -279,6 +279,7 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
         electricity_usd_per_kwh=spec.electricity_usd_per_kwh if spec.electricity_usd_per_kwh else 0.12,
         drives_per_hot_spare=spec.drives_per_hot_spare if spec.HasField("drives_per_hot_spare") else 24,
         custom_drives=custom,
+        exhaustive=spec.exhaustive,
     )
     if spec.objective not in _OBJECTIVES:
         raise InvalidInputError.one(f"{prefix}.objective", f"unknown objective {spec.objective}; known: {', '.join(pb.Objective.keys())}")
@@ -310,7 +311,7 @@ def recommendation_to_proto(r: ranking.Recommendation) -> pb.Recommendation:
         over_provisioning_fraction=c.over_provisioning_fraction, wear_out_year=e.wear_out_year or 0,
         replacement_drive_count=e.replacement_drive_count, hot_spare_count=e.hot_spare_count, cost_per_usable_tb_usd=_finite(e.cost_per_usable_tb_usd),
         cost_per_iops_usd=_finite(e.cost_per_iops_usd), pareto_optimal=e.pareto_optimal,
-        mttdl_hours=e.mttdl_hours if math.isfinite(e.mttdl_hours) else 1e300,
+        mttdl_hours=e.mttdl_hours if math.isfinite(e.mttdl_hours) else 1e300, stripe_unit_bytes=c.stripe_unit_bytes,
         predicted_iops_low=_finite(e.predicted_iops_low), predicted_iops_high=_finite(e.predicted_iops_high),
         simulation_converged=e.simulation_converged, simulation_replications=e.simulation_replications,
         simulation_precision=e.simulation_precision,
@@ -373,6 +374,8 @@ def outcome_to_proto(o: ranking.PlanOutcome) -> pb.PlanResult:
         result.nearest_misses.add(drive_model=c.drive_model, layout=c.layout, group_width=c.group_width, drive_count=c.drive_count,
                                   failed_bounds=[k.bound for k in m.failed], explanation=m.explanation())
     result.assumptions.extend(o.assumptions)
+    result.candidates_not_simulated = o.candidates_not_simulated
+    result.search_note = o.search_note
     return result
 
 

@@ -1,7 +1,23 @@
-"""End-to-end planning speed on the embedded default: PlanRunner + local Ray + SQLite store."""
+"""End-to-end planning speed on the embedded default: PlanRunner + local Ray + SQLite store.
+
+* ``plan_candidates_per_s``: a fixed 1,000-candidate plan, every candidate simulated
+  (``exhaustive``), on 1 and 2 Ray CPUs.
+* ``plan_catalog_s``: the issue's three questions (an OLTP database of 25K IOPS and 8 TB, a 100 TB
+  archive of 1 MiB IOs, a 200K-IOPS 50 TB database) over the default candidate space (every
+  catalog drive, the default layouts and stripe units), answered by the search; target <= 10 s
+  each on 2 cores.
+* ``plan_10k_s``: a space of 10,556 candidates answered by the search (target <= 30 s).
+* ``plan_agreement``: the search's top recommendations equal ``--exhaustive``'s on the three
+  questions (``plan_exhaustive_s`` times the exhaustive runs, ``plan_simulated`` counts what
+  each simulated).
+
+Set ``ARRAYPLAN_BENCH_PLAN=fast`` to leave the exhaustive runs out (they simulate every kept
+candidate of the whole catalog: minutes each).
+"""
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -24,20 +40,101 @@ SPEC = pb.PlanSpec(
     candidate_space=pb.CandidateSpace(drive_models=DRIVES, layouts=["raid0"], max_drive_count=100),
     service_life_years=1,
     seed=1,
+    exhaustive=True,
 )
 WARM = pb.PlanSpec()
 WARM.CopyFrom(SPEC)
 WARM.candidate_space.max_drive_count = 4
 
 
-def _run_once(runner: PlanRunner, spec: pb.PlanSpec = SPEC) -> tuple[float, int]:
+KiB = 1024
+
+# The issue's three questions, over the default candidate space (every catalog drive).
+QUESTIONS = {
+    "oltp": pb.PlanSpec(
+        workload=pb.Workload(read_fraction=0.7, random_fraction=1.0, io_size_mix=[pb.IoSizeShare(io_bytes=8 * KiB, weight=1)],
+                             queue_depth=32, target_iops=25_000),
+        constraints=pb.Constraints(usable_capacity_bytes=8_000_000_000_000, latency_percentile=99.9),
+        seed=1),
+    "archive": pb.PlanSpec(
+        workload=pb.Workload(read_fraction=0.05, random_fraction=0.05, io_size_mix=[pb.IoSizeShare(io_bytes=1024 * KiB, weight=1)],
+                             queue_depth=8, target_iops=300),
+        constraints=pb.Constraints(usable_capacity_bytes=100_000_000_000_000),
+        seed=1),
+    "db200k": pb.PlanSpec(
+        workload=pb.Workload(read_fraction=0.7, random_fraction=1.0, io_size_mix=[pb.IoSizeShare(io_bytes=8 * KiB, weight=1)],
+                             queue_depth=64, target_iops=200_000),
+        constraints=pb.Constraints(usable_capacity_bytes=50_000_000_000_000, latency_percentile=99.0),
+        seed=1),
+}
+QUESTIONS["oltp"].constraints.latency_target.FromMilliseconds(5)
+QUESTIONS["db200k"].constraints.latency_target.FromMilliseconds(2)
+
+# 10,556 candidates: the OLTP question over every drive, the default layouts, up to 60
+# drives, and two short-stroke fractions for the SSDs.
+SPACE_10K = pb.PlanSpec()
+SPACE_10K.CopyFrom(QUESTIONS["oltp"])
+SPACE_10K.candidate_space.CopyFrom(pb.CandidateSpace(max_drive_count=60, over_provisioning_fractions=[0.0, 0.1]))
+
+
+def _run_plan(runner: PlanRunner, spec: pb.PlanSpec) -> tuple[float, pb.Plan]:
     start = time.perf_counter()
     plan = runner.create(pb.Plan(spec=spec))
     for event in runner.watch(plan.name):
         if event.HasField("plan"):
             assert event.plan.state == pb.Plan.STATE_SUCCEEDED, event.plan.error_message
-            return time.perf_counter() - start, event.plan.progress.candidates_evaluated
+            return time.perf_counter() - start, event.plan
     raise RuntimeError("watch ended without a plan")
+
+
+def _run_once(runner: PlanRunner, spec: pb.PlanSpec = SPEC) -> tuple[float, int]:
+    wall, plan = _run_plan(runner, spec)
+    return wall, plan.progress.candidates_evaluated
+
+
+def _top(plan: pb.Plan) -> list[tuple[str, str, int, int, float, int]]:
+    return [(r.drive_model, r.layout, r.group_width, r.drive_count, r.over_provisioning_fraction, r.stripe_unit_bytes)
+            for r in plan.result.recommendations]
+
+
+def run_catalog(num_cpus: int = 2, *, exhaustive: bool = True) -> dict[str, object]:
+    """The three questions by the search (and, with ``exhaustive``, by --exhaustive), and the
+    10,000-candidate space, on ``num_cpus`` Ray CPUs."""
+    import ray
+
+    times: dict[str, float] = {}
+    simulated: dict[str, object] = {}
+    full_s: dict[str, float] = {}
+    agree: dict[str, bool] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = RunStore(Path(tmp) / "runs.sqlite3")
+        telemetry.configure_server(store)
+        executor = RayExecutor(num_cpus=num_cpus)
+        try:
+            runner = PlanRunner(store, executor)
+            _run_once(runner, WARM)  # warm workers, imports and numba caches
+            for name, spec in QUESTIONS.items():
+                wall, fast = _run_plan(runner, spec)
+                times[name] = round(wall, 2)
+                simulated[name] = {"fast": fast.progress.candidates_evaluated,
+                                   "kept": fast.progress.candidates_total - fast.progress.candidates_pruned}
+                if exhaustive:
+                    every = pb.PlanSpec()
+                    every.CopyFrom(spec)
+                    every.exhaustive = True
+                    wall_full, full = _run_plan(runner, every)
+                    full_s[name] = round(wall_full, 1)
+                    simulated[name]["exhaustive"] = full.progress.candidates_evaluated  # type: ignore[index]
+                    agree[name] = _top(fast) == _top(full)
+            wall_10k, big = _run_plan(runner, SPACE_10K)
+        finally:
+            ray.shutdown()
+    out: dict[str, object] = {"plan_catalog_s": times, "plan_simulated": simulated, "plan_10k_s": round(wall_10k, 2),
+                              "plan_10k_candidates": big.progress.candidates_total, "plan_10k_simulated": big.progress.candidates_evaluated}
+    if exhaustive:
+        out["plan_exhaustive_s"] = full_s
+        out["plan_agreement"] = agree
+    return out
 
 
 def run_with_cpus(num_cpus: int) -> dict[str, float]:
@@ -113,4 +210,5 @@ def run() -> dict[str, object]:
         "plan_candidates": 1000,
         "plan_seed_stability": min(stability.values()),
         "plan_seed_stability_by_question": stability,
+        **run_catalog(2, exhaustive=os.environ.get("ARRAYPLAN_BENCH_PLAN", "") != "fast"),
     }

@@ -252,6 +252,8 @@ def load_spec(args: argparse.Namespace) -> pb.PlanSpec | None:
     args.plan_warnings = list(warnings)  # carried into --format markdown
     if args.seed is not None:
         spec.seed = args.seed
+    if getattr(args, "exhaustive", False):
+        spec.exhaustive = True
     return spec
 
 
@@ -723,6 +725,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-outside-paths", action="store_true",
                    help="let the plan file name fio/trace files outside its own directory (default: refused)")
     p.add_argument("--seed", type=int, help="override the plan file's seed")
+    p.add_argument("--exhaustive", action="store_true",
+                   help="simulate every candidate the cheap bounds keep (the plan file's exhaustive: true), not only those "
+                        "the search needs: the same top recommendations, slower; to check the search")
     p.add_argument("--timeout", type=seconds_arg, default=3600.0, metavar="SECONDS",
                    help="cancel the plan if not done within this many seconds, or a duration: 90s, 30min (default 3600)")
     p.add_argument("--quiet", action="store_true",

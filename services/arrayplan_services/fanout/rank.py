@@ -20,12 +20,13 @@ if TYPE_CHECKING:  # the types only: at run time this module needs ranking.rank 
     from arrayplan_engine.evaluation import Evaluation
     from arrayplan_engine.plan_request import PlanRequest
 
-    RankShared = tuple[PlanRequest, tuple[Drive, ...], int, int, PruneReport | None]
+    RankShared = tuple[PlanRequest, tuple[Drive, ...], int, int, PruneReport | None, bool, int, str]
 
 
 def rank_evaluations(shared: RankShared, batch: Sequence[Evaluation], carrier: dict[str, str]) -> ranking.PlanOutcome:
     """``ranking.rank`` over one plan's evaluations (sorted by candidate index by the caller)."""
     del carrier  # the server's arrayplan.rank span covers the call
-    request, drives, candidates_total, candidates_pruned, pruning = shared
+    request, drives, candidates_total, candidates_pruned, pruning, exhaustive, not_simulated, note = shared
     return ranking.rank(request, batch, candidates_total=candidates_total, candidates_pruned=candidates_pruned,
-                        catalog=Catalog(drives), pruning=pruning)
+                        catalog=Catalog(drives), pruning=pruning, exhaustive=exhaustive,
+                        candidates_not_simulated=not_simulated, search_note=note)

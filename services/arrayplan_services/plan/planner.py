@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import dataclasses
 import json
 import logging
 import math
@@ -21,7 +22,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +31,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from arrayplan.v1 import planner_pb2 as pb
-from arrayplan_engine import candidates, evaluation, plan_request, ranking
+from arrayplan_engine import candidates, evaluation, plan_request, ranking, search
 from arrayplan_engine.catalog import Catalog, builtin_catalog
 from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError, require_range
 
@@ -123,16 +124,26 @@ def parse_list_token(token: str) -> int | None:
     return int(token, 16)
 
 
-def batches(req: plan_request.PlanRequest, cands: list[candidates.Candidate], workers: int) -> list[list[candidates.Candidate]]:
-    """Batches of about ``TARGET_BATCH_S`` seconds of work, and at least two per worker so the
-    fan-out stays balanced and progress moves."""
+def batches(req: plan_request.PlanRequest, cands: list[candidates.Candidate], workers: int,
+            catalog: Catalog | None = None) -> list[list[candidates.Candidate]]:
+    """Batches of about ``TARGET_BATCH_S`` seconds of work by the cost model
+    (``evaluation.estimated_cost_s``), and at least two per worker so the fan-out stays balanced
+    and progress moves. Consecutive candidates are cut where the running cost passes each
+    batch's share, so a batch of large arrays holds fewer of them."""
     if not cands:
         return []
-    total_s = sum(evaluation.estimated_cost_s(req, c) for c in cands)
-    count = max(2 * workers, math.ceil(total_s / TARGET_BATCH_S))
-    count = min(count, len(cands))
-    size = math.ceil(len(cands) / count)
-    return [cands[i:i + size] for i in range(0, len(cands), size)]
+    costs = [evaluation.estimated_cost_s(req, c, catalog) for c in cands]
+    total_s = sum(costs)
+    count = min(len(cands), max(2 * workers, math.ceil(total_s / TARGET_BATCH_S)))
+    share = total_s / count
+    out: list[list[candidates.Candidate]] = [[]]
+    running = 0.0
+    for c, cost_s in zip(cands, costs, strict=True):
+        if out[-1] and running + cost_s / 2 > share * len(out) and len(out) < count:
+            out.append([])
+        out[-1].append(c)
+        running += cost_s
+    return out
 
 
 class WatchCursor:
@@ -359,13 +370,11 @@ class PlanRunner:
         self._set_progress(run_id, progress)
         self._notify(live)
         span.set_attribute("arrayplan.candidate_count", len(cands))
-        results: list[evaluation.Evaluation] = list(restored.values())
-        calls = [TaskCall(batch=b, weight=len(b)) for b in batches(req, todo, self.executor.worker_count)]
         saving = [True]  # checkpoints are written until the run's bound is reached
+        tasks = [0]
 
         def on_result(call: TaskCall, value: tuple[list[evaluation.Evaluation], list[dict[str, Any]]]) -> None:
             evaluations, spans = value
-            results.extend(evaluations)
             if saving[0] and evaluations:
                 saving[0] = self._checkpoint(run_id, fingerprint, evaluations)
             if spans:
@@ -378,20 +387,41 @@ class PlanRunner:
             self._set_progress(run_id, progress)
             self._notify(live)
 
-        with tracer.start_as_current_span("arrayplan.fanout", kind=trace.SpanKind.PRODUCER,
-                                          attributes={"arrayplan.task_count": len(calls), "arrayplan.candidate_count": len(kept)}):
-            carrier = telemetry.inject_carrier()
+        def wave(todo: Sequence[candidates.Candidate], simulated_s: float) -> list[evaluation.Evaluation]:
+            """One wave of the search, fanned out as Ray batches sized by the cost model."""
+            wave_req = req if simulated_s == req.simulated_seconds else dataclasses.replace(req, simulated_seconds=simulated_s)
+            calls = [TaskCall(batch=b, weight=len(b)) for b in batches(wave_req, list(todo), self.executor.worker_count, catalog)]
+            tasks[0] += len(calls)
+            out: list[evaluation.Evaluation] = []
+
+            def collect(call: TaskCall, value: tuple[list[evaluation.Evaluation], list[dict[str, Any]]]) -> None:
+                out.extend(value[0])
+                on_result(call, value)
+
             if live.cancel.is_set():
                 raise Cancelled()
-            self.executor.run(evaluate_candidates, (req, tuple(catalog)), calls, carrier, on_result=on_result, cancel=live.cancel)
+            carrier = telemetry.inject_carrier()
+            self.executor.run(evaluate_candidates, (wave_req, tuple(catalog)), calls, carrier, on_result=collect, cancel=live.cancel)
+            return out
+
+        with tracer.start_as_current_span("arrayplan.fanout", kind=trace.SpanKind.PRODUCER,
+                                          attributes={"arrayplan.candidate_count": len(kept),
+                                                      "arrayplan.exhaustive": req.exhaustive}) as fan:
+            found = search.search(req, kept, wave, catalog, exhaustive=req.exhaustive, known=restored)
+            fan.set_attribute("arrayplan.task_count", tasks[0])
+            fan.set_attribute("arrayplan.wave_count", found.waves)
+            fan.set_attribute("arrayplan.not_simulated", found.not_simulated)
+        # what the search simulated is the plan's work: the progress ends with it done
+        progress["candidates_evaluated"] = progress["candidates_to_evaluate"] = len(found.evaluations)
+        progress["candidates_not_simulated"] = found.not_simulated
+        self._set_progress(run_id, progress)
         with tracer.start_as_current_span("arrayplan.rank"):
-            results.sort(key=lambda e: e.candidate.index)
             # On the executor: ranking simulates again (numba, LLVM), which in the server process
             # would keep its memory after the plan (fanout/rank.py).
             ranked: list[ranking.PlanOutcome] = []
-            self.executor.run(rank_evaluations, (req, tuple(catalog), len(cands), pruned, pruning),
-                              [TaskCall(batch=results, weight=len(results))], telemetry.inject_carrier(),
-                              on_result=lambda _call, outcome: ranked.append(outcome), cancel=live.cancel)
+            shared = (req, tuple(catalog), len(cands), pruned, pruning, found.exhaustive, found.not_simulated, found.note(req))
+            self.executor.run(rank_evaluations, shared, [TaskCall(batch=list(found.evaluations), weight=len(found.evaluations))],
+                              telemetry.inject_carrier(), on_result=lambda _call, outcome: ranked.append(outcome), cancel=live.cancel)
             return ranked[0]
 
     def _restore_checkpoints(self, run_id: str, fingerprint: str,

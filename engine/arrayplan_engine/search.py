@@ -1,0 +1,211 @@
+"""Which candidates to simulate: the search between pruning and ranking.
+
+Every kept candidate has analytic bounds (``candidates.objective_bounds``): a lower bound on its
+objective value (purchase and replacements exact, power at idle), an upper bound on its headroom
+and latency headroom, its exact durability. The search simulates in waves, in the order of the
+objective's lower bound (ties on the candidate index, the ranking's tie-break), and stops once
+``max_recommendations`` candidates that meet every constraint are established and the next
+candidate's bound cannot beat the last of them: every candidate left has a true objective value
+at least its bound, so the top recommendations are those a simulation of every candidate gives
+(``exhaustive``), bit for bit (each candidate's figures come from its own seed stream).
+
+A candidate whose exact checks (capacity, endurance, budget, drive slots, durability) or whose
+IOPS and latency bounds already fail is not simulated while any candidate meets every
+constraint: the ranking shows only constraint-meeting arrays then. When none does, every kept
+candidate is simulated, so the nearest misses are those of the exhaustive search.
+
+The Pareto front (cost, latency headroom, P(data loss)) is then completed from dominance bounds:
+a candidate whose bounds (cost from below, latency headroom from above, durability exact) are
+dominated by a simulated front member cannot be on the front and is not simulated; the others
+are, wave by wave, until every candidate left is dominated or ``pareto_limit`` more simulations
+are spent (the report then counts those left, and the answer says so).
+
+``evaluate_wave(candidates, simulated_seconds)`` is the caller's: ``recommend.plan`` evaluates
+in-process, the service fans each wave out as Ray batches. ``simulated_seconds`` is the one
+precision argument a wave is simulated at (``evaluation.evaluate`` reads it from the request).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from . import candidates as cands_mod
+from .candidates import Candidate, ObjectiveBounds
+from .catalog import Catalog
+from .evaluation import Evaluation
+from .plan_request import PlanRequest, request_catalog
+from .ranking import pareto_front
+
+EvaluateWave = Callable[[Sequence[Candidate], float], list[Evaluation]]
+
+#: Candidates per wave at least (a wave is one fan-out: fewer would leave workers idle).
+MIN_WAVE = 4
+
+
+#: A wave is sized for the meeting candidates still needed at the pass rate seen so far, at most this.
+MAX_WAVE = 64
+
+
+#: Simulations the Pareto front may add after the top recommendations, per recommendation asked.
+PARETO_SIMULATIONS_PER_RECOMMENDATION = 2
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchReport:
+    """What the search simulated and why it stopped."""
+
+    evaluations: tuple[Evaluation, ...]  # by candidate index
+    exhaustive: bool
+    not_simulated: int = 0  # kept candidates never simulated
+    beyond_bound: int = 0  # of those: past the last recommendation's value, their bounds dominated by the front
+    certain_misses: int = 0  # of those: an exact check or a bound already fails
+    pareto_unresolved: int = 0  # of those: not dominated, left by the Pareto budget
+    waves: int = 0
+
+    def note(self, req: PlanRequest) -> str:
+        """One sentence on what was not simulated and why (empty for an exhaustive search)."""
+        if self.exhaustive or not self.not_simulated:
+            return ""
+        objective = {"total_cost_of_ownership": "cost", "purchase_cost": "purchase cost", "power": "power",
+                     "headroom": "headroom"}[req.objective.value]
+        parts = []
+        if self.beyond_bound:
+            nth = _ordinal(req.max_recommendations)
+            parts.append(f"{self.beyond_bound:,} because their {objective} bound is "
+                         f"{'below' if objective == 'headroom' else 'above'} the {nth} recommendation's and a Pareto "
+                         "front member dominates their bounds")
+        if self.certain_misses:
+            parts.append(f"{self.certain_misses:,} because an exact check or a bound already fails")
+        if self.pareto_unresolved:
+            parts.append(f"{self.pareto_unresolved:,} whose bounds no front member dominates, left by the Pareto budget "
+                         "(the front is of the simulated candidates; plan --exhaustive for the whole one)")
+        return f"{self.not_simulated:,} candidates not simulated: " + "; ".join(parts) + "."
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _dominated(b: ObjectiveBounds, front: Sequence[Evaluation]) -> bool:
+    """Some front member is at least as good as the best ``b`` allows on all three axes."""
+    return any(f.total_cost_usd <= b.total_cost_usd and f.latency_headroom_fraction() >= b.latency_headroom_fraction
+               and f.data_loss_probability <= b.data_loss_probability for f in front)
+
+
+def search(req: PlanRequest, kept: Sequence[Candidate], evaluate_wave: EvaluateWave, catalog: Catalog | None = None, *,
+           exhaustive: bool = False, known: Mapping[int, Evaluation] | None = None,
+           pareto_limit: int | None = None, on_wave: Callable[[int, int], None] | None = None) -> SearchReport:
+    """Simulate the candidates that decide the answer (see the module text). ``known``: candidates
+    already evaluated (a resumed run's checkpoints); ``on_wave(simulated, planned)`` is called
+    before each wave with the simulations so far and the wave's size."""
+    catalog = request_catalog(req, catalog)
+    by_index = {c.index: c for c in kept}
+    # Known evaluations are a cache, not a head start: the search takes the same waves as a run
+    # without them (so a resumed run answers bit for bit as the undisturbed one) and simulates
+    # only what they lack.
+    cache: dict[int, Evaluation] = {i: e for i, e in (known or {}).items() if i in by_index and e.candidate == by_index[i]}
+    evaluated: dict[int, Evaluation] = {}
+    waves = 0
+
+    def run(wave: list[Candidate]) -> None:
+        nonlocal waves
+        todo = [c for c in wave if c.index not in cache]
+        for c in wave:
+            if c.index in cache:
+                evaluated[c.index] = cache[c.index]
+        if not todo:
+            return
+        if on_wave is not None:
+            on_wave(len(evaluated), len(todo))
+        waves += 1
+        for e in evaluate_wave(todo, req.simulated_seconds):
+            evaluated[e.candidate.index] = e
+
+    if exhaustive:
+        run(list(kept))
+        return SearchReport(evaluations=tuple(evaluated[i] for i in sorted(evaluated)), exhaustive=True, waves=waves)
+
+    objective = req.objective
+    k = req.max_recommendations
+    cheap = {c.index: cands_mod.objective_bounds(req, c, catalog, with_durability=False) for c in kept}
+    full: dict[int, ObjectiveBounds] = {}
+
+    def bounds(c: Candidate) -> ObjectiveBounds:
+        b = full.get(c.index)
+        if b is None:
+            b = full[c.index] = cands_mod.objective_bounds(req, c, catalog)
+        return b
+
+    def key(c: Candidate) -> tuple[float, int]:
+        return (cheap[c.index].objective_lower_bound(objective), c.index)
+
+    order = sorted(kept, key=key)
+
+    def kth_meeting() -> tuple[float, int] | None:
+        meeting = sorted((e.objective_value(objective), e.candidate.index) for e in evaluated.values() if e.meets_constraints)
+        return meeting[k - 1] if len(meeting) >= k else None
+
+    # 1. the top recommendations, in the order of the objective's bound
+    certain_miss: set[int] = set()
+    pos = 0
+    wave_size = max(MIN_WAVE, k)
+    while pos < len(order):
+        limit = kth_meeting()
+        wave: list[Candidate] = []
+        while pos < len(order) and len(wave) < wave_size:
+            c = order[pos]
+            if limit is not None and key(c) > limit:
+                break
+            pos += 1
+            if c.index in evaluated:
+                continue
+            if bounds(c).headroom_fraction < 0:
+                certain_miss.add(c.index)
+                continue
+            wave.append(c)
+        if not wave:
+            break
+        run(wave)
+        simulated = [e for e in evaluated.values() if e.candidate.index not in certain_miss]
+        met = sum(e.meets_constraints for e in simulated)
+        needed = k - met
+        rate = max(met / len(simulated), 1.0 / MAX_WAVE) if simulated else 1.0
+        wave_size = MIN_WAVE if needed <= 0 else min(MAX_WAVE, max(MIN_WAVE, math.ceil(needed / rate)))
+
+    meeting = [e for e in evaluated.values() if e.meets_constraints]
+    if not meeting:
+        # nothing meets: the answer is the nearest misses, which only simulating all of them orders
+        run([c for c in kept if c.index not in evaluated])
+        return SearchReport(evaluations=tuple(evaluated[i] for i in sorted(evaluated)), exhaustive=False, waves=waves)
+
+    # 2. the Pareto front: simulate what a front member's figures do not dominate (every candidate
+    # left is past the stop point, or a certain miss)
+    budget = PARETO_SIMULATIONS_PER_RECOMMENDATION * k if pareto_limit is None else pareto_limit
+    spent = 0
+    unresolved: list[Candidate] = []
+    while True:
+        front = pareto_front([e for e in evaluated.values() if e.meets_constraints])
+        open_: list[Candidate] = []
+        for c in order:
+            if c.index in evaluated:
+                continue
+            b = bounds(c)
+            if b.headroom_fraction < 0:
+                certain_miss.add(c.index)
+            elif not _dominated(b, front):
+                open_.append(c)
+        if not open_ or spent >= budget:
+            unresolved = open_
+            break
+        wave = open_[:max(1, min(budget - spent, MAX_WAVE))]
+        spent += len(wave)
+        run(wave)
+
+    not_simulated = len(kept) - len(evaluated)
+    misses = len(certain_miss - set(evaluated))
+    return SearchReport(evaluations=tuple(evaluated[i] for i in sorted(evaluated)), exhaustive=False,
+                        not_simulated=not_simulated, certain_misses=misses, pareto_unresolved=len(unresolved),
+                        beyond_bound=not_simulated - misses - len(unresolved), waves=waves)
