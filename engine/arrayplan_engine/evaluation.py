@@ -124,6 +124,12 @@ class Evaluation:
     cost_per_usable_tb_usd: float = 0.0
     cost_per_iops_usd: float = 0.0
     pareto_optimal: bool = False
+    # power and the cost of ownership at the ends of the simulated utilisation's interval (the
+    # last year's, as power_w; NaN when not estimated)
+    power_low_w: float = math.nan
+    power_high_w: float = math.nan
+    total_cost_low_usd: float = math.nan
+    total_cost_high_usd: float = math.nan
     # simulation.CONFIDENCE_LEVEL intervals of the simulated figures above (in the same year as
     # each figure; NaN when not estimated: a screening run)
     predicted_iops_low: float = math.nan
@@ -148,10 +154,14 @@ class Evaluation:
         return math.inf
 
     def objective_interval(self, objective: Objective) -> tuple[float, float]:
-        """The objective's value at the ends of the intervals it depends on (low, high): costs and
-        power are analytic given the simulated utilisation (a point); headroom follows the
-        binding check's interval."""
+        """The objective's value at the ends of the intervals it depends on (low, high): power and
+        the cost of ownership follow the simulated utilisation's interval (a point without one),
+        the purchase cost is exact, headroom follows the binding check's interval."""
         v = self.objective_value(objective)
+        if objective is Objective.TOTAL_COST_OF_OWNERSHIP and math.isfinite(self.total_cost_low_usd):
+            return (self.total_cost_low_usd, self.total_cost_high_usd)
+        if objective is Objective.POWER and math.isfinite(self.power_low_w):
+            return (self.power_low_w, self.power_high_w)
         if objective is not Objective.HEADROOM:
             return (v, v)
         k = next((c for c in self.checks if c.constraint == self.binding_constraint), None)
@@ -329,15 +339,23 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
     price = drive.price_usd or 0.0
     spares = cost.hot_spare_count(cand.drive_count, drives_per_spare=req.drives_per_hot_spare)
     purchase = cost.purchase_cost_usd(price, cand.drive_count + spares)
-    power = cost.average_power_w(idle_power_w=drive.idle_power_w or 0.0, active_power_w=drive.active_power_w or 0.0,
-                                 drive_count=cand.drive_count, utilization=perfs[-1].utilization) \
-        + spares * (drive.idle_power_w or 0.0)
+    def power_at(utilization: float) -> float:
+        return cost.average_power_w(idle_power_w=drive.idle_power_w or 0.0, active_power_w=drive.active_power_w or 0.0,
+                                    drive_count=cand.drive_count, utilization=utilization) + spares * (drive.idle_power_w or 0.0)
+    # the simulated utilisation's interval carries into power and the cost of ownership (NaN: a
+    # screening run, one replication, or none simulated)
+    power = power_at(perfs[-1].utilization)
+    power_low, power_high = (power_at(perfs[-1].utilization_low), power_at(perfs[-1].utilization_high)) \
+        if math.isfinite(perfs[-1].utilization_low) and math.isfinite(perfs[-1].utilization_high) else (math.nan, math.nan)
     power_cost = cost.energy_cost_usd(power, years=years, usd_per_kwh=req.electricity_usd_per_kwh)
     afr = drive.annual_failure_rate or 0.0
     replacements = wear.wear_out_replacements \
         + cost.expected_failure_replacements(cand.drive_count, annual_failure_rate=afr, service_life_years=years)
     replacement_cost = replacements * price
     total_cost = purchase + power_cost + replacement_cost
+    total_cost_low, total_cost_high = (
+        purchase + cost.energy_cost_usd(p, years=years, usd_per_kwh=req.electricity_usd_per_kwh) + replacement_cost
+        for p in (power_low, power_high)) if math.isfinite(power_low) else (math.nan, math.nan)
 
     loss_p, mttdl_h = 0.0, math.inf
     array_loss_p = unreadable_p = 0.0
@@ -406,6 +424,7 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
         worst_second_latency_s=ws.worst_second_latency_s, endurance_years=wear.endurance_years,
         life_used_fraction=life_used, purchase_cost_usd=purchase, power_cost_usd=power_cost,
         replacement_cost_usd=replacement_cost, total_cost_usd=total_cost,
+        total_cost_low_usd=total_cost_low, total_cost_high_usd=total_cost_high, power_low_w=power_low, power_high_w=power_high,
         power_w=power, data_loss_probability=loss_p, array_loss_probability=array_loss_p,
         unreadable_after_rebuild_probability=unreadable_p, checks=tuple(checks),
         meets_constraints=all(k.met for k in checks), binding_constraint=binding.constraint,

@@ -303,6 +303,10 @@ class SimulatedFigures:
     latency_at_percentile_high_s: float = math.nan
     worst_second_latency_low_s: float = math.nan
     worst_second_latency_high_s: float = math.nan
+    # the drives' mean utilisation's interval over the replications (power and so the cost of
+    # ownership follow it); NaN with one replication
+    utilization_low: float = math.nan
+    utilization_high: float = math.nan
     horizon_s: float = DEFAULT_HORIZON_S  # the worst second is the worst of this many seconds
     replications: int = 1
     host_ios: int = 0  # offered-load host IOs simulated over the replications
@@ -478,8 +482,9 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
                 continue
         break
 
-    util = float(np.mean([np.mean(r.drive_utilisation) for r in runs if len(r.drive_utilisation)])) \
-        if any(len(r.drive_utilisation) for r in runs) else 1.0
+    per_run_util = [float(np.mean(r.drive_utilisation)) for r in runs if len(r.drive_utilisation)]
+    util = float(np.mean(per_run_util)) if per_run_util else 1.0
+    util_interval = mean_interval(per_run_util) if len(per_run_util) > 1 else Interval(value=util)
     common: dict[str, Any] = {
         "max_iops": iops.value, "max_iops_low": iops.low, "max_iops_high": iops.high,
         "achieved_iops": float(np.mean([r.achieved_iops for r in runs])),
@@ -511,6 +516,8 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
         latency_at_percentile_s=at_p.value, latency_at_percentile_low_s=at_p.low, latency_at_percentile_high_s=at_p.high,
         worst_second_latency_s=worst.value, worst_second_latency_low_s=worst.low, worst_second_latency_high_s=worst.high,
         utilization=util, kept_up=True,
+        utilization_low=max(0.0, util_interval.low) if util_interval.known else math.nan,
+        utilization_high=min(1.0, util_interval.high) if util_interval.known else math.nan,
     )
 
 
