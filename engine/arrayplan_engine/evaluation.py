@@ -4,10 +4,10 @@ checked in its worst year (``evaluate``). ``evaluate_batch`` is the unit the ser
 out as a Ray task.
 
 The same request and seed give the same figures, and common random numbers run across the
-candidates of a year: the seed of a candidate-year comes from (request seed, year, the year's
-workload state) (``year_seed``), never from the candidate's place in the enumeration, so the same
-array gets the same figures wherever it sits and two arrays of one year are compared under the
-same random streams.
+candidates of a year: the seed of a candidate-year comes from (request seed, the year's workload
+state) (``state_seed``), never from the candidate's place in the enumeration, so the same array
+gets the same figures wherever it sits, two arrays of one year are compared under the same random
+streams, and years in the same state are simulated once.
 
 Decisions have a margin: a simulated figure's check is met only when the pessimistic end of its
 ``simulation.CONFIDENCE_LEVEL`` interval meets the constraint (the low end of the sustained IOPS,
@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -230,7 +231,7 @@ def candidate_year_case(req: PlanRequest, cand: Candidate, year: int, catalog: C
     """(request, candidate, year) -> the array spec and member service models the answer's
     figures are simulated from (``simulation.array_spec``): the year's grown workload offered at
     the year's required IOPS, the drives at that year's fill, the year's common-random-numbers
-    seed (``year_seed``: request seed, year, workload state; ``seed`` replaces the request's
+    seed (``state_seed``: request seed and workload state; ``seed`` replaces the request's
     seed stream), ``req.simulated_seconds`` cut to ``simulation.MAX_SIMULATED_HOST_IOS``."""
     catalog = request_catalog(req, catalog)
     require_range("year", year, 1, req.service_life_years, hi_name="service_life_years")
@@ -240,7 +241,7 @@ def candidate_year_case(req: PlanRequest, cand: Candidate, year: int, catalog: C
     fill = wear.years[year - 1].fill_fraction
     required = required_iops_in_year(req, year)
     wl = replace(req.workload.grown(year - 1), target_iops=float(required))
-    seed_y = year_seed(req, year, wl, seed)
+    seed_y = state_seed(req, wl, seed)
     bound = performance.iops_upper_bound(drive, layout, cand.drive_count, wl)
     duration = simulation.capped_duration_s(req.simulated_seconds, required if required > 0 else bound)
     spec = simulation.array_spec(drive, layout, cand.drive_count, wl, fill_fraction=max(fill, 1e-6),
@@ -258,16 +259,16 @@ def _workload_state(wl: Workload) -> list[int]:
     return list(repr(state).encode())
 
 
-def year_seed(req: PlanRequest, year: int, workload: Workload, seed: np.random.SeedSequence | None = None) -> int:
-    """The simulation seed of every candidate in ``year`` under ``workload`` (the year's grown
-    workload at its required IOPS): ``SeedSequence([request seed, year, *workload state])``.
-    Common random numbers: it does not depend on the candidate, so an array's figures do not
-    depend on where it sits in the enumeration, and the arrays of one year see the same streams.
-    ``seed`` (a stream a caller passes) replaces ``SeedSequence(req.seed)``."""
+def state_seed(req: PlanRequest, workload: Workload, seed: np.random.SeedSequence | None = None) -> int:
+    """The simulation seed of every candidate under ``workload`` (a year's grown workload at its
+    required IOPS): ``SeedSequence([request seed, *workload state])``. Common random numbers: it
+    depends on neither the candidate nor the year, so an array's figures do not depend on where it
+    sits in the enumeration, the arrays of one year see the same streams, and the years of one
+    array in the same state (fill bucket, workload) are the same simulation, run once
+    (``evaluate``). ``seed`` (a stream a caller passes) replaces ``SeedSequence(req.seed)``."""
     base = seed if seed is not None else candidate_seed(req)
     entropy = base.entropy if isinstance(base.entropy, int) else 0
-    return simulation.seed_int(np.random.SeedSequence([int(entropy), int(year), *_workload_state(workload)],
-                                                      spawn_key=base.spawn_key))
+    return simulation.seed_int(np.random.SeedSequence([int(entropy), *_workload_state(workload)], spawn_key=base.spawn_key))
 
 
 def simulate_candidate_year(req: PlanRequest, case: CandidateYear,
@@ -302,9 +303,14 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
     year_figures: list[YearPerformance] = []
     perfs: list[simulation.SimulatedFigures] = []
     required: list[float] = []
+    simulated: dict[tuple[Any, ...], simulation.SimulatedFigures] = {}
     for y, yw in zip(range(1, years + 1), wear.years, strict=True):
         case = candidate_year_case(req, cand, y, catalog, seed=seed, wear=wear)
-        perf_y = simulate_candidate_year(req, case, prec)
+        # a year in the state of an earlier one (the same fill bucket, workload and so seed: no
+        # growth) is the same simulation: run once
+        state = (simulation.fill_bucket_fraction(case.fill_fraction), case.workload, case.spec.duration_s, case.seed)
+        perf_y = simulated.get(state) or simulate_candidate_year(req, case, prec)
+        simulated[state] = perf_y
         required_y = case.workload.target_iops
         perfs.append(perf_y)
         required.append(required_y)
@@ -438,7 +444,7 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
 
 def candidate_seed(req: PlanRequest, cand: Candidate | None = None) -> np.random.SeedSequence:
     """The plan's random stream, ``SeedSequence(req.seed)``: the same for every candidate
-    (common random numbers; each year's seed is ``year_seed``). ``cand`` is accepted and
+    (common random numbers; each year's seed is ``state_seed``). ``cand`` is accepted and
     ignored: a candidate's place in the enumeration never changes its figures."""
     del cand
     return np.random.SeedSequence(req.seed)

@@ -1,5 +1,5 @@
 """Confidence on every simulated figure, the worst second over a horizon, and decisions with a
-margin under common random numbers (simulation.simulate_figures, evaluation.year_seed)."""
+margin under common random numbers (simulation.simulate_figures, evaluation.state_seed)."""
 
 from __future__ import annotations
 
