@@ -339,15 +339,16 @@ def _recommendation(req: PlanRequest, rank_: int, e: Evaluation, explanation: st
 
 
 def too_close_text(recs: Sequence[Recommendation], objective: Objective) -> str:
-    """" The top two are within each other's intervals ..." when the second's objective interval
-    reaches the first's (another seed may swap them), else empty."""
+    """" The 95 % intervals of the top two overlap ..." when the second's objective interval
+    reaches the first's (another seed may swap them), else empty (no apostrophe: the report's HTML
+    escapes one, and the summary is checked there word for word)."""
     if len(recs) < 2 or not recs[1].evaluation.meets_constraints:
         return ""
     lo1, hi1 = recs[0].evaluation.objective_interval(objective)
     lo2, hi2 = recs[1].evaluation.objective_interval(objective)
     if lo2 > hi1 or lo1 > hi2:
         return ""
-    return (f" The top two are within each other's {simulation.CONFIDENCE_LEVEL * 100:.0f} % intervals on the objective: "
+    return (f" The {simulation.CONFIDENCE_LEVEL * 100:.0f} % intervals of the top two overlap on the objective: "
             "another seed may put #2 first.")
 
 

@@ -347,7 +347,7 @@ def test_submit_exit_codes(cluster: Cluster, planner: Planner, ns: str, api: cli
     body = json.loads(same.stdout)  # through jsonout: strict JSON, the CRD's status as the API server holds it
     assert body["name"] == "ci-oltp" and body["namespace"] == ns and body["status"]["phase"] == "Succeeded"
     assert body["status"]["recommendations"][0]["rank"] == 1
-    assert submit(ROOT / "examples" / "oltp.yaml", "--name", "ci-oltp", "--fail-if-headroom-below", "50").returncode == 3
+    assert submit(ROOT / "examples" / "oltp.yaml", "--name", "ci-oltp", "--fail-if-headroom-below", "95").returncode == 3
     assert submit(ROOT / "examples" / "impossible.yaml").returncode == 3
     bad_file = tmp_path / "bad.yaml"
     bad_file.write_text("workload: {read_fraction: lots}\nconstraints: {usable_capacity_bytes: 1 TB}\n")

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from arrayplan_engine import array as arr
-from arrayplan_engine import evaluate
+from arrayplan_engine import simulation
 from arrayplan_engine.catalog import get_drive
 from arrayplan_engine.errors import InvalidInputError
 from arrayplan_engine.layout import make_layout
@@ -21,7 +21,7 @@ K = 10  # data units of a 12-wide RAID 6 stripe
 
 def _pair(iops: float) -> tuple[arr.ArrayResult, arr.ArrayResult]:
     wl = Workload(name="oltp-8k-70-30", read_fraction=0.7, io_size_mix=((8 * KiB, 1.0),), queue_depth=32, target_iops=iops)
-    spec = evaluate.array_spec(get_drive("intel-dc-s3500-480gb"), make_layout("raid6", 12), 24, wl, duration_s=10.0, seed=1)
+    spec = simulation.array_spec(get_drive("intel-dc-s3500-480gb"), make_layout("raid6", 12), 24, wl, duration_s=10.0, seed=1)
     return arr.simulate(spec), arr.simulate(replace(spec, coordinated_reads=True))
 
 
@@ -37,7 +37,7 @@ def loaded() -> tuple[arr.ArrayResult, arr.ArrayResult]:
 
 def test_needs_a_parity_layout() -> None:
     wl = Workload(read_fraction=0.7, io_size_mix=((4 * KiB, 1.0),), queue_depth=4)
-    spec = evaluate.array_spec(get_drive("intel-dc-s3500-480gb"), make_layout("raid10", 4), 4, wl, duration_s=1.0)
+    spec = simulation.array_spec(get_drive("intel-dc-s3500-480gb"), make_layout("raid10", 4), 4, wl, duration_s=1.0)
     with pytest.raises(InvalidInputError, match=r"spec\.coordinated_reads.*parity layout.*raid10"):
         replace(spec, coordinated_reads=True)
 

@@ -51,7 +51,7 @@ def test_a_known_drives_simulated_log_fits_back_within_ten_percent() -> None:
     """The S3700 400GB (the 001 seed's comparison drive; the S3500 is still climbing at 2000 s in
     the cleaning model, docs/validation.md, so it has no time to steady state to fit): simulate
     2000 s with one seed, write fio's log, fit the drive from a copy with a wrong spare area and
-    the wrong cleaning trait."""
+    the wrong cleaning trait: the steady level, its start and the spare come back."""
     known = get_drive("intel-dc-s3700-400gb")
     run = ssd.consistency_experiment(known, duration_s=2000, seed=5)
     measured = df.parse_fio_log(df.fio_log_text(run.iops), "s3500.log")
@@ -61,7 +61,9 @@ def test_a_known_drives_simulated_log_fits_back_within_ten_percent() -> None:
     result = df.fit_drive(base, measured, source="s3500.log", iterations=7)
     assert result.runs == 14
     assert abs(result.steady_error) < 0.10 and abs(result.steady_start_error) < 0.10
-    assert result.drive.gc_policy == "eager"  # the cleaning trait comes back
+    # The cleaning trait is not identifiable from a per-second log of this drive (lazy drives clean
+    # whole victim blocks, no whole-second stalls: both traits overlay it); it is stated as fitted.
+    assert result.drive.provenance["gc_policy"].assumed and "overlays the log better" in result.drive.provenance["gc_policy"].reason
     # the effective spare comes back too (the catalog's spare bytes per user byte)
     assert result.drive.spare_bytes_per_user_byte == pytest.approx(known.spare_bytes_per_user_byte, rel=0.05)
     assert result.drive.provenance["raw_nand_bytes"].assumed and result.drive.provenance["raw_nand_bytes"].source == "s3500.log"

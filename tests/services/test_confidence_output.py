@@ -91,7 +91,9 @@ def test_the_horizon_from_the_request_and_its_bounds() -> None:
 
 def test_the_summary_says_when_the_top_two_are_within_each_others_intervals(outcome) -> None:  # type: ignore[no-untyped-def]
     """Ranked on headroom, two arrays whose binding intervals overlap are called a toss-up; on
-    cost (analytic: a point each) two different costs are not."""
+    cost, a second array whose cost interval (the simulated utilisation's, carried into power)
+    reaches the first's is one too, and one whose whole interval lies above is not."""
+    import math
     from dataclasses import replace
 
     from arrayplan_engine import ranking
@@ -99,8 +101,18 @@ def test_the_summary_says_when_the_top_two_are_within_each_others_intervals(outc
 
     e = outcome.recommendations[0].evaluation
     k = next(c for c in e.checks if c.constraint == e.binding_constraint)
-    twin = replace(e, candidate=replace(e.candidate, index=e.candidate.index + 1), total_cost_usd=e.total_cost_usd + 1.0)
-    recs = [ranking.Recommendation(rank=1, evaluation=e, explanation=""), ranking.Recommendation(rank=2, evaluation=twin, explanation="")]
+
+    def twin(extra_usd: float):  # type: ignore[no-untyped-def]
+        return replace(e, candidate=replace(e.candidate, index=e.candidate.index + 1), total_cost_usd=e.total_cost_usd + extra_usd,
+                       total_cost_low_usd=e.total_cost_low_usd + extra_usd, total_cost_high_usd=e.total_cost_high_usd + extra_usd)
+
+    def recs(other):  # type: ignore[no-untyped-def]
+        return [ranking.Recommendation(rank=1, evaluation=e, explanation=""), ranking.Recommendation(rank=2, evaluation=other, explanation="")]
+
     if k.confidence_level == simulation.CONFIDENCE_LEVEL:
-        assert "within each other's 95 % intervals" in ranking.too_close_text(recs, Objective.HEADROOM)
-    assert ranking.too_close_text(recs, Objective.TOTAL_COST_OF_OWNERSHIP) == ""
+        assert "95 % intervals of the top two overlap" in ranking.too_close_text(recs(twin(1.0)), Objective.HEADROOM)
+    assert math.isfinite(e.total_cost_low_usd) and e.total_cost_low_usd <= e.total_cost_usd <= e.total_cost_high_usd
+    width = e.total_cost_high_usd - e.total_cost_low_usd
+    if width > 1.0:
+        assert "overlap" in ranking.too_close_text(recs(twin(0.5 * width)), Objective.TOTAL_COST_OF_OWNERSHIP)
+    assert ranking.too_close_text(recs(twin(2.0 * width + 1.0)), Objective.TOTAL_COST_OF_OWNERSHIP) == ""

@@ -25,7 +25,8 @@ from conftest import ServerProcess, start_server, tiny_spec
 LONG = pb.PlanSpec(workload=pb.Workload(read_fraction=0.7, target_iops=10_000),
                    constraints=pb.Constraints(usable_capacity_bytes=1_000_000_000),
                    candidate_space=pb.CandidateSpace(drive_models=["intel-dc-s3500-480gb", "intel-dc-s3700-400gb"],
-                                                     layouts=["raid0", "raid10", "raid5", "raid6"], max_drive_count=24))
+                                                     layouts=["raid0", "raid10", "raid5", "raid6"], max_drive_count=24),
+                   exhaustive=True)  # every kept candidate simulated: the search would end before the kill
 LEASE_S = 10
 WATCH_S = 900
 
