@@ -31,10 +31,11 @@ TWO_DRIVES = ["intel-dc-s3700-400gb", "intel-dc-s3500-480gb"]
 SMALL = {"workload": {"read_fraction": 0.7, "target_iops": 5000, "io_size_mix": [{"io_bytes": "8 KiB", "weight": 1}]},
          "constraints": {"usable_capacity_bytes": "1 TB", "latency_target": "5ms"},
          "candidate_space": {"drive_models": TWO_DRIVES, "layouts": ["raid6"], "max_drive_count": 12}, "seed": 1}
-# ~120 simulated candidates: long enough (about ten seconds in-process) to stop a controller mid-plan.
+# ~120 simulated candidates: long enough (about ten seconds in-process) to stop a controller mid-plan
+# (exhaustive: the search would answer from a few of them, before the controller stops).
 LONG = {"workload": {"read_fraction": 0.7}, "constraints": {"usable_capacity_bytes": "1 GB"},
         "candidate_space": {"drive_models": [*TWO_DRIVES, "intel-ssd-320-300gb"], "layouts": ["raid10", "raid6"],
-                            "group_widths": [4, 8], "max_drive_count": 48}, "seed": 7}
+                            "group_widths": [4, 8], "max_drive_count": 48}, "seed": 7, "exhaustive": True}
 
 
 @pytest.fixture()
