@@ -376,12 +376,7 @@ class ObjectiveBounds:
 
     def objective_lower_bound(self, objective: Objective) -> float:
         """A lower bound on ``Evaluation.objective_value(objective)``."""
-        return {
-            Objective.TOTAL_COST_OF_OWNERSHIP: self.total_cost_usd,
-            Objective.PURCHASE_COST: self.purchase_cost_usd,
-            Objective.POWER: self.power_w,
-            Objective.HEADROOM: -self.headroom_fraction,
-        }[objective]
+        return objective.value_of(self)
 
 
 def latency_floor_s(req: PlanRequest, drive: Drive) -> float:

@@ -172,12 +172,7 @@ class Evaluation:
         return (-k.optimistic_headroom_fraction, -pess)
 
     def objective_value(self, objective: Objective) -> float:
-        return {
-            Objective.TOTAL_COST_OF_OWNERSHIP: self.total_cost_usd,
-            Objective.PURCHASE_COST: self.purchase_cost_usd,
-            Objective.POWER: self.power_w,
-            Objective.HEADROOM: -self.headroom_fraction,
-        }[objective]
+        return objective.value_of(self)
 
 
 def _check(constraint: str, required: float, predicted: float, unit: str, *, at_most: bool,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from . import simulation
 from .catalog import Catalog, Drive, builtin_catalog
@@ -64,6 +65,15 @@ class Objective(StrEnum):
     PURCHASE_COST = "purchase_cost"
     POWER = "power"
     HEADROOM = "headroom"
+
+    def value_of(self, figures: Any) -> float:
+        """The figure this objective minimises, read from a record with ``total_cost_usd``,
+        ``purchase_cost_usd``, ``power_w`` and ``headroom_fraction`` (an evaluation, or the
+        search's bounds on one): headroom is maximised, so its negative."""
+        if self is Objective.HEADROOM:
+            return -float(figures.headroom_fraction)
+        return float({Objective.TOTAL_COST_OF_OWNERSHIP: figures.total_cost_usd, Objective.PURCHASE_COST: figures.purchase_cost_usd,
+                      Objective.POWER: figures.power_w}[self])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
