@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from pgserver import PASSWORD, PostgresServer, fresh_database, postgres  # noqa: F401 - fixtures
 
+from arrayplan_engine.errors import InvalidInputError
 from arrayplan_services.store import PlanStore, RunStore, StoreConnectError, StoreUrlError, open_store
 from conftest import ROOT, free_port
 
@@ -42,7 +43,7 @@ def test_runs_are_created_read_listed_and_paged(store: PlanStore) -> None:
     assert [r.id for r in page2] == ["plan-2", "plan-1", "plan-0"]
     mine, end = store.list(page_size=10, before_seq=None, creator="alice")
     assert [r.id for r in mine] == ["plan-3", "plan-1"] and end is None
-    with pytest.raises(Exception, match="already exists|UNIQUE constraint failed"):  # ids are unique
+    with pytest.raises(InvalidInputError, match="plan_id: plans/plan-0 already exists"):  # ids are unique, on either backend
         store.create("plan-0", "{}", "")
 
 
@@ -59,6 +60,26 @@ def test_a_run_moves_to_one_terminal_state_and_keeps_it(store: PlanStore) -> Non
     row = store.get("run-a")
     assert row is not None and row.state == "SUCCEEDED" and row.result_json == '{"ok": true}' and row.end_time is not None
     assert row.progress_json == '{"candidates_evaluated": 9}' and store.interrupted() == []
+    # A late batch report from a server that lost the run changes nothing, on either backend.
+    store.set_progress("run-a", {"candidates_evaluated": 4})
+    row = store.get("run-a")
+    assert row is not None and row.progress_json == '{"candidates_evaluated": 9}'
+
+
+def test_a_finished_run_holds_no_lease_and_leases_run_on_the_store_clock(store: PlanStore) -> None:
+    import time
+
+    before = time.time()
+    store.create("leased", "{}", "", lease_owner="replica-a", lease_s=30.0)
+    row = store.get("leased")
+    # the store's clock (SQLite: this machine's; PostgreSQL here: the same machine's) within 5 s
+    assert row is not None and row.lease_owner == "replica-a" and before + 25.0 < row.lease_expiry < time.time() + 35.0
+    assert not store.take_lease("leased", "replica-b", 30.0)  # held and unexpired
+    assert store.renew_leases("replica-a", ["leased", "gone"], 60.0) == {"gone"}
+    assert store.finish("leased", "SUCCEEDED", result_json="{}")
+    row = store.get("leased")
+    assert row is not None and (row.lease_owner, row.lease_expiry) == ("", 0.0)
+    assert not store.take_lease("leased", "replica-b", 30.0)  # terminal runs are never leased
 
 
 def test_checkpoints_round_trip_are_bounded_and_go_with_the_run(store: PlanStore) -> None:

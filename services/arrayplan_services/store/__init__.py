@@ -1,14 +1,13 @@
 """Run store: SQLite by default (sqlite.py), PostgreSQL for several replicas (postgres.py); the
-interface both implement is base.PlanStore, and base.open_store picks one."""
+interface both implement is base.PlanStore, and base.open_store picks one. The queries both run
+are written once, in sql.py."""
 
 from .base import PlanStore, StoreConnectError, StoreUrlError, is_postgres_url, open_store
+from .sql import TERMINAL_STATES, RunRow, StoreUnavailableError
 from .sqlite import (
     STORE_FILE,
-    TERMINAL_STATES,
-    RunRow,
     RunStore,
     StoreDamagedError,
-    StoreUnavailableError,
     backup_store,
     check_data_dir,
     check_store,

@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
-from .sqlite import MAX_CHECKPOINT_BYTES_PER_RUN, STORE_FILE, RunRow, RunStore, check_store
+from .sql import MAX_CHECKPOINT_BYTES_PER_RUN, RunRow
+from .sqlite import STORE_FILE, RunStore, check_store
 
 #: The URL schemes ``--store-url`` accepts.
 POSTGRES_SCHEMES = ("postgresql", "postgres")

@@ -14,25 +14,21 @@ again, as a full disk does for SQLite.
 from __future__ import annotations
 
 import builtins
-import functools
-import json
 import logging
 import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 
-from arrayplan_engine.errors import InvalidInputError
-
 from .base import StoreConnectError, StoreUrlError
-from .sqlite import DAMAGED, MAX_CHECKPOINT_BYTES_PER_RUN, TERMINAL_STATES, RunRow, StoreUnavailableError
+from .sql import DAMAGED, LIVE, RunRow, SqlRunStore, guarded, row_of
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +37,6 @@ POOL_IDLE = 8
 DEFAULT_CONNECT_TIMEOUT_S = 10
 # pg_advisory_xact_lock key for schema creation/migration ("arrplan" in ASCII).
 _SCHEMA_LOCK = 0x61727270_6C616E
-_NOW = "extract(epoch from clock_timestamp())::float8"
-_LIVE = "state IN ('PENDING', 'RUNNING')"
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -65,7 +59,7 @@ _SCHEMA = (
         lease_expiry DOUBLE PRECISION NOT NULL DEFAULT 0
     )""",
     "CREATE INDEX IF NOT EXISTS runs_by_creator ON runs (creator, seq)",
-    f"CREATE INDEX IF NOT EXISTS runs_live ON runs (seq) WHERE {_LIVE}",
+    f"CREATE INDEX IF NOT EXISTS runs_live ON runs (seq) WHERE {LIVE}",
     """CREATE TABLE IF NOT EXISTS spans (
         trace_id TEXT NOT NULL,
         span_id TEXT NOT NULL,
@@ -153,31 +147,14 @@ def unavailable_condition(exc: BaseException) -> str | None:
     return None
 
 
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _guarded(fn: _F) -> _F:
-    """Connection faults become StoreUnavailableError and flip the store's health."""
-
-    @functools.wraps(fn)
-    def wrapper(self: PostgresRunStore, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(self, *args, **kwargs)
-        except psycopg.Error as exc:
-            condition = unavailable_condition(exc)
-            if condition is None:
-                raise
-            log.error("run store %s: %s", self.location, _one_line(exc, self._url))
-            self._set_healthy(False, condition)
-            raise StoreUnavailableError(condition) from None
-
-    return cast(_F, wrapper)
-
-
-class PostgresRunStore:
+class PostgresRunStore(SqlRunStore):
     """The run store in a PostgreSQL database, safe to share between servers and threads."""
 
     shared = True
+    _PARAM = "%s"
+    _NOW = "extract(epoch from clock_timestamp())::float8"  # the database's clock, shared by every replica
+    _LOCK_ROW = "FOR UPDATE"
+    _DUPLICATE = (pg_errors.UniqueViolation,)
 
     def __init__(self, url: str) -> None:
         self._url = check_url(url)
@@ -288,194 +265,38 @@ class PostgresRunStore:
         self._set_healthy(True)
         return True
 
-    # -- runs -------------------------------------------------------------------------------
-    @_guarded
-    def create(self, run_id: str, spec_json: str, trace_id: str, creator: str = "", *, lease_owner: str = "",
-               lease_s: float = 0.0) -> RunRow:
-        now = time.time()
-        try:
-            with self._conn() as conn:
-                row = conn.execute(
-                    "INSERT INTO runs (id, state, spec_json, trace_id, create_time, update_time, creator, lease_owner, lease_expiry) "
-                    f"VALUES (%s, 'PENDING', %s, %s, %s, %s, %s, %s, CASE WHEN %s = '' THEN 0 ELSE {_NOW} + %s END) RETURNING *",
-                    (run_id, spec_json, trace_id, now, now, creator, lease_owner, lease_owner, lease_s)).fetchone()
-        except pg_errors.UniqueViolation:
-            # Two replicas given the same plan_id at once: the second hears it exists, as it would after.
-            raise InvalidInputError.one("plan_id", f"plans/{run_id} already exists") from None
-        assert row is not None
-        return _row(row)
-
-    @_guarded
-    def exists(self, run_id: str) -> bool:
-        with self._conn() as conn:
-            return conn.execute("SELECT 1 FROM runs WHERE id=%s", (run_id,)).fetchone() is not None
-
-    @_guarded
-    def get(self, run_id: str) -> RunRow | None:
-        with self._conn() as conn:
-            row = conn.execute("SELECT * FROM runs WHERE id=%s", (run_id,)).fetchone()
-        return _row(row) if row else None
-
-    @_guarded
-    def list(self, *, page_size: int, before_seq: int | None, creator: str | None = None) -> tuple[builtins.list[RunRow], int | None]:
-        where: builtins.list[str] = []
-        params: builtins.list[object] = []
-        if before_seq is not None:
-            where.append("seq < %s")
-            params.append(before_seq)
-        if creator is not None:
-            where.append("creator = %s")
-            params.append(creator)
-        sql = "SELECT * FROM runs" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY seq DESC LIMIT %s"
-        with self._conn() as conn:
-            rows = conn.execute(sql, (*params, page_size + 1)).fetchall()
-        out = [_row(r) for r in rows[:page_size]]
-        return out, (out[-1].seq if len(rows) > page_size else None)
-
-    @_guarded
-    def set_state(self, run_id: str, state: str, *, trace_id: str | None = None, attempts_increment: bool = False) -> None:
-        with self._conn() as conn:
-            conn.execute("UPDATE runs SET state=%s, trace_id=COALESCE(%s, trace_id), attempts=attempts+%s, update_time=%s WHERE id=%s",
-                         (state, trace_id, 1 if attempts_increment else 0, time.time(), run_id))
-
-    @_guarded
-    def set_progress(self, run_id: str, progress: dict[str, Any]) -> None:
-        with self._conn() as conn:
-            # Not once the run is terminal: a replica that lost the lease may still report a batch.
-            conn.execute(f"UPDATE runs SET progress_json=%s, update_time=%s WHERE id=%s AND {_LIVE}",
-                         (json.dumps(progress), time.time(), run_id))
-
-    @_guarded
-    def finish(self, run_id: str, state: str, *, result_json: str | None = None, error_message: str = "",
-               error_reason: str = "", progress: dict[str, Any] | None = None) -> bool:
-        assert state in TERMINAL_STATES
-        now = time.time()
-        with self._tx() as conn:
-            if progress is not None:
-                conn.execute(f"UPDATE runs SET progress_json=%s WHERE id=%s AND {_LIVE}", (json.dumps(progress), run_id))
-            cur = conn.execute(
-                "UPDATE runs SET state=%s, result_json=COALESCE(%s, result_json), error_message=%s, error_reason=%s, update_time=%s, "
-                f"end_time=%s, lease_owner='', lease_expiry=0 WHERE id=%s AND {_LIVE}",
-                (state, result_json, error_message, error_reason, now, now, run_id))
-            conn.execute("DELETE FROM checkpoints WHERE run_id=%s", (run_id,))
-            return cur.rowcount == 1
-
-    @_guarded
-    def interrupted(self) -> builtins.list[RunRow]:
-        with self._conn() as conn:
-            rows = conn.execute(f"SELECT * FROM runs WHERE {_LIVE} ORDER BY seq").fetchall()
-        return [_row(r) for r in rows]
+    def _fault(self, exc: BaseException) -> str | None:
+        if not isinstance(exc, psycopg.Error):
+            return None
+        condition = unavailable_condition(exc)
+        if condition is not None:
+            log.error("run store %s: %s", self.location, _one_line(exc, self._url))
+        return condition
 
     # -- leases -----------------------------------------------------------------------------
-    @_guarded
-    def take_lease(self, run_id: str, owner: str, lease_s: float) -> bool:
-        with self._conn() as conn:
-            cur = conn.execute(f"UPDATE runs SET lease_owner=%s, lease_expiry={_NOW} + %s WHERE id=%s AND {_LIVE} "
-                               f"AND (lease_owner='' OR lease_owner=%s OR lease_expiry < {_NOW})", (owner, lease_s, run_id, owner))
-            return cur.rowcount == 1
-
-    @_guarded
+    @guarded
     def renew_leases(self, owner: str, run_ids: Iterable[str], lease_s: float) -> set[str]:
+        """Extend ``owner``'s leases on ``run_ids`` (one UPDATE); returns the ids whose lease is
+        lost (the run is terminal or gone, or another server holds it)."""
         ids = set(run_ids)
         if not ids:
             return set()
-        with self._conn() as conn:
-            rows = conn.execute(f"UPDATE runs SET lease_expiry={_NOW} + %s WHERE id = ANY(%s) AND lease_owner=%s AND {_LIVE} "
-                                "RETURNING id", (lease_s, builtins.list(ids), owner)).fetchall()
+        rows = self._all("UPDATE runs SET lease_expiry={now} + ? WHERE id = ANY(?) AND lease_owner=? AND {live} RETURNING id",
+                         (lease_s, builtins.list(ids), owner))
         return ids - {str(r["id"]) for r in rows}
 
-    @_guarded
-    def release_lease(self, run_id: str, owner: str) -> None:
-        with self._conn() as conn:
-            conn.execute("UPDATE runs SET lease_owner='', lease_expiry=0 WHERE id=%s AND lease_owner=%s", (run_id, owner))
-
-    @_guarded
+    @guarded
     def claim_orphans(self, owner: str, lease_s: float, *, include_unexpired: bool = False,
                       limit: int = 64) -> builtins.list[RunRow]:
         """Take the leases of PENDING/RUNNING runs nobody holds (free or expired), oldest first:
         the candidate rows are locked FOR UPDATE SKIP LOCKED, so two servers claiming at once
         never take the same run."""
         with self._tx() as conn:
-            ids = [str(r["id"]) for r in conn.execute(
-                f"SELECT id FROM runs WHERE {_LIVE} AND lease_owner<>%s AND (%s OR lease_owner='' OR lease_expiry < {_NOW}) "
-                "ORDER BY seq LIMIT %s FOR UPDATE SKIP LOCKED", (owner, include_unexpired, limit)).fetchall()]
+            ids = [str(r["id"]) for r in conn.execute(self._q(
+                "SELECT id FROM runs WHERE {live} AND lease_owner<>? AND (? OR lease_owner='' OR lease_expiry < {now}) "
+                "ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED"), (owner, include_unexpired, limit)).fetchall()]
             if not ids:
                 return []
-            rows = conn.execute(f"UPDATE runs SET lease_owner=%s, lease_expiry={_NOW} + %s WHERE id = ANY(%s) RETURNING *",
+            rows = conn.execute(self._q("UPDATE runs SET lease_owner=?, lease_expiry={now} + ? WHERE id = ANY(?) RETURNING *"),
                                 (owner, lease_s, ids)).fetchall()
-        return sorted((_row(r) for r in rows), key=lambda r: r.seq)
-
-    # -- checkpoints ------------------------------------------------------------------------
-    @_guarded
-    def add_checkpoint(self, run_id: str, *, first_index: int, candidate_count: int, fingerprint: str, payload: bytes,
-                       max_bytes: int = MAX_CHECKPOINT_BYTES_PER_RUN) -> bool:
-        with self._tx() as conn:
-            state = conn.execute("SELECT state FROM runs WHERE id=%s FOR UPDATE", (run_id,)).fetchone()
-            if state is None or state["state"] in TERMINAL_STATES:
-                return False
-            used = conn.execute("SELECT COALESCE(SUM(length(payload)), 0) AS used FROM checkpoints WHERE run_id=%s AND first_index<>%s",
-                                (run_id, first_index)).fetchone()
-            if used is not None and int(used["used"]) + len(payload) > max_bytes:
-                return False
-            conn.execute("INSERT INTO checkpoints VALUES (%s, %s, %s, %s, %s) ON CONFLICT (run_id, first_index) DO UPDATE SET "
-                         "candidate_count=EXCLUDED.candidate_count, fingerprint=EXCLUDED.fingerprint, payload=EXCLUDED.payload",
-                         (run_id, first_index, candidate_count, fingerprint, payload))
-        return True
-
-    @_guarded
-    def checkpoints(self, run_id: str) -> builtins.list[tuple[int, int, str, bytes]]:
-        with self._conn() as conn:
-            rows = conn.execute("SELECT first_index, candidate_count, fingerprint, payload FROM checkpoints WHERE run_id=%s "
-                                "ORDER BY first_index", (run_id,)).fetchall()
-        return [(int(r["first_index"]), int(r["candidate_count"]), str(r["fingerprint"]), bytes(r["payload"])) for r in rows]
-
-    @_guarded
-    def checkpoint_summary(self, run_id: str) -> tuple[int, int, int]:
-        with self._conn() as conn:
-            row = conn.execute("SELECT count(*) AS n, COALESCE(SUM(candidate_count), 0) AS c, COALESCE(SUM(length(payload)), 0) AS b "
-                               "FROM checkpoints WHERE run_id=%s", (run_id,)).fetchone()
-        assert row is not None
-        return int(row["n"]), int(row["c"]), int(row["b"])
-
-    @_guarded
-    def drop_checkpoints(self, run_id: str) -> None:
-        with self._conn() as conn:
-            conn.execute("DELETE FROM checkpoints WHERE run_id=%s", (run_id,))
-
-    @_guarded
-    def drop_stale_checkpoints(self) -> int:
-        with self._conn() as conn:
-            cur = conn.execute(f"DELETE FROM checkpoints c WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id=c.run_id AND r.{_LIVE})")
-            return cur.rowcount
-
-    # -- spans ------------------------------------------------------------------------------
-    @_guarded
-    def insert_spans(self, records: Iterable[dict[str, Any]]) -> None:
-        rows = [
-            (r["trace_id"], r["span_id"], r["parent_span_id"], r["name"], r["kind"], r["start_ns"], r["end_ns"], r["status"],
-             json.dumps(r["attributes"], sort_keys=True), r["process"])
-            for r in records
-        ]
-        if rows:
-            with self._conn() as conn, conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO spans VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (trace_id, span_id) DO UPDATE SET "
-                    "parent_span_id=EXCLUDED.parent_span_id, name=EXCLUDED.name, kind=EXCLUDED.kind, start_ns=EXCLUDED.start_ns, "
-                    "end_ns=EXCLUDED.end_ns, status=EXCLUDED.status, attributes_json=EXCLUDED.attributes_json, process=EXCLUDED.process",
-                    rows)
-
-    @_guarded
-    def spans(self, trace_id: str) -> builtins.list[dict[str, Any]]:
-        with self._conn() as conn:
-            rows = conn.execute("SELECT * FROM spans WHERE trace_id=%s ORDER BY start_ns", (trace_id,)).fetchall()
-        return [{**r, "attributes": json.loads(r["attributes_json"])} for r in rows]
-
-
-def _row(r: dict[str, Any]) -> RunRow:
-    return RunRow(
-        id=r["id"], seq=int(r["seq"]), state=r["state"], spec_json=r["spec_json"], progress_json=r["progress_json"],
-        result_json=r["result_json"], trace_id=r["trace_id"], error_message=r["error_message"],
-        error_reason=r["error_reason"], attempts=int(r["attempts"]), create_time=r["create_time"],
-        update_time=r["update_time"], end_time=r["end_time"], creator=r["creator"], lease_owner=r["lease_owner"],
-        lease_expiry=float(r["lease_expiry"]),
-    )
+        return sorted((row_of(r) for r in rows), key=lambda r: r.seq)

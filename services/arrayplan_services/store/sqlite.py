@@ -21,23 +21,18 @@ ignores them.
 from __future__ import annotations
 
 import builtins
-import functools
-import json
 import logging
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, cast
+
+from .sql import DAMAGED, RunRow, SqlRunStore, guarded, row_of
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 3
-# Compressed checkpoint bytes one run may hold; past it the run goes on unsaved (resume re-evaluates
-# the rest). 20,000 candidates (the default limit) take about 10 MB.
-MAX_CHECKPOINT_BYTES_PER_RUN = 64 << 20
 STORE_FILE = "runs.sqlite3"
 # SQLite result codes that mean "the storage under the store is not usable right now" (a full or
 # read-only file system, an I/O error), as opposed to a bug: the server answers UNAVAILABLE.
@@ -45,7 +40,6 @@ _UNAVAILABLE_CODES = {13: "full", 8: "read-only", 10: "failing (I/O error)", 14:
 # SQLite result codes that mean the file itself is damaged (SQLITE_CORRUPT, SQLITE_NOTADB): no
 # retry mends it; only a backup does (docs/service.md, "Backup and restore").
 _DAMAGED_CODES = (11, 26)
-DAMAGED = "damaged"
 # Problems listed from PRAGMA quick_check / integrity_check (SQLite lists up to this many).
 _CHECK_ROWS = 10
 
@@ -93,21 +87,6 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     PRIMARY KEY (run_id, first_index)
 );
 """
-
-class StoreUnavailableError(Exception):
-    """The run store cannot write (disk full, read-only, I/O error): retry later. A store found
-    damaged while serving (condition ``damaged``) is unavailable until an operator restores it."""
-
-    reason_code = "STORE_UNAVAILABLE"
-
-    def __init__(self, condition: str) -> None:
-        if condition == DAMAGED:
-            super().__init__("the run store is damaged; the server is not accepting work until an operator restores it "
-                             "from a backup (docs/service.md, 'Backup and restore')")
-        else:
-            super().__init__(f"the run store is {condition}; the server is not accepting work until it recovers (retry later)")
-        self.condition = condition
-
 
 class StoreDamagedError(Exception):
     """The run store file cannot be served as it is: damaged, not a SQLite database, not a regular
@@ -339,55 +318,16 @@ def check_data_dir(data_dir: Path) -> str | None:
     return None
 
 
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _guarded(fn: _F) -> _F:
-    """Storage faults become StoreUnavailableError and flip the store's health."""
-
-    @functools.wraps(fn)
-    def wrapper(self: RunStore, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(self, *args, **kwargs)
-        except (sqlite3.Error, OSError) as exc:
-            condition = unavailable_condition(exc)
-            if condition is None:
-                raise
-            self._set_healthy(False, condition)
-            raise StoreUnavailableError(condition) from None
-
-    return cast(_F, wrapper)
-
-
-TERMINAL_STATES = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunRow:
-    id: str
-    seq: int
-    state: str
-    spec_json: str
-    progress_json: str
-    result_json: str | None
-    trace_id: str
-    error_message: str
-    error_reason: str
-    attempts: int
-    create_time: float
-    update_time: float
-    end_time: float | None
-    creator: str = ""
-    #: The server holding the run ('' when none) and until when, in seconds on the store's clock.
-    lease_owner: str = ""
-    lease_expiry: float = 0.0
-
-
-class RunStore:
+class RunStore(SqlRunStore):
     """Thread-safe access to the SQLite file (one connection per thread)."""
 
     #: One server per SQLite file: leases are not renewed and every interrupted run is its own.
     shared = False
+    _PARAM = "?"
+    # the machine's clock in seconds since the epoch (julianday is fixed within one statement)
+    _NOW = "((julianday('now') - 2440587.5) * 86400.0)"
+    _LOCK_ROW = ""  # BEGIN IMMEDIATE (``_Tx``) already holds the write lock
+    _DUPLICATE = (sqlite3.IntegrityError,)
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -473,206 +413,42 @@ class RunStore:
             self._local.conn = conn
         return conn
 
-    # -- runs -------------------------------------------------------------------------------
-    @_guarded
-    def create(self, run_id: str, spec_json: str, trace_id: str, creator: str = "", *, lease_owner: str = "",
-               lease_s: float = 0.0) -> RunRow:
-        now = time.time()
-        with self._conn() as conn:
-            conn.execute(
-                "INSERT INTO runs (id, state, spec_json, trace_id, create_time, update_time, creator, lease_owner, lease_expiry) "
-                "VALUES (?, 'PENDING', ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, spec_json, trace_id, now, now, creator, lease_owner, now + lease_s if lease_owner else 0.0),
-            )
-        row = self.get(run_id)
-        assert row is not None
-        return row
+    def _tx(self) -> sqlite3.Connection:
+        return self._conn()  # every call is a transaction already
 
-    @_guarded
-    def exists(self, run_id: str) -> bool:
-        with self._conn() as conn:
-            return conn.execute("SELECT 1 FROM runs WHERE id=?", (run_id,)).fetchone() is not None
+    def _fault(self, exc: BaseException) -> str | None:
+        return unavailable_condition(exc) if isinstance(exc, sqlite3.Error | OSError) else None
 
-    @_guarded
-    def get(self, run_id: str) -> RunRow | None:
-        with self._conn() as conn:
-            row = conn.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
-        return _row(row) if row else None
-
-    @_guarded
-    def list(self, *, page_size: int, before_seq: int | None, creator: str | None = None) -> tuple[list[RunRow], int | None]:
-        """Newest first, only ``creator``'s runs unless None; returns the page and the seq to
-        continue before (None at the end)."""
-        where: builtins.list[str] = []
-        params: builtins.list[object] = []
-        if before_seq is not None:
-            where.append("seq < ?")
-            params.append(before_seq)
-        if creator is not None:
-            where.append("creator = ?")
-            params.append(creator)
-        sql = "SELECT * FROM runs" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY seq DESC LIMIT ?"
-        with self._conn() as conn:
-            rows = conn.execute(sql, (*params, page_size + 1)).fetchall()
-        out = [_row(r) for r in rows[:page_size]]
-        return out, (out[-1].seq if len(rows) > page_size else None)
-
-    @_guarded
-    def set_state(self, run_id: str, state: str, *, trace_id: str | None = None, attempts_increment: bool = False) -> None:
-        with self._conn() as conn:
-            conn.execute(
-                "UPDATE runs SET state=?, trace_id=COALESCE(?, trace_id), attempts=attempts+?, update_time=? WHERE id=?",
-                (state, trace_id, 1 if attempts_increment else 0, time.time(), run_id),
-            )
-
-    @_guarded
-    def set_progress(self, run_id: str, progress: dict[str, Any]) -> None:
-        with self._conn() as conn:
-            conn.execute("UPDATE runs SET progress_json=?, update_time=? WHERE id=?", (json.dumps(progress), time.time(), run_id))
-
-    @_guarded
-    def finish(self, run_id: str, state: str, *, result_json: str | None = None, error_message: str = "",
-               error_reason: str = "", progress: dict[str, Any] | None = None) -> bool:
-        """Move a run to a terminal state unless it is already terminal. Returns whether it moved."""
-        assert state in TERMINAL_STATES
-        now = time.time()
-        with self._conn() as conn:
-            if progress is not None:
-                conn.execute("UPDATE runs SET progress_json=? WHERE id=? AND state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')",
-                             (json.dumps(progress), run_id))
-            cur = conn.execute(
-                "UPDATE runs SET state=?, result_json=COALESCE(?, result_json), error_message=?, error_reason=?, update_time=?, end_time=? "
-                "WHERE id=? AND state NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED')",
-                (state, result_json, error_message, error_reason, now, now, run_id),
-            )
-            # A finished run needs no checkpoints: dropped in the same transaction.
-            conn.execute("DELETE FROM checkpoints WHERE run_id=?", (run_id,))
-            return cur.rowcount == 1
-
-    @_guarded
-    def interrupted(self) -> builtins.list[RunRow]:
-        with self._conn() as conn:
-            rows = conn.execute("SELECT * FROM runs WHERE state IN ('PENDING', 'RUNNING') ORDER BY seq").fetchall()
-        return [_row(r) for r in rows]
-
-    # -- leases -----------------------------------------------------------------------------
-    @_guarded
-    def take_lease(self, run_id: str, owner: str, lease_s: float) -> bool:
-        """Hold the run's lease for ``lease_s`` from now if it is free, expired or already
-        ``owner``'s and the run is not terminal. Returns whether ``owner`` holds it."""
-        now = time.time()
-        with self._conn() as conn:
-            cur = conn.execute("UPDATE runs SET lease_owner=?, lease_expiry=? WHERE id=? AND state IN ('PENDING', 'RUNNING') "
-                               "AND (lease_owner='' OR lease_owner=? OR lease_expiry<?)", (owner, now + lease_s, run_id, owner, now))
-            return cur.rowcount == 1
-
-    @_guarded
+    # -- leases (one UPDATE a run: SQLite binds no arrays) -----------------------------------
+    @guarded
     def renew_leases(self, owner: str, run_ids: Iterable[str], lease_s: float) -> set[str]:
         """Extend ``owner``'s leases on ``run_ids``; returns the ids whose lease is lost (the run is
         terminal or gone, or another server holds it)."""
         ids = set(run_ids)
         if not ids:
             return set()
-        now = time.time()
         kept: set[str] = set()
         with self._conn() as conn:
             for run_id in ids:
-                cur = conn.execute("UPDATE runs SET lease_expiry=? WHERE id=? AND lease_owner=? AND state IN ('PENDING', 'RUNNING')",
-                                   (now + lease_s, run_id, owner))
+                cur = conn.execute(self._q("UPDATE runs SET lease_expiry={now} + ? WHERE id=? AND lease_owner=? AND {live}"),
+                                   (lease_s, run_id, owner))
                 if cur.rowcount == 1:
                     kept.add(run_id)
         return ids - kept
 
-    @_guarded
-    def release_lease(self, run_id: str, owner: str) -> None:
-        with self._conn() as conn:
-            conn.execute("UPDATE runs SET lease_owner='', lease_expiry=0 WHERE id=? AND lease_owner=?", (run_id, owner))
-
-    @_guarded
+    @guarded
     def claim_orphans(self, owner: str, lease_s: float, *, include_unexpired: bool = False,
                       limit: int = 64) -> builtins.list[RunRow]:
         """Take the leases of PENDING/RUNNING runs nobody holds (free or expired; with
-        ``include_unexpired``, every one not already ``owner``'s), oldest first; returns them."""
-        now = time.time()
+        ``include_unexpired``, every one not already ``owner``'s), oldest first; returns them.
+        One transaction (BEGIN IMMEDIATE): no other writer sees the rows in between."""
         with self._conn() as conn:
-            rows = conn.execute("SELECT id FROM runs WHERE state IN ('PENDING', 'RUNNING') AND lease_owner<>? "
-                                "AND (? OR lease_owner='' OR lease_expiry<?) ORDER BY seq LIMIT ?",
-                                (owner, 1 if include_unexpired else 0, now, limit)).fetchall()
-            ids = [str(r[0]) for r in rows]
-            for run_id in ids:
-                conn.execute("UPDATE runs SET lease_owner=?, lease_expiry=? WHERE id=?", (owner, now + lease_s, run_id))
-            claimed = [conn.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone() for run_id in ids]
-        return [_row(r) for r in claimed]
-
-    # -- checkpoints ------------------------------------------------------------------------
-    @_guarded
-    def add_checkpoint(self, run_id: str, *, first_index: int, candidate_count: int, fingerprint: str, payload: bytes,
-                       max_bytes: int = MAX_CHECKPOINT_BYTES_PER_RUN) -> bool:
-        """Store one finished batch of a PENDING or RUNNING run. Returns False (nothing written)
-        when the run is terminal or gone, or its checkpoints would pass ``max_bytes``."""
-        with self._conn() as conn:
-            state = conn.execute("SELECT state FROM runs WHERE id=?", (run_id,)).fetchone()
-            if state is None or state[0] in TERMINAL_STATES:
-                return False
-            used = conn.execute("SELECT COALESCE(SUM(length(payload)), 0) FROM checkpoints WHERE run_id=? AND first_index<>?",
-                                (run_id, first_index)).fetchone()[0]
-            if int(used) + len(payload) > max_bytes:
-                return False
-            conn.execute("INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?, ?)",
-                         (run_id, first_index, candidate_count, fingerprint, payload))
-        return True
-
-    @_guarded
-    def checkpoints(self, run_id: str) -> builtins.list[tuple[int, int, str, bytes]]:
-        """A run's checkpoints as (first_index, candidate_count, fingerprint, payload), by index."""
-        with self._conn() as conn:
-            rows = conn.execute("SELECT first_index, candidate_count, fingerprint, payload FROM checkpoints WHERE run_id=? "
-                                "ORDER BY first_index", (run_id,)).fetchall()
-        return [(int(r[0]), int(r[1]), str(r[2]), bytes(r[3])) for r in rows]
-
-    @_guarded
-    def checkpoint_summary(self, run_id: str) -> tuple[int, int, int]:
-        """(batches, candidates, payload bytes) checkpointed for a run."""
-        with self._conn() as conn:
-            row = conn.execute("SELECT count(*), COALESCE(SUM(candidate_count), 0), COALESCE(SUM(length(payload)), 0) "
-                               "FROM checkpoints WHERE run_id=?", (run_id,)).fetchone()
-        return int(row[0]), int(row[1]), int(row[2])
-
-    @_guarded
-    def drop_checkpoints(self, run_id: str) -> None:
-        with self._conn() as conn:
-            conn.execute("DELETE FROM checkpoints WHERE run_id=?", (run_id,))
-
-    @_guarded
-    def drop_stale_checkpoints(self) -> int:
-        """Delete checkpoints whose run is terminal or gone (an older server finished it); returns
-        the rows deleted. Reads only the runs that have checkpoints (by id)."""
-        with self._conn() as conn:
-            ids = [str(r[0]) for r in conn.execute("SELECT DISTINCT run_id FROM checkpoints").fetchall()]
-            deleted = 0
-            for run_id in ids:
-                state = conn.execute("SELECT state FROM runs WHERE id=?", (run_id,)).fetchone()
-                if state is None or state[0] in TERMINAL_STATES:
-                    deleted += conn.execute("DELETE FROM checkpoints WHERE run_id=?", (run_id,)).rowcount
-        return deleted
-
-    # -- spans ------------------------------------------------------------------------------
-    @_guarded
-    def insert_spans(self, records: Iterable[dict[str, Any]]) -> None:
-        rows = [
-            (r["trace_id"], r["span_id"], r["parent_span_id"], r["name"], r["kind"], r["start_ns"], r["end_ns"], r["status"],
-             json.dumps(r["attributes"], sort_keys=True), r["process"])
-            for r in records
-        ]
-        if rows:
-            with self._conn() as conn:
-                conn.executemany("INSERT OR REPLACE INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-
-    @_guarded
-    def spans(self, trace_id: str) -> builtins.list[dict[str, Any]]:
-        with self._conn() as conn:
-            rows = conn.execute("SELECT * FROM spans WHERE trace_id=? ORDER BY start_ns", (trace_id,)).fetchall()
-        return [{**dict(r), "attributes": json.loads(r["attributes_json"])} for r in rows]
+            rows = conn.execute(self._q("SELECT id FROM runs WHERE {live} AND lease_owner<>? "
+                                        "AND (? OR lease_owner='' OR lease_expiry < {now}) ORDER BY seq LIMIT ?"),
+                                (owner, 1 if include_unexpired else 0, limit)).fetchall()
+            claimed = [conn.execute(self._q("UPDATE runs SET lease_owner=?, lease_expiry={now} + ? WHERE id=? RETURNING *"),
+                                    (owner, lease_s, str(r["id"]))).fetchall()[0] for r in rows]
+        return [row_of(r) for r in claimed]
 
 
 class _Tx:
@@ -687,13 +463,3 @@ class _Tx:
 
     def __exit__(self, exc_type: object, *_: object) -> None:
         self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
-
-
-def _row(r: sqlite3.Row) -> RunRow:
-    return RunRow(
-        id=r["id"], seq=r["seq"], state=r["state"], spec_json=r["spec_json"], progress_json=r["progress_json"],
-        result_json=r["result_json"], trace_id=r["trace_id"], error_message=r["error_message"],
-        error_reason=r["error_reason"], attempts=r["attempts"], create_time=r["create_time"],
-        update_time=r["update_time"], end_time=r["end_time"], creator=r["creator"], lease_owner=r["lease_owner"],
-        lease_expiry=r["lease_expiry"],
-    )
