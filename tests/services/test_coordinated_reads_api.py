@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import grpc
 import pytest
 from google.protobuf import duration_pb2
-from test_cli import run_cli
+from test_cli import run_cli, small_plan
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import ranking, recommend
@@ -183,3 +184,28 @@ def test_plan_files_and_capacity_plans_carry_the_option() -> None:
     crd = yaml.safe_load((ROOT / "helm/arrayplan/crds/capacityplans.yaml").read_text())
     props = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
     assert props["coordinated_reads"]["type"] == "boolean"
+
+
+def test_plan_cli_flag(tmp_path: Path) -> None:
+    """``arrayplan plan --coordinated-reads`` (the plan file's coordinated_reads: true): the JSON
+    carries each recommendation's tail without the policy where it applied, the table its columns."""
+    args = ("plan", small_plan(tmp_path), "--local", "--executor", "local", "--data-dir", str(tmp_path / "d"), "--coordinated-reads")
+    out = run_cli(*args, "--format", "json")
+    assert out.returncode == 0, out.stderr
+    body = json.loads(out.stdout)
+    assert body["spec"]["coordinated_reads"] is True
+    recs = body["result"]["recommendations"]
+    assert {r["layout"] for r in recs} >= {"raid6", "raid10"}, {r["layout"] for r in recs}
+    for r in recs:
+        applied = r["layout"] == "raid6"
+        assert r["coordinated_reads_applied"] is applied
+        without = r["latency_at_percentile_without_coordinated_reads_s"]
+        if applied:
+            assert r["latency_at_percentile_without_coordinated_reads_low_s"] <= without
+            assert without <= r["latency_at_percentile_without_coordinated_reads_high_s"]
+            assert 0 < r["reconstructed_read_fraction"] < 0.1
+        else:
+            assert without is None and r["reconstructed_read_fraction"] == 0
+    table = run_cli(*args, "--data-dir", str(tmp_path / "d2"))
+    assert table.returncode == 0, table.stderr
+    assert "without coord. reads" in table.stdout and "n/a (no parity)" in table.stdout
