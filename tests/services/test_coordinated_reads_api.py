@@ -89,6 +89,8 @@ def test_the_plan_applies_it_to_parity_layouts_and_reports_the_tail_without(
     frame = report_frame.frame_of(plan)
     md = page.markdown(plan, frame, {}, {})
     assert "p99 without coord. reads" in md and "n/a (no parity)" in md and "coordinated reads on parity layouts" in md
+    html = page.html(plan, frame, {}, {})
+    assert "p99 without coord. reads" in html and "reads read around" in html and "n/a (no parity)" in html
     # a plan without the option shows none of it
     plain_plan = pb.Plan(name="plans/plain", spec=_plan_spec(False), state=pb.Plan.STATE_SUCCEEDED, result=outcome_to_proto(plain))
     assert not any("coord" in h for h, _ in _table(plain_plan)[0])
