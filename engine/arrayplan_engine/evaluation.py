@@ -147,6 +147,15 @@ class Evaluation:
     simulation_converged: bool = False
     simulation_replications: int = 0
     simulation_precision: str = simulation.FULL.name
+    # the request's coordinated reads applied to this candidate (a parity layout): its simulated
+    # figures are with the policy; the latency at the percentile without it (the same year as
+    # latency_at_percentile_s, the same random streams) with its interval, and the share of host
+    # reads read around a busy member in that year. NaN when not applied.
+    coordinated_reads: bool = False
+    latency_at_percentile_without_coordinated_reads_s: float = math.nan
+    latency_at_percentile_without_coordinated_reads_low_s: float = math.nan
+    latency_at_percentile_without_coordinated_reads_high_s: float = math.nan
+    reconstructed_read_fraction: float = math.nan
 
     def latency_headroom_fraction(self) -> float:
         for k in self.checks:
@@ -241,6 +250,8 @@ def candidate_year_case(req: PlanRequest, cand: Candidate, year: int, catalog: C
     duration = simulation.capped_duration_s(req.simulated_seconds, required if required > 0 else bound)
     spec = simulation.array_spec(drive, layout, cand.drive_count, wl, fill_fraction=max(fill, 1e-6),
                                extra_spare_fraction=cand.over_provisioning_fraction, duration_s=duration, seed=seed_y)
+    if req.coordinated_reads and simulation.coordinated_reads_apply(layout):
+        spec = replace(spec, coordinated_reads=True)
     return CandidateYear(drive=drive, layout=layout, drive_count=cand.drive_count, year=year, workload=wl,
                          fill_fraction=fill, extra_spare_fraction=cand.over_provisioning_fraction, seed=seed_y, spec=spec,
                          upper_bound_iops=bound)
@@ -434,6 +445,11 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
         wear_out_year=wear.wear_out_year, replacement_drive_count=replacements, hot_spare_count=spares,
         mttdl_hours=mttdl_h, rebuild_s=repair_h * HOUR_S, cost_per_usable_tb_usd=total_cost / (usable / 1e12) if usable else math.inf,
         cost_per_iops_usd=total_cost / sustained if sustained > 0 else math.inf,
+        coordinated_reads=req.coordinated_reads and simulation.coordinated_reads_apply(layout),
+        latency_at_percentile_without_coordinated_reads_s=lat_p.latency_at_percentile_without_coordinated_reads_s,
+        latency_at_percentile_without_coordinated_reads_low_s=lat_p.latency_at_percentile_without_coordinated_reads_low_s,
+        latency_at_percentile_without_coordinated_reads_high_s=lat_p.latency_at_percentile_without_coordinated_reads_high_s,
+        reconstructed_read_fraction=lat_p.reconstructed_read_fraction,
     )
 
 

@@ -143,6 +143,11 @@ class PlanRequest:
     # Simulate every kept candidate (``plan --exhaustive``) instead of the bound-ordered search
     # (``search.search``), to check the search against it.
     exhaustive: bool = False
+    # Coordinated reads (``array.ArraySpec.coordinated_reads``) on the candidates with parity
+    # (RAID 5, RAID 6, ec:K+M; ``simulation.coordinated_reads_apply``); RAID 0 and mirrors are
+    # simulated without (nothing to read around). Each candidate it applies to also reports its
+    # tail without the policy (``evaluation.Evaluation.latency_at_percentile_without_coordinated_reads_s``).
+    coordinated_reads: bool = False
 
     def required_iops(self) -> float:
         return self.constraints.min_iops or self.workload.target_iops
@@ -189,6 +194,8 @@ def validate_request(req: PlanRequest, catalog: Catalog | None = None) -> None:
     c = req.constraints
     v.extend(check_fields(c, _CONSTRAINT_RANGES, "constraints"))
     v.extend(check_fields(req, _REQUEST_RANGES))
+    if not isinstance(req.coordinated_reads, bool):
+        v.append(Violation(field="coordinated_reads", reason=f"must be true or false, got {req.coordinated_reads!r}"))
     s = req.candidate_space
     for i, name in enumerate(s.drive_models):
         try:

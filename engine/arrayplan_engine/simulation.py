@@ -49,7 +49,7 @@ import numpy as np
 from . import array, catalog, fail_slow, hdd, ssd
 from .catalog import Drive
 from .errors import InvalidInputError, Violation, check, check_range, require_range
-from .layout import Layout, group_count, usable_capacity_bytes
+from .layout import Layout, LayoutKind, group_count, usable_capacity_bytes
 from .service_time import ServiceModel
 from .workload import Workload
 
@@ -203,6 +203,67 @@ def horizon_worst_second(second_p99s_s: Sequence[float], horizon_s: float, indep
     return Interval(value=math.exp(centre), low=math.exp(centre - hw) / SECOND_P99_RESOLUTION, high=math.exp(centre + hw))
 
 
+def coordinated_reads_apply(layout: Layout) -> bool:
+    """Whether ``ArraySpec.coordinated_reads`` can apply to ``layout``: a parity layout (RAID 5,
+    RAID 6, ec:K+M) has the other units of a stripe to read around a busy member; RAID 0 and
+    mirrors do not (``array.validate_spec`` refuses them)."""
+    return not (layout.kind is LayoutKind.RAID0 or layout.is_mirror)
+
+
+def pooled_result(runs: Sequence[array.ArrayResult]) -> array.ArrayResult:
+    """Independent replications of one array pooled into one result: histograms, counters and
+    latency sums add, the maximum is the largest; everything else (per-second series, drive
+    busy time, seed) is the first replication's. One run is returned as it is."""
+    if len(runs) == 1:
+        return runs[0]
+    return replace(runs[0], latency_histograms=np.sum([r.latency_histograms for r in runs], axis=0),
+                   latency_max_s=np.max([r.latency_max_s for r in runs], axis=0),
+                   latency_sum_s=np.sum([r.latency_sum_s for r in runs], axis=0),
+                   counters=np.sum([r.counters for r in runs], axis=0))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class Replications:
+    """Independent replications of one array's run (``replication_spec``: replication 0 is the
+    spec itself) and their figures with ``CONFIDENCE_LEVEL`` intervals: the achieved IOPS is the
+    replications' mean (Student t); a latency percentile is read from the pooled histogram, its
+    interval from the spread of the replications' own percentiles (sectioning); the worst second
+    is the mean of the replications' worst seconds (Student t). With one replication every figure
+    is that run's, bit for bit, and the intervals are unknown (NaN)."""
+
+    runs: tuple[array.ArrayResult, ...]
+
+    @property
+    def pooled(self) -> array.ArrayResult:
+        return pooled_result(self.runs)
+
+    def achieved_iops(self) -> Interval:
+        return mean_interval([float(r.achieved_iops) for r in self.runs])
+
+    def percentile(self, q: float, kind: str = "all") -> Interval:
+        """Latency at quantile ``q`` in [0, 1) of ``kind`` IOs ("all", "read", "write"); NaN when none."""
+        pooled = self.pooled
+        if not pooled.latency_count(kind):
+            return Interval(value=math.nan)
+        sections = [float(r.latency_percentile_s(q, kind)) for r in self.runs if r.latency_count(kind)]
+        return sectioning_interval(float(pooled.latency_percentile_s(q, kind)), sections)
+
+    def maximum_s(self, kind: str = "all") -> float:
+        return float(self.pooled.latency_percentile_s(1.0, kind))
+
+    def worst_second_p99(self) -> Interval:
+        vals = [float(r.worst_second_p99_latency_s) for r in self.runs]
+        if not all(math.isfinite(v) for v in vals):
+            return Interval(value=vals[0])
+        return mean_interval(vals)
+
+    def reconstructed_read_fraction(self) -> float:
+        """Share of host reads read around a busy member (``ArraySpec.coordinated_reads``)."""
+        reads = sum(r.host_reads for r in self.runs)
+        recon = sum(int(r.counters[array._C_RECONSTRUCTED_READS]) for r in self.runs)
+        return recon / reads if reads else math.nan
+
+
 def fill_bucket_fraction(fill_fraction: float) -> float:
     """The fill level the service model is built at: ``fill_fraction`` rounded up to ``FILL_STEP``."""
     bucket = math.ceil(round(fill_fraction / FILL_STEP, 9))
@@ -293,6 +354,13 @@ class SimulatedFigures:
     # the latency at the percentile over time with fail-slow drives at the field rates
     # (``fail_slow``); NaN when not asked for
     latency_at_percentile_fail_slow_s: float = math.nan
+    # With ``spec.coordinated_reads``: the latency at the percentile of the same array without the
+    # policy (the offered-load replications again, the same seeds), its interval, and the share of
+    # host reads read around a busy member. NaN otherwise.
+    latency_at_percentile_without_coordinated_reads_s: float = math.nan
+    latency_at_percentile_without_coordinated_reads_low_s: float = math.nan
+    latency_at_percentile_without_coordinated_reads_high_s: float = math.nan
+    reconstructed_read_fraction: float = math.nan
     # CONFIDENCE_LEVEL intervals (low, high) of the figures above; NaN when not estimated (one
     # replication: a screening run) and inf beside an infinite figure (did not keep up)
     max_iops_low: float = math.nan
@@ -510,6 +578,16 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
         kind = "hdd" if spec.service_models[0].mechanical else "ssd"
         share = fail_slow.slow_time_fraction(kind, max(1, group_count(spec.layout, spec.drive_count)))
         at_p_slow = fail_slow.mixture_percentile_s(r0, slow, share, q) if not slow.saturated else math.inf
+    if spec.coordinated_reads:
+        # the same replications without the policy: common random numbers, so the difference is
+        # the policy's and not the streams'
+        plain = Replications(runs=tuple(array.simulate(replace(replication_spec(spec, r), coordinated_reads=False))
+                                        for r in range(len(runs))))
+        plain_p = plain.percentile(q) if not any(r.saturated for r in plain.runs) else Interval(value=math.inf)
+        common.update(latency_at_percentile_without_coordinated_reads_s=plain_p.value,
+                      latency_at_percentile_without_coordinated_reads_low_s=plain_p.low,
+                      latency_at_percentile_without_coordinated_reads_high_s=plain_p.high,
+                      reconstructed_read_fraction=Replications(runs=tuple(runs)).reconstructed_read_fraction())
     return SimulatedFigures(
         **common, latency_at_percentile_fail_slow_s=at_p_slow,
         latency_p50_s=p50.value, latency_p50_low_s=p50.low, latency_p50_high_s=p50.high,

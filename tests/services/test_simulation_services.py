@@ -8,7 +8,7 @@ import pytest
 from google.protobuf import duration_pb2
 
 from arrayplan.v1 import planner_pb2 as pb
-from arrayplan_engine import array, evaluation, plan_request, ranking, recommend
+from arrayplan_engine import array, evaluation, plan_request, ranking, recommend, simulation
 from arrayplan_engine.catalog import builtin_catalog
 from arrayplan_services.api.convert import outcome_to_proto, plan_request_from_proto
 from arrayplan_services.fanout import LocalExecutor
@@ -55,16 +55,29 @@ def test_simulate_array_gives_the_planners_numbers(planned: tuple[plan_request.P
                                  target_iops=wl.target_iops, hot_write_fraction=wl.hot_write_fraction,
                                  hot_space_fraction=wl.hot_space_fraction, working_set_fraction=wl.working_set_fraction,
                                  io_size_mix=[pb.IoSizeShare(io_bytes=int(b), weight=float(w)) for b, w in wl.io_size_mix]),
-            fill_fraction=case.fill_fraction, seed=case.seed)
+            fill_fraction=case.fill_fraction, seed=case.seed, replications=1)
         request.duration.FromNanoseconds(_ns(case.spec.duration_s))
         resp = simulate.simulate_array(request, builtin_catalog(), LocalExecutor())
         planner_run = array.simulate(case.spec)
         assert resp.achieved_iops == planner_run.achieved_iops
-        # SimulateArray runs the plan's replication 0 (the case's own spec and seed) exactly; the
-        # plan's figure pools the replications, and replication 0's p99 sits within two interval
-        # widths of it (the request's percentile is 99)
+        # one replication is the plan's replication 0 (the case's own spec and seed) exactly, with
+        # no interval; the plan's figure pools the replications, and replication 0's p99 sits
+        # within two interval widths of it (the request's percentile is 99)
+        assert resp.replications == 1 and resp.achieved_iops_low == resp.achieved_iops_high == 0.0
+        assert not resp.latency.HasField("low") and not resp.latency.HasField("high")
         assert resp.latency.p99.ToNanoseconds() == _ns(planner_run.latency_percentile_s(0.99))
         assert resp.latency.p50.ToNanoseconds() == _ns(planner_run.latency_percentile_s(0.5))
+        # the default pools 3 replications (replication_spec: 0 is the case's spec itself, the
+        # others the seed's children, the plan's own streams) with intervals around the pooled figures
+        request.replications = 0
+        pooled = simulate.simulate_array(request, builtin_catalog(), LocalExecutor())
+        runs = [planner_run] + [array.simulate(simulation.replication_spec(case.spec, r)) for r in (1, 2)]
+        assert pooled.replications == 3
+        assert pooled.achieved_iops == pytest.approx(sum(r.achieved_iops for r in runs) / 3, rel=1e-12)
+        assert pooled.achieved_iops_low < pooled.achieved_iops < pooled.achieved_iops_high
+        pooled_run = simulation.pooled_result(runs)
+        assert pooled.latency.p99.ToNanoseconds() == _ns(pooled_run.latency_percentile_s(0.99))
+        assert pooled.latency.low.p99.ToNanoseconds() <= pooled.latency.p99.ToNanoseconds() <= pooled.latency.high.p99.ToNanoseconds()
         assert y.latency_at_percentile_low_s <= y.latency_at_percentile_s <= y.latency_at_percentile_high_s
         width = y.latency_at_percentile_high_s - y.latency_at_percentile_low_s
         assert abs(planner_run.latency_percentile_s(0.99) - y.latency_at_percentile_s) <= 2.0 * width

@@ -280,6 +280,7 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
         drives_per_hot_spare=spec.drives_per_hot_spare if spec.HasField("drives_per_hot_spare") else 24,
         custom_drives=custom,
         exhaustive=spec.exhaustive,
+        coordinated_reads=spec.coordinated_reads,
     )
     if spec.objective not in _OBJECTIVES:
         raise InvalidInputError.one(f"{prefix}.objective", f"unknown objective {spec.objective}; known: {', '.join(pb.Objective.keys())}")
@@ -315,6 +316,7 @@ def recommendation_to_proto(r: ranking.Recommendation) -> pb.Recommendation:
         predicted_iops_low=_finite(e.predicted_iops_low), predicted_iops_high=_finite(e.predicted_iops_high),
         simulation_converged=e.simulation_converged, simulation_replications=e.simulation_replications,
         simulation_precision=e.simulation_precision,
+        coordinated_reads_applied=e.coordinated_reads, reconstructed_read_fraction=_finite(e.reconstructed_read_fraction),
     )
     rebuild = to_duration(e.rebuild_s)
     if rebuild is not None:
@@ -341,7 +343,10 @@ def recommendation_to_proto(r: ranking.Recommendation) -> pb.Recommendation:
                         ("latency_at_percentile_high", e.latency_at_percentile_high_s),
                         ("worst_second_latency_low", e.worst_second_latency_low_s),
                         ("worst_second_latency_high", e.worst_second_latency_high_s),
-                        ("worst_second_horizon", e.worst_second_horizon_s)):
+                        ("worst_second_horizon", e.worst_second_horizon_s),
+                        ("latency_at_percentile_without_coordinated_reads", e.latency_at_percentile_without_coordinated_reads_s),
+                        ("latency_at_percentile_without_coordinated_reads_low", e.latency_at_percentile_without_coordinated_reads_low_s),
+                        ("latency_at_percentile_without_coordinated_reads_high", e.latency_at_percentile_without_coordinated_reads_high_s)):
         d = to_duration(value)
         if d is not None:
             getattr(msg, name).CopyFrom(d)

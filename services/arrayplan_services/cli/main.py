@@ -254,6 +254,8 @@ def load_spec(args: argparse.Namespace) -> pb.PlanSpec | None:
         spec.seed = args.seed
     if getattr(args, "exhaustive", False):
         spec.exhaustive = True
+    if getattr(args, "coordinated_reads", False):
+        spec.coordinated_reads = True
     return spec
 
 
@@ -728,6 +730,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exhaustive", action="store_true",
                    help="simulate every candidate the cheap bounds keep (the plan file's exhaustive: true), not only those "
                         "the search needs: the same top recommendations, slower; to check the search")
+    p.add_argument("--coordinated-reads", action="store_true",
+                   help="coordinated reads on the parity candidates (the plan file's coordinated_reads: true): reads around a "
+                        "member busy on its die; each such recommendation also shows its tail without them")
     p.add_argument("--timeout", type=seconds_arg, default=3600.0, metavar="SECONDS",
                    help="cancel the plan if not done within this many seconds, or a duration: 90s, 30min (default 3600)")
     p.add_argument("--quiet", action="store_true",

@@ -85,7 +85,7 @@ def text_lines(d: Mapping[str, Any]) -> list[str]:
 def _table(plan: pb.Plan) -> tuple[list[tuple[str, str]], list[tuple[pb.Recommendation, list[str]]]]:
     """The recommendations table from the one column specification (``report.columns``, shared with
     the report's Markdown and HTML): the brief columns, as (header, align) and rows."""
-    cols = columns(brief=True)
+    cols = columns(brief=True, coordinated_reads=plan.spec.coordinated_reads)
     label = f"p{plan.spec.constraints.latency_percentile or 99.0:g}"
     return [(c.title(label), c.align) for c in cols], [(r, row(r, cols)) for r in plan.result.recommendations]
 

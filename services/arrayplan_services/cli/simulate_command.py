@@ -13,7 +13,12 @@ build one or override the preset's values. By default the server's SimulateArray
 engine's ``ArrayResult.summary()`` (docs/json.md). ``--parts`` splits the run into time-window
 replicas merged exactly, as the planner's fan-out does. ``--compare-hdd NAME`` adds the HDD equivalence: how many
 disks of that model, same layout, carry the array's achieved IOPS at ``--latency-quantile`` under
-``--latency-target-ms``. Exit 0 ok, 2 bad input, 1 anything else.
+``--latency-target-ms``. ``--replications N`` (default 3, 1 to 12) runs N independent replications
+(replication 0 is ``--seed`` itself): the figures pool them with 95 % intervals (the JSON's
+``achieved_iops_low``/``_high`` and ``latency.low``/``latency.high`` beside the figures; the text
+shows them in brackets). ``--coordinated-reads`` (parity layouts) reads around members busy on a
+read's die and also reports the same array without the policy (the same seeds) and the share of
+reads read around. Exit 0 ok, 2 bad input, 1 anything else.
 """
 
 from __future__ import annotations
@@ -155,10 +160,39 @@ def _run(spec: arr.ArraySpec, parts: int, episodes: tuple[SlowEpisode, ...] = ()
 
 
 def _text(summary: dict[str, Any]) -> str:
-    """People's view: a ``_s`` figure is shown with its unit (µs, ms, s), its key without the suffix."""
+    """People's view: a ``_s`` figure is shown with its unit (µs, ms, s), its key without the
+    suffix; a figure with a 95 % interval shows it in brackets."""
     from .render import text_lines
 
-    return "\n".join(text_lines(summary))
+    return "\n".join(text_lines(_fold_intervals(summary)))
+
+
+def _fold_intervals(d: dict[str, Any]) -> dict[str, Any]:
+    """SimulateArray's JSON with each interval folded into its figure's line: ``achieved_iops``
+    with ``achieved_iops_low``/``_high``, a latency summary's ``p99_s`` with ``low.p99_s`` and
+    ``high.p99_s`` (figures without a known interval are left as they are)."""
+    from .render import seconds
+
+    out: dict[str, Any] = {}
+    for key, val in d.items():
+        if isinstance(val, dict) and isinstance(val.get("low"), dict) and isinstance(val.get("high"), dict):
+            lo, hi = val["low"], val["high"]
+            inner: dict[str, Any] = {}
+            for k, v in val.items():
+                if k in ("low", "high"):
+                    continue
+                if k.endswith("_s") and v is not None and lo.get(k) is not None and hi.get(k) is not None:
+                    inner[k[:-2]] = f"{seconds(v)} (95 %: {seconds(lo[k])} to {seconds(hi[k])})"
+                else:
+                    inner[k] = v
+            out[key] = inner
+        elif key in ("achieved_iops_low", "achieved_iops_high") and "achieved_iops" in d:
+            continue
+        elif key == "achieved_iops" and d.get("achieved_iops_high"):
+            out[key] = f"{val:.6g} (95 %: {d['achieved_iops_low']:.6g} to {d['achieved_iops_high']:.6g})"
+        else:
+            out[key] = val
+    return out
 
 
 def _remote(args: argparse.Namespace, address: str | None = None) -> int:
@@ -189,7 +223,8 @@ def _remote(args: argparse.Namespace, address: str | None = None) -> int:
         drive_model=args.drive, drive_count=args.drives, layout=args.layout, group_width=args.group_width or 0,
         workload=wl, failed_drive_count=args.failed, duration=duration, seed=args.seed, fill_fraction=args.fill_fraction,
         stripe_unit_bytes=args.stripe_unit_kib * KiB, rebuild_rate_bytes_per_second=(args.rebuild_rate_mb_s or 0.0) * MB,
-        fail_slow_field_rates=args.fail_slow_field_rates)
+        fail_slow_field_rates=args.fail_slow_field_rates, coordinated_reads=args.coordinated_reads,
+        replications=args.replications or 0)
     for e in args.slow_drive or ():
         sd = request.slow_drives.add(drive_index=e.drive_index, slowdown_factor=e.factor)
         sd.start.FromNanoseconds(round(e.start_s * 1e9))
@@ -229,9 +264,11 @@ def _in_process_server(args: argparse.Namespace) -> int:
 
 def handler(args: argparse.Namespace) -> int:
     engine_only = bool(args.plot or args.compare_hdd or args.parts != 1 or args.reorder_window != 1)
-    if engine_only and args.fail_slow_field_rates:
-        _err("--fail-slow-field-rates is answered by SimulateArray: drop --plot, --compare-hdd, --parts and --reorder-window")
-        return EXIT_BAD_INPUT
+    for flag, used in (("--fail-slow-field-rates", args.fail_slow_field_rates), ("--coordinated-reads", args.coordinated_reads),
+                       ("--replications", args.replications is not None)):
+        if engine_only and used:
+            _err(f"{flag} is answered by SimulateArray: drop --plot, --compare-hdd, --parts and --reorder-window")
+            return EXIT_BAD_INPUT
     if not args.local:
         if engine_only:
             _err("--plot, --compare-hdd, --parts and --reorder-window need --local (in-process simulation)")
@@ -311,6 +348,11 @@ def register(subparsers: Any) -> None:
                         "(whole seconds; default the whole run); repeatable")
     p.add_argument("--fail-slow-field-rates", action="store_true",
                    help="also report the latency with fail-slow drives at The Tail at Store's field rates (FAST'16)")
+    p.add_argument("--coordinated-reads", action="store_true",
+                   help="parity layouts: read around a member busy on the read's die from the rest of its stripe (after IODA), "
+                        "and also report the same array without it (the same seeds)")
+    p.add_argument("--replications", type=int, metavar="N",
+                   help="independent replications pooled into the figures with 95 %% intervals, 1 to 12 (default 3; 1 = one run)")
     p.add_argument("--reorder-window", type=int, default=1, help="HDDs: SATF reordering over up to this many queued IOs (1 = FCFS)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random streams: the same inputs and seed give the same figures (default %(default)s)")
     p.add_argument("--duration-s", type=float, default=10.0, help="simulated window (s)")

@@ -29,6 +29,10 @@ DEFAULT_SERVICE_LIFE_YEARS = 5
 # endurance_years when the simulated workload writes nothing (the proto carries no infinity)
 NEVER_WEARS_OUT_YEARS = 1e9
 MAX_SLOW_DRIVES = 64
+# SimulateArrayRequest.replications when set (0 is proto3's unset: the default, 3 = the plan's
+# first replications, simulation.FULL.initial_replications).
+DEFAULT_REPLICATIONS = simulation.FULL.initial_replications
+REPLICATIONS = Range(lo=1, hi=simulation.FULL.max_replications, integer=True, note=f"(0 = the default, {DEFAULT_REPLICATIONS})")
 # The engine's ArraySpec fields -> the request fields a client set.
 _SPEC_TO_REQUEST = {"drive_count": "drive_count", "duration_s": "duration", "failed_drives": "failed_drive_count", "layout": "layout",
                     "rebuild_rate_bytes_per_s": "rebuild_rate_bytes_per_second", "seed": "seed", "workload": "workload",
@@ -70,6 +74,11 @@ def _validate(request: pb.SimulateArrayRequest, catalog: Catalog):  # type: igno
     if request.HasField("duration"):
         check_range(v, "duration", request.duration.ToNanoseconds() / 1e9, 0, 3600, lo_open=True, unit="s")
     check_range(v, "seed", request.seed, 0, integer=True)
+    if request.replications:  # 0 = unset: the default
+        REPLICATIONS.check(v, "replications", request.replications)
+    if request.coordinated_reads and layout is not None and not simulation.coordinated_reads_apply(layout):
+        v.append(Violation(field="coordinated_reads", reason=f"applies to parity layouts (raid5, raid6, ec:K+M) only; {layout.name} "
+                                                              "has no parity to read around a busy member (set it false)"))
     if v:
         raise InvalidInputError(v)
     return drive, layout, workload
@@ -91,13 +100,27 @@ def _duration_s(request: pb.SimulateArrayRequest) -> float:
     return request.duration.ToNanoseconds() / 1e9 if request.HasField("duration") else 10.0
 
 
+def _replications(results: Sequence[array.ArrayResult], specs: Sequence[array.ArraySpec]) -> simulation.Replications:
+    """The windows' results merged per replication (their seeds), in replication order."""
+    by_seed: dict[int, list[array.ArrayResult]] = {}
+    for res in results:
+        by_seed.setdefault(res.seed, []).append(res)
+    return simulation.Replications(runs=tuple(array.merge_results(sorted(by_seed[s.seed], key=lambda x: x.window_start_s))
+                                              for s in specs))
+
+
 def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor: Executor, *,
                    is_active: Callable[[], bool] = lambda: True) -> pb.SimulateArrayResponse:
-    """The array simulation of one explicit array, split into time windows that run as tasks on
-    the executor (Ray) and merge exactly; a client that goes away cancels the tasks."""
+    """The array simulation of one explicit array in independent replications
+    (``simulation.replication_spec``: replication 0 is the request's seed, so one replication is
+    the single run of old, bit for bit), each split into time windows that run as tasks on the
+    executor (Ray) and merge exactly; a client that goes away cancels the tasks. The figures pool
+    the replications with 95 % intervals (``simulation.Replications``). With coordinated reads,
+    the same replications run again without them (the same seeds: common random numbers)."""
     drive, layout, workload = validate_simulate_request(request, catalog)
     fill = request.fill_fraction if request.HasField("fill_fraction") else 1.0
     duration_s = _duration_s(request)
+    replications = request.replications or DEFAULT_REPLICATIONS
     tracer = telemetry.tracer()
     with tracer.start_as_current_span("arrayplan.service_model", attributes={"arrayplan.drive_model": drive.name}):
         # the planner's factory: same drive, layout, workload, fill and seed -> the same simulation
@@ -105,37 +128,53 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
             spec = simulation.array_spec(drive, layout, request.drive_count, workload, fill_fraction=fill, duration_s=duration_s,
                                        seed=request.seed, failed_drives=request.failed_drive_count,
                                        rebuild_rate_bytes_per_s=request.rebuild_rate_bytes_per_second)
+            if request.coordinated_reads:
+                spec = dataclasses.replace(spec, coordinated_reads=True)
             workers = max(1, min(executor.worker_count, int(duration_s)))
-            parts = array.split_simulation(spec, workers)
+            rep_specs = [simulation.replication_spec(spec, r) for r in range(replications)]
+            parts = [p for s in rep_specs for p in array.split_simulation(s, workers)]
         except InvalidInputError as exc:
             raise InvalidInputError([Violation(field=_SPEC_TO_REQUEST.get(x.field.removeprefix("spec.").split(".")[0].split("[")[0], "workload"),
                                                reason=x.reason) for x in exc.violations]) from None
         episodes = _slow_episodes(request, spec.simulated_drive_count, spec.duration_s)
         if episodes:
-            parts = fail_slow.slow_specs(spec, episodes)
+            parts = [p for s in rep_specs for p in fail_slow.slow_specs(s, episodes)]
+        # without the policy: the same windows of the same replications
+        plain_parts = [dataclasses.replace(p, coordinated_reads=False) for p in parts] if request.coordinated_reads else []
         slow_parts: list[array.ArraySpec] = []
         if request.fail_slow_field_rates:
             # the same run with the first member of group 0 at the field study's 2x threshold
             slow_parts = array.split_simulation(fail_slow.with_slow_members(spec, {0: fail_slow.FIELD_SLOWDOWN}), workers)
     with tracer.start_as_current_span("arrayplan.simulate_fanout", kind=trace.SpanKind.PRODUCER,
                                       attributes={"arrayplan.task_count": len(parts), "arrayplan.array.drive_count": request.drive_count}):
-        results: list[array.ArrayResult] = _run_cancellable(executor, simulate_window, parts, is_active)
+        reps = _replications(_run_cancellable(executor, simulate_window, parts, is_active), rep_specs)
+        plain = _replications(_run_cancellable(executor, simulate_window, plain_parts, is_active), rep_specs) if plain_parts else None
         slow_results: list[array.ArrayResult] = _run_cancellable(executor, simulate_window, slow_parts, is_active) if slow_parts else []
-    r = array.merge_results(sorted(results, key=lambda x: x.window_start_s))
+    r = reps.runs[0]
+    pooled = reps.pooled
+    iops = reps.achieved_iops()
     usable = usable_capacity_bytes(layout, request.drive_count, drive.capacity_bytes)
-    years = simulated_endurance_years(drive, layout, request.drive_count, workload, achieved_iops=float(r.achieved_iops),
+    years = simulated_endurance_years(drive, layout, request.drive_count, workload, achieved_iops=iops.value,
                                       fill_fraction=fill, usable_capacity_bytes=usable,
                                       service_life_years=request.service_life_years or DEFAULT_SERVICE_LIFE_YEARS)
     response = pb.SimulateArrayResponse(
         usable_capacity_bytes=int(usable),
-        achieved_iops=float(r.achieved_iops), member_ios_per_host_io=float(r.member_ios_per_host_io),
-        latency=_summary(r, "all"), read_latency=_summary(r, "read"), write_latency=_summary(r, "write"),
+        achieved_iops=iops.value, member_ios_per_host_io=float(pooled.member_ios_per_host_io),
+        achieved_iops_low=iops.low if iops.known else 0.0, achieved_iops_high=iops.high if iops.known else 0.0,
+        replications=replications,
+        latency=_summary(reps, "all"), read_latency=_summary(reps, "read"), write_latency=_summary(reps, "write"),
         iops_per_second=[float(x) for x in r.iops_per_second],
         drive_utilization_fractions=[float(x) for x in r.drive_utilisation],
         endurance_years=years,
         purchase_cost_usd=cost.purchase_cost_usd(drive.price_usd or 0.0, request.drive_count),
         models=[simulation.SIMULATION_MODEL, f"service-model:{'hdd' if drive.kind == 'hdd' else 'ssd-ftl-gc-profile'}"],
     )
+    if plain is not None:
+        response.coordinated_reads = True
+        response.latency_without_coordinated_reads.CopyFrom(_summary(plain, "all"))
+        response.read_latency_without_coordinated_reads.CopyFrom(_summary(plain, "read"))
+        frac = reps.reconstructed_read_fraction()
+        response.reconstructed_read_fraction = frac if math.isfinite(frac) else 0.0
     if slow_results:
         slow = array.merge_results(sorted(slow_results, key=lambda x: x.window_start_s))
         pi = fail_slow.slow_time_fraction("hdd" if drive.kind == "hdd" else "ssd", max(1, group_count(layout, request.drive_count)))
@@ -227,18 +266,24 @@ def _mixture_summary(normal: array.ArrayResult, slow: array.ArrayResult, pi: flo
     return out
 
 
-def _summary(r: array.ArrayResult, kind: str) -> pb.LatencySummary:
+def _summary(reps: simulation.Replications, kind: str) -> pb.LatencySummary:
+    """The replications' latency percentiles of ``kind`` IOs, pooled, with their intervals (set
+    when known: more than one replication)."""
     out = pb.LatencySummary()
-    if not r.latency_count(kind):
+    if not reps.pooled.latency_count(kind):
         return out
-    for name, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999), ("p9999", 0.9999), ("max", 1.0)):
-        d = to_duration(float(r.latency_percentile_s(q, kind)))
-        if d is not None:
-            getattr(out, name).CopyFrom(d)
+    figures = [(name, reps.percentile(q, kind)) for name, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999),
+                                                                 ("p9999", 0.9999))]
     if kind == "all":
-        d = to_duration(float(r.worst_second_p99_latency_s))
-        if d is not None:
-            out.worst_second_p99.CopyFrom(d)
+        figures.append(("worst_second_p99", reps.worst_second_p99()))
+    for name, iv in figures:
+        for target, value in ((out, iv.value), (out.low, iv.low), (out.high, iv.high)):
+            d = to_duration(float(value))
+            if d is not None:
+                getattr(target, name).CopyFrom(d)
+    d = to_duration(reps.maximum_s(kind))
+    if d is not None:
+        out.max.CopyFrom(d)
     return out
 
 

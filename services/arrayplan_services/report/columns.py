@@ -62,6 +62,8 @@ class Column:
     formatter: Callable[[pb.Recommendation], str]
     align: str = "r"  # "r" or "l"
     brief: bool = True
+    # shown only for a plan with PlanSpec.coordinated_reads
+    coordinated_reads: bool = False
 
     def title(self, pct_label: str) -> str:
         head = self.header.format(pct=pct_label)
@@ -101,6 +103,23 @@ def converged_cell(r: pb.Recommendation) -> str:
     return "yes" if r.simulation_converged else "cap"
 
 
+NOT_APPLIED = "n/a (no parity)"
+
+
+def without_coordinated_reads_cell(r: pb.Recommendation) -> str:
+    """The latency at the percentile without coordinated reads, with its 95 % interval; "n/a"
+    for an array the policy does not apply to (RAID 0, mirrors)."""
+    if not r.coordinated_reads_applied:
+        return NOT_APPLIED
+    return latency_cell(r.latency_at_percentile_without_coordinated_reads, r.latency_at_percentile_without_coordinated_reads_low,
+                        r.latency_at_percentile_without_coordinated_reads_high)
+
+
+def read_around_cell(r: pb.Recommendation) -> str:
+    """Share of host reads read around a busy member (coordinated reads)."""
+    return f"{r.reconstructed_read_fraction:.1%}" if r.coordinated_reads_applied else NOT_APPLIED
+
+
 def _meets(r: pb.Recommendation) -> str:
     return "yes" if r.meets_constraints else "NO"
 
@@ -116,6 +135,10 @@ RECOMMENDATION_COLUMNS: tuple[Column, ...] = (
                                                                                       r.latency_p50_high)),
     Column(key="latency_at_percentile", header="{pct}", unit="ms",
            formatter=lambda r: latency_cell(r.latency_at_percentile, r.latency_at_percentile_low, r.latency_at_percentile_high)),
+    Column(key="latency_at_percentile_without_coordinated_reads", header="{pct} without coord. reads", unit="ms",
+           formatter=without_coordinated_reads_cell, coordinated_reads=True),
+    Column(key="reconstructed_read_fraction", header="reads read around", unit="", formatter=read_around_cell,
+           coordinated_reads=True),
     Column(key="worst_second_latency", header="worst s", unit="ms", formatter=worst_second_cell, brief=False),
     Column(key="simulation_converged", header="converged", unit="", formatter=converged_cell, align="l", brief=False),
     Column(key="life_used_fraction", header="life used", unit="", formatter=lambda r: pct(r.life_used_fraction)),
@@ -133,9 +156,11 @@ RECOMMENDATION_COLUMNS: tuple[Column, ...] = (
 )
 
 
-def columns(*, brief: bool = False) -> tuple[Column, ...]:
-    """Every column (the report), or the ``brief`` ones (the terminal and the CLI's Markdown)."""
-    return tuple(c for c in RECOMMENDATION_COLUMNS if c.brief or not brief)
+def columns(*, brief: bool = False, coordinated_reads: bool = False) -> tuple[Column, ...]:
+    """Every column (the report), or the ``brief`` ones (the terminal and the CLI's Markdown);
+    the coordinated-reads columns only for a plan that asked for them (``PlanSpec.coordinated_reads``:
+    the latency at the percentile with the policy is the usual column, without it beside it)."""
+    return tuple(c for c in RECOMMENDATION_COLUMNS if (c.brief or not brief) and (coordinated_reads or not c.coordinated_reads))
 
 
 def row(r: pb.Recommendation, cols: tuple[Column, ...]) -> list[str]:
@@ -150,4 +175,5 @@ def md_cell(text: str) -> str:
 
 
 __all__ = ["RECOMMENDATION_COLUMNS", "Column", "columns", "converged_cell", "iops_cell", "latency_cell", "layout_name", "md_cell",
-           "ms", "pct", "row", "seconds_of", "usd", "usd_small", "worst_second_cell"]
+           "ms", "pct", "read_around_cell", "row", "seconds_of", "usd", "usd_small", "without_coordinated_reads_cell",
+           "worst_second_cell"]

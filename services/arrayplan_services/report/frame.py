@@ -300,6 +300,9 @@ def question(plan: pb.Plan, frame: Frame) -> list[str]:
                         (c.max_data_loss_probability, f"P(data loss) ≤ {c.max_data_loss_probability:.2g}")):
         if value:
             out.append(text)
+    if plan.spec.coordinated_reads:
+        out.append("coordinated reads on parity layouts (reads around a member busy on its die; not RAID 0 or mirrors), "
+                   "each tail also without them")
     out.append(f"service life {frame.service_life_years} years")
     return out
 

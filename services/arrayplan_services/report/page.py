@@ -58,7 +58,7 @@ def _cards(frame: Frame) -> list[tuple[str, str, str]]:
 
 def _context(plan: pb.Plan, frame: Frame, plots: dict[str, figures.Plot | None], notes: dict[str, str],
              images: str) -> dict[str, Any]:
-    cols: tuple[Column, ...] = columns()
+    cols: tuple[Column, ...] = columns(coordinated_reads=plan.spec.coordinated_reads)
     vclass, vtext = verdict(plan, frame)
     return {
         "title": title(plan), "meta": meta(plan), "verdict_class": vclass, "verdict": vtext,
