@@ -1934,7 +1934,9 @@ def validate_spec(spec: ArraySpec, prefix: str = "spec") -> list[Violation]:
     return v
 
 
-_CLEANING_RANGES = {"step_pages": Range(lo=1, hi=1e6), "relocation_scale": Range(lo=0, hi=1e3),
+# step_pages may be a fraction of a page: a similar drive k times smaller (ssd.similar_model) cleans
+# 1/k of the real drive's flash page per step
+_CLEANING_RANGES = {"step_pages": Range(lo=0.01, hi=1e6), "relocation_scale": Range(lo=0, hi=1e3),
                     "precondition_drive_writes": Range(lo=0, hi=100), "write_buffer_pages": Range(lo=0, hi=1e9),
                     "write_buffer_s": Range(lo=0, hi=60, unit="s"), "posted_write_fixed_s": Range(lo=0, hi=1, unit="s"),
                     "posted_write_per_byte_s": Range(lo=0, hi=1e-3, unit="s"), "nand_dies": Range(lo=0, hi=_MAX_DIES, integer=True),
