@@ -479,11 +479,12 @@ def _figures(iops: np.ndarray, programs: np.ndarray, r: ArrayResult) -> dict[str
 #: The host IOs a consistency run simulates at most, counted at the drive's fresh-out-of-box
 #: rate over the run (an upper bound: the steady state after the cliff is slower). A run past it
 #: simulates a similar drive (``similar_model``) ``k`` times smaller: about 3.5 s of CPU at the
-#: kernel's ~20 M IOs a second.
+#: kernel's ~20 M IOs a second (when the floor allows: a 1 M IOPS drive 2000 s without its cliff is
+#: 2 G IOs, 64 M at k = 32).
 CONSISTENCY_IO_BUDGET = 70_000_000
-#: The fewest host IOs in flight a similar drive keeps (QD 32/k): the scale stops at k = 16 whatever
+#: The fewest host IOs in flight a similar drive keeps (QD 32/k): the scale stops at k = 32 whatever
 #: the budget says. (A similar drive keeps at least one parallel unit.)
-SIMILAR_MIN_QUEUE_DEPTH = 2
+SIMILAR_MIN_QUEUE_DEPTH = 1
 
 
 def similar_model(m: ServiceModel, k: int) -> ServiceModel:
