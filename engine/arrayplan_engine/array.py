@@ -1208,6 +1208,42 @@ def _map_io(is_write, is_seq, o, b, wb, kind, w, k, m, copies, G, u, inv_u, inv_
     return nr, nw - wb, rbytes, wbytes
 
 
+@njit(cache=True, _nrt=False)
+def _map_io_call(is_write, is_seq, o, b, wb, kind, w, k, m, copies, G, u, inv_u, inv_g, inv_w, sb, inv_sb, any_failed,
+                 failed, dr, DW, S_d, S_b, S_o):
+    """``_map_io`` as a call, not inlined: the event loop's general mapping (IOs across stripe
+    units, sequential writes, degraded groups, mirrors, RAID 0). A random IO inside one stripe
+    unit of a parity array takes the inlined fast path (``_map_parity_unit``); keeping this
+    large, less frequent body out of the loop leaves the hot path smaller."""
+    return _map_io(is_write, is_seq, o, b, wb, kind, w, k, m, copies, G, u, inv_u, inv_g, inv_w, sb, inv_sb, any_failed,
+                   failed, dr, DW, S_d, S_b, S_o)
+
+
+@njit(cache=True, _nrt=False)
+def _coord_read(cl, row_base, row_count, any_cards, failed, lay, dr, DW, S_d, S_b, S_o, d0, ro, o, b, wb, is_seq, t,
+                nr, mem_rb):
+    """Coordinated reads (IODA-style; ``ArraySpec.coordinated_reads``): the read at ``ro`` on
+    member ``d0``, busy on its die, reads the k other units of its stripe instead, as if ``d0``
+    were missing, when none of them is busy too (else the read stays on its member, S[0]).
+    Returns (member reads, member read bytes, whether it was reconstructed). (A call, not
+    inlined: only arrays with coordinated reads make it, and only for reads that meet a busy die.)"""
+    kind, w, k, m, copies, G, u = lay[_L_KIND], lay[_L_W], lay[_L_K], lay[_L_M], lay[_L_COPIES], lay[_L_G], lay[_L_U]
+    sb = k * u
+    inv_sb, inv_u, inv_g, inv_w = 1.0 / sb, 1.0 / u, 1.0 / G, 1.0 / w
+    failed[d0] = 1
+    n2, _, rb2, _ = _map_io(False, is_seq, o, b, wb, kind, w, k, m, copies, G, u, inv_u, inv_g, inv_w, sb, inv_sb, True,
+                            failed, dr, DW, S_d, S_b, S_o)
+    failed[d0] = 0
+    clear = True
+    for i in range(n2):
+        if _member_busy(cl, row_base, row_count, any_cards, S_d[i], S_o[i], t):
+            clear = False
+    if clear:
+        return n2, rb2, True
+    _member_io(S_d, S_b, S_o, 0, d0, b, ro)
+    return nr, mem_rb, False
+
+
 # -- host arrivals (records: ``_RC_*``) ---------------------------------------------------------
 
 
@@ -1522,27 +1558,15 @@ def _event_loop(closed, ins, outs):
                 if coord and is_read:
                     d0 = rec[q, _RC_D0]
                     if _member_busy(cl, row_base, row_count, any_cards, d0, rec[q, _RC_RO], t):
-                        # coordinated reads (IODA-style): read the k other units of the stripe
-                        # instead, as if the busy member were missing, when none of them is busy
-                        # too (else the read stays on its member)
-                        failed[d0] = 1
-                        n2, _, rb2, _ = _map_io(False, is_seq, rec[q, _RC_O], b, wb, kind, w, k, m, copies, G, u, inv_u,
-                                                inv_g, inv_w, sb, inv_sb, True, failed, dr, DW, S_d, S_b, S_o)
-                        failed[d0] = 0
-                        clear = True
-                        for i in range(n2):
-                            if _member_busy(cl, row_base, row_count, any_cards, S_d[i], S_o[i], t):
-                                clear = False
-                        if clear:
-                            nr = n2
-                            mem_rb = rb2
-                            if t >= w_start:
-                                n_recon += 1
-                        else:
-                            _member_io(S_d, S_b, S_o, 0, d0, b, rec[q, _RC_RO])
+                        nr, mem_rb, recon = _coord_read(cl, row_base, row_count, any_cards, failed, lay, dr, DW, S_d, S_b,
+                                                        S_o, d0, rec[q, _RC_RO], rec[q, _RC_O], b, wb, is_seq, t, nr,
+                                                        mem_rb)
+                        if recon and t >= w_start:
+                            n_recon += 1
             else:
-                nr, nw, mem_rb, mem_wb = _map_io(not is_read, is_seq, rec[q, _RC_O], b, wb, kind, w, k, m, copies, G, u,
-                                                 inv_u, inv_g, inv_w, sb, inv_sb, any_failed, failed, dr, DW, S_d, S_b, S_o)
+                nr, nw, mem_rb, mem_wb = _map_io_call(not is_read, is_seq, rec[q, _RC_O], b, wb, kind, w, k, m, copies, G,
+                                                      u, inv_u, inv_g, inv_w, sb, inv_sb, any_failed, failed, dr, DW, S_d,
+                                                      S_b, S_o)
             if t >= w_start:
                 if is_read:
                     n_host_r += 1
@@ -1934,7 +1958,9 @@ def validate_spec(spec: ArraySpec, prefix: str = "spec") -> list[Violation]:
     return v
 
 
-_CLEANING_RANGES = {"step_pages": Range(lo=1, hi=1e6), "relocation_scale": Range(lo=0, hi=1e3),
+# step_pages may be a fraction of a page: a similar drive k times smaller (ssd.similar_model) cleans
+# 1/k of the real drive's flash page per step
+_CLEANING_RANGES = {"step_pages": Range(lo=0.01, hi=1e6), "relocation_scale": Range(lo=0, hi=1e3),
                     "precondition_drive_writes": Range(lo=0, hi=100), "write_buffer_pages": Range(lo=0, hi=1e9),
                     "write_buffer_s": Range(lo=0, hi=60, unit="s"), "posted_write_fixed_s": Range(lo=0, hi=1, unit="s"),
                     "posted_write_per_byte_s": Range(lo=0, hi=1e-3, unit="s"), "nand_dies": Range(lo=0, hi=_MAX_DIES, integer=True),

@@ -432,6 +432,7 @@ class ConsistencyResult:
     worst_second_latency_s: float           # mean latency (Little: QD / IOPS) of the slowest second
     max_latency_s: float
     write_amplification: float              # NAND programs / host writes over the steady part
+    scale: int = 1                          # the similar drive's scale k (``similar_model``); 1: the drive itself
 
     def figures(self) -> dict[str, object]:
         def r(x: float, nd: int = 4) -> float | None:
@@ -444,7 +445,7 @@ class ConsistencyResult:
             "steady_iops_mean": r(self.steady_iops_mean, 1), "p1_over_mean": r(self.p1_over_mean),
             "dip_depth": r(self.dip_depth), "dip_period_s": r(self.dip_period_s, 1),
             "worst_second_latency_s": r(self.worst_second_latency_s, 6), "max_latency_s": r(self.max_latency_s, 6),
-            "write_amplification": r(self.write_amplification),
+            "write_amplification": r(self.write_amplification), "scale": self.scale,
         }
 
 
@@ -475,6 +476,65 @@ def _figures(iops: np.ndarray, programs: np.ndarray, r: ArrayResult) -> dict[str
     }
 
 
+#: The host IOs a consistency run simulates at most, counted at the drive's fresh-out-of-box
+#: rate over the run (an upper bound: the steady state after the cliff is slower). A run past it
+#: simulates a similar drive (``similar_model``) ``k`` times smaller: about 3.5 s of CPU at the
+#: kernel's ~20 M IOs a second (when the floor allows: a 1 M IOPS drive 2000 s without its cliff is
+#: 2 G IOs, 64 M at k = 32).
+CONSISTENCY_IO_BUDGET = 70_000_000
+#: The fewest host IOs in flight a similar drive keeps (QD 32/k): the scale stops at k = 32 whatever
+#: the budget says. (A similar drive keeps at least one parallel unit.)
+SIMILAR_MIN_QUEUE_DEPTH = 1
+
+
+def similar_model(m: ServiceModel, k: int) -> ServiceModel:
+    """The drive ``k`` times smaller with the same dynamics in drive-write time (docs/ssd-model.md,
+    "Similar drives"): ``1/k`` of the parallel units, flash, free-page marks, cleaning step,
+    victim erase unit, SLC cache and write buffer, and back-end seconds per page (host program,
+    relocation, erase, cache, fold) ``k`` times longer, so the back end moves ``1/k`` of the
+    pages per second; a unit's service time per IO, the NAND dies and their operation times, the
+    posted path's times and the buffer's drain time stay as they are (each NAND operation covers
+    ``1/k`` of the pages). At ``1/k`` of the host IOs in flight it runs at ``1/k`` of the IOPS and
+    writes its span in the same seconds: every fraction (spare, marks over the flash, relocation
+    share) and every time (a cleaning step, a victim, a stall) is the real drive's, and so is the
+    mean latency (Little: ``QD/k`` over ``IOPS/k``). When ``k`` does not divide the units the
+    similar drive has ``ceil(units / k)`` of them, each that much slower per IO (the service
+    times times ``ceil(units / k) k / units``), so the units still serve ``1/k`` of the IOPS."""
+    require_range("k", k, 1, integer=True)
+    if k == 1:
+        return m
+    units = -(-m.parallel_units // k)
+    slow = units * k / m.parallel_units
+    return replace(
+        m, parallel_units=units, read_fixed_s=m.read_fixed_s * slow, read_per_byte_s=m.read_per_byte_s * slow,
+        write_fixed_s=m.write_fixed_s * slow, write_per_byte_s=m.write_per_byte_s * slow,
+        span_pages=m.span_pages / k, raw_pages=m.raw_pages / k, low_free_pages=m.low_free_pages / k,
+        high_free_pages=m.high_free_pages / k, step_pages=m.step_pages / k,
+        host_page_s=m.host_page_s * k, relocation_page_s=m.relocation_page_s * k, erase_page_s=m.erase_page_s * k,
+        slc_cache_pages=m.slc_cache_pages / k, slc_page_s=m.slc_page_s * k, fold_page_s=m.fold_page_s * k,
+        write_buffer_pages=m.write_buffer_pages / k,
+        nand_program_pages=m.nand_program_pages / k, nand_erase_pages=m.nand_erase_pages / k,
+    )
+
+
+#: The scales a consistency run may take: divisors of its queue depth
+CONSISTENCY_SCALES = tuple(k for k in range(1, QUEUE_DEPTH + 1) if QUEUE_DEPTH % k == 0)
+
+
+def consistency_scale(host_ios: float, *, budget: float = CONSISTENCY_IO_BUDGET) -> int:
+    """The similarity scale of a consistency run (``similar_model``): the smallest divisor ``k``
+    of the queue depth (32) that brings ``host_ios`` (the run at its fastest) within ``budget``,
+    but never past ``SIMILAR_MIN_QUEUE_DEPTH`` IOs in flight (1 when the run fits as it is)."""
+    best = 1
+    for k in CONSISTENCY_SCALES:
+        if QUEUE_DEPTH // k < SIMILAR_MIN_QUEUE_DEPTH:
+            break
+        best = k
+        if host_ios / k <= budget:
+            break
+    return best
+
+
 def _validate_run(duration_s: float, op: float) -> None:
     v: list[Violation] = []
     check_range(v, "duration_s", duration_s, 60, 86_400, unit="seconds", note="a day: the array simulation's limit")
@@ -483,7 +543,7 @@ def _validate_run(duration_s: float, op: float) -> None:
 
 
 def consistency_experiment(drive: Drive | str, *, duration_s: float = 2000, op: float = 0.0, seed: int = 0,
-                           model_pages: int = DEFAULT_MODEL_PAGES) -> ConsistencyResult:
+                           model_pages: int = DEFAULT_MODEL_PAGES, scale: int | None = None) -> ConsistencyResult:
     """The reviewers' performance-consistency test (001 seed): secure erase, sequential fill of
     the LBAs in use, then 4 KB random writes at QD32 for ``duration_s`` seconds, IOPS recorded
     every second. ``op`` leaves that fraction of the capacity unused (short-stroking, as the S3500
@@ -495,7 +555,14 @@ def consistency_experiment(drive: Drive | str, *, duration_s: float = 2000, op: 
     cleaning state (``service_model(..., precondition_drive_writes=0)``). Nothing of the run is
     fed in: the plateau, the cliff, the transient and the steady state come out of the same
     free-space mechanism a lightly loaded array runs. ``model_pages`` is accepted for earlier
-    callers and not used (the kernel's fluid log has no page count)."""
+    callers and not used (the kernel's fluid log has no page count).
+
+    ``scale`` k runs the similar drive k times smaller (``similar_model``) at QD ``32/k`` and
+    counts each of its IOs and relocations as k: the same curve in time at 1/k of the IOs
+    (docs/ssd-model.md, "Similar drives"). None (the default) picks it with ``consistency_scale``
+    so the run stays within ``CONSISTENCY_IO_BUDGET`` IOs; 1 simulates every IO of the drive. The
+    result's ``array_result`` is the similar drive's run (its IOPS are 1/k of the drive's; its
+    latencies are the drive's in the mean, by Little's law)."""
     from . import array as array_mod
     from .layout import make_layout
     from .workload import Workload
@@ -506,19 +573,28 @@ def consistency_experiment(drive: Drive | str, *, duration_s: float = 2000, op: 
     t = calibrate(d)
     n = t.controllers
     model = service_model(d, extra_spare_fraction=op, precondition_drive_writes=0.0, per_controller=n > 1)
+    if scale is None:
+        k = consistency_scale(float(duration_s) * t.fob_random_write_iops)
+    else:
+        k = int(scale)
+        if k != scale or k not in CONSISTENCY_SCALES:
+            raise InvalidInputError.one("scale", f"must be a divisor of the queue depth {QUEUE_DEPTH} "
+                                        f"({', '.join(map(str, CONSISTENCY_SCALES))}), got {scale}")
+    model = similar_model(model, k)
     wl = Workload(name="consistency-4k-random-write-qd32", read_fraction=0.0, random_fraction=1.0,
-                  io_size_mix=((MAP_BYTES, 1.0),), queue_depth=QUEUE_DEPTH, working_set_fraction=1.0 - op)
+                  io_size_mix=((MAP_BYTES, 1.0),), queue_depth=QUEUE_DEPTH // k, working_set_fraction=1.0 - op)
     spec = array_mod.ArraySpec(layout=make_layout("raid0", n), drive_count=n, service_models=(model,), workload=wl,
                                duration_s=float(duration_s), warmup_s=0.0, seed=int(seed),
-                               drive_capacity_bytes=float(t.user_bytes))
+                               drive_capacity_bytes=float(t.user_bytes) / k)
     r = array_mod.simulate(spec)
-    iops = r.iops_per_second.astype(np.float64)[: int(duration_s)]
-    programs = iops + r.second_relocated_pages[: iops.size]
+    # the similar drive's IOs and relocations stand for k of the real drive's each
+    iops = k * r.iops_per_second.astype(np.float64)[: int(duration_s)]
+    programs = iops + k * r.second_relocated_pages[: iops.size]
     f = _figures(iops, programs, r)
     return ConsistencyResult(
         drive_name=d.name, gc_policy=t.gc_policy, duration_s=int(duration_s), op_fraction=op,
         spare_factor=effective_spare_factor(t, extra_spare_fraction=op), fob_iops=t.fob_random_write_iops, iops=iops,
-        array_result=r, **f,  # type: ignore[arg-type]
+        array_result=r, scale=k, **f,  # type: ignore[arg-type]
     )
 
 

@@ -282,3 +282,62 @@ def test_lazy_drives_wait_for_victims_not_whole_seconds(runs: dict[str, ssd.Cons
         late = runs[n].iops[1400:2000]
         assert (late > 0).all(), n
         assert runs[n].max_latency_s < 0.5, n
+
+
+@pytest.mark.parametrize(("drive", "k"), [("micron-p320h-700gb", 32), ("intel-dc-s3700-400gb", 4)])
+def test_similar_drive_runs_the_same_consistency_curve(drive: str, k: int) -> None:
+    # docs/ssd-model.md, "Similar drives": the drive k times smaller (units, flash, marks, steps /k,
+    # back-end seconds per page x k) at QD 32/k writes its span in the same seconds, so its IOPS
+    # times k are the drive's second by second. 400 s covers the FOB plateau, the cliff (P320h
+    # 261 s, S3700 309 s) and the first steady seconds. The P320h at k 32 is the floor: one unit,
+    # QD 1. Measured, seed 3: every second within 0.06 % (P320h) and 0.02 % (S3700); mean write
+    # latency within 1e-6 relative; the longest IO 0.772 vs 0.780 ms (P320h), equal (S3700).
+    full = ssd.consistency_experiment(drive, duration_s=400, seed=3, scale=1)
+    small = ssd.consistency_experiment(drive, duration_s=400, seed=3, scale=k)
+    assert full.scale == 1 and small.scale == k
+    assert small.array_result.host_writes * k == pytest.approx(full.array_result.host_writes, rel=0.005)
+    np.testing.assert_allclose(small.iops, full.iops, rtol=0.01)  # every second within 1 %
+
+    def cliff(r: ssd.ConsistencyResult) -> int:
+        return int((r.iops < 0.5 * r.fob_iops).argmax())
+
+    assert 200 < cliff(full) < 350
+    assert abs(cliff(small) - cliff(full)) <= 1
+    late_full, late_small = full.iops[300:], small.iops[300:]
+    assert late_small.mean() == pytest.approx(late_full.mean(), rel=0.005)
+    p1 = [float(np.percentile(x, 1) / x.mean()) for x in (late_full, late_small)]
+    assert p1[1] == pytest.approx(p1[0], abs=0.01)
+    # latency: the mean is the drive's (Little: QD/k over IOPS/k); the longest IO within 5 %
+    assert small.array_result.latency_mean_s("write") == pytest.approx(full.array_result.latency_mean_s("write"), rel=0.01)
+    assert small.max_latency_s == pytest.approx(full.max_latency_s, rel=0.05)
+    assert small.write_amplification == pytest.approx(full.write_amplification, rel=0.005)
+
+
+def test_similar_model_scales_sizes_and_page_times() -> None:
+    m = ssd.service_model("micron-p320h-700gb", precondition_drive_writes=0.0)
+    s = ssd.similar_model(m, 8)
+    assert s.parallel_units * 8 == m.parallel_units
+    for name in ("span_pages", "raw_pages", "low_free_pages", "high_free_pages", "step_pages", "nand_erase_pages"):
+        assert getattr(s, name) * 8 == pytest.approx(getattr(m, name), rel=1e-12), name
+    for name in ("host_page_s", "relocation_page_s", "erase_page_s"):
+        assert getattr(s, name) == pytest.approx(8 * getattr(m, name), rel=1e-12), name
+    # per-IO times and the spare fraction are the drive's
+    assert (s.write_fixed_s, s.write_per_byte_s, s.nand_program_s) == (m.write_fixed_s, m.write_per_byte_s, m.nand_program_s)
+    assert s.raw_pages / s.span_pages == pytest.approx(m.raw_pages / m.span_pages, rel=1e-12)
+    assert ssd.similar_model(m, 1) is m
+    # k not dividing the units: ceil(units / k) units, each that much slower, serve 1/k of the IOPS
+    odd = ssd.similar_model(m, 5)
+    assert odd.parallel_units == 7
+    assert odd.parallel_units / odd.write_fixed_s == pytest.approx(m.parallel_units / m.write_fixed_s / 5, rel=1e-12)
+
+
+def test_consistency_scale_keeps_the_budget_and_the_floor() -> None:
+    # 2000 s at the FOB rate: P320h 410 M IOs -> k 8; S3500 220 M -> 4; an X25-M's 17 M fit as they
+    # are; a 1 M IOPS NVMe drive 32 (QD 1); past that the floor holds k at 32
+    assert ssd.consistency_scale(2000 * 205_000.0) == 8
+    assert ssd.consistency_scale(2000 * 110_000.0) == 4
+    assert ssd.consistency_scale(2000 * 8_600.0) == 1
+    assert ssd.consistency_scale(2000 * 1_050_000.0) == 32
+    assert ssd.consistency_scale(1e12) == 32
+    with pytest.raises(InvalidInputError, match="scale"):
+        ssd.consistency_experiment("intel-dc-s3500-480gb", duration_s=60, scale=3)

@@ -97,7 +97,8 @@ def _consistency_handler(args: argparse.Namespace) -> int:
         return 2
     try:
         # A drive is a catalog name or a catalog file (.toml), e.g. one `arrayplan drives fit` wrote.
-        results = [ssd.consistency_experiment(load_drive_arg(name), duration_s=args.duration_s, op=args.op, seed=args.seed)
+        results = [ssd.consistency_experiment(load_drive_arg(name), duration_s=args.duration_s, op=args.op, seed=args.seed,
+                                              scale=args.scale)
                    for name in args.drives]
     except ArrayplanError as exc:
         print(f"arrayplan consistency: {exc}", file=sys.stderr)
@@ -147,6 +148,11 @@ def register(subparsers: Any) -> None:
     c.add_argument("drives", nargs="+", metavar="DRIVE", help="catalog drive names or catalog files (several share one figure)")
     c.add_argument("--op", type=float, default=0.0, help="extra over-provisioning: fraction of the capacity left unused")
     c.add_argument("--duration-s", type=float, default=2000.0, help="seconds of random writes (default 2000)")
+    c.add_argument("--scale", type=int, default=None,
+                   help=("simulate the similar drive this many times smaller at QD 32/scale and count each of its IOs as "
+                         "scale (docs/ssd-model.md, Similar drives); 1 simulates every IO of the drive; a divisor of 32 "
+                         "(default: the least that keeps the run within "
+                         f"{ssd.CONSISTENCY_IO_BUDGET / 1e6:g} M IOs, at least QD {ssd.SIMILAR_MIN_QUEUE_DEPTH})"))
     c.add_argument("--out", help="figure file, .png or .svg (default: no figure)")
     c.add_argument("--fio-log-out", metavar="FILE",
                    help="also write the run in fio's write_iops_log format (one drive), for `arrayplan drives fit`")
