@@ -6,14 +6,23 @@ job (``hdd_equivalence``)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from . import cost, durability_flags, performance, simulation
-from .candidates import Candidate, NearMiss, PruneReport, candidate_layout, removal_text, searched_layouts, stripe_units
+from .candidates import (
+    Candidate,
+    NearMiss,
+    PruneReport,
+    candidate_layout,
+    objective_bounds,
+    removal_text,
+    searched_layouts,
+    stripe_units,
+)
 from .catalog import Catalog, Drive
 from .evaluation import ConstraintCheck, Evaluation
 from .layout import DEFAULT_STRIPE_UNIT_BYTES, MAX_STRIPE_WIDTH, Layout, LayoutKind
@@ -295,7 +304,9 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
     objective = req.objective
     front_ids = {e.candidate.index for e in pareto_front([e for e in evals if e.meets_constraints])}
     evals = [replace(e, pareto_optimal=e.candidate.index in front_ids) for e in evals]
-    meeting = sorted((e for e in evals if e.meets_constraints), key=lambda e: (e.objective_value(objective), e.candidate.index))
+    bound_of = analytic_bound_of(req, catalog)
+    meeting = indifference_order([e for e in evals if e.meets_constraints], objective, bound_of,
+                                 req.max_recommendations).order
     missing = sorted((e for e in evals if not e.meets_constraints), key=lambda e: (-e.headroom_fraction, e.objective_value(objective), e.candidate.index))
     chosen = (meeting or missing)[: req.max_recommendations]
     recs = tuple(_recommendation(req, i + 1, e, explain(req, e, i + 1, objective), catalog) for i, e in enumerate(chosen))
@@ -338,9 +349,85 @@ def _recommendation(req: PlanRequest, rank_: int, e: Evaluation, explanation: st
     return Recommendation(rank=rank_, evaluation=e, explanation=" ".join((explanation, *warnings)), warnings=warnings)
 
 
+@dataclass(frozen=True, slots=True)
+class IndifferenceOrder:
+    """Evaluations in the answer's order (``indifference_order``) and how far it is decided:
+    ``reach`` is the highest objective value at the high end of an interval the first ``k`` picks
+    were compared with (NaN with fewer than ``k`` evaluations). A candidate whose objective bound
+    is above ``reach`` can change none of the first ``k`` picks (the search's stop rule)."""
+
+    order: list[Evaluation]
+    reach: float
+
+
+def indifference_order(evals: Sequence[Evaluation], objective: Objective, bound_of: Callable[[Candidate], float],
+                       k: int) -> IndifferenceOrder:
+    """The answer's order, seed-independent where the simulation cannot tell candidates apart (an
+    indifference-zone selection in the sense of Kim and Nelson, with the zone each pair's own 95 %
+    intervals): the first ``k`` places are picked one at a time. At each pick, ``m`` is the
+    remaining evaluation with the least objective point estimate (then the least candidate index);
+    the candidates whose objective interval reaches ``m``'s (low end at most ``m``'s high end) are
+    indistinguishable from it, and among them the one with the least seed-independent key
+    ``tie_key`` is placed: its analytic objective bound (``bound_of``, the search's bound: the
+    purchase, the replacements and power at idle), then fewer drives, then the candidate index.
+    Which evaluation is ``m`` may change with the seed; whom it is compared with and the key do
+    not, so two candidates within each other's intervals come out in the same order for any seed.
+    The placed candidate is never one whose interval lies wholly above the best estimate's.
+
+    Each interval's low end is raised to the candidate's bound (the true value is not below it),
+    so a candidate whose bound is above ``reach`` reaches no ``m`` and is never one: the search
+    stops on that. A selection, not a comparison sort (the pairwise relation "within each other's
+    intervals" is not transitive, so it cannot be a sort key); places after ``k`` are by the point
+    estimate. O(k n)."""
+    point = sorted(evals, key=lambda e: (e.objective_value(objective), e.candidate.index))
+    bounds: dict[int, float] = {}
+
+    def bound(e: Evaluation) -> float:
+        i = e.candidate.index
+        if i not in bounds:
+            bounds[i] = bound_of(e.candidate)
+        return bounds[i]
+
+    picked: list[Evaluation] = []
+    remaining = point
+    reach = -math.inf
+    while remaining and len(picked) < k:
+        m = remaining[0]
+        hi = _objective_interval(m, objective)[1]
+        reach = max(reach, hi)
+        # the cheap test first: the bound only for those whose interval reaches m's
+        close = [m] + [e for e in remaining[1:] if _objective_interval(e, objective)[0] <= hi
+                       and max(_objective_interval(e, objective)[0], bound(e)) <= hi]
+        best = min(close, key=lambda e: tie_key(e.candidate, bound(e)))
+        picked.append(best)
+        remaining = [e for e in remaining if e is not best]
+    return IndifferenceOrder(order=picked + remaining, reach=reach if len(picked) >= k else math.nan)
+
+
+def _objective_interval(e: Evaluation, objective: Objective) -> tuple[float, float]:
+    """The objective interval, holding the point estimate (a point where it is not estimated)."""
+    v = e.objective_value(objective)
+    lo, hi = e.objective_interval(objective)
+    return (min(lo, v) if not math.isnan(lo) else v, max(hi, v) if not math.isnan(hi) else v)
+
+
+def tie_key(cand: Candidate, bound: float) -> tuple[float, int, int]:
+    """The seed-independent order of candidates the simulation cannot tell apart: the analytic
+    objective bound, then fewer drives (fewer to fail and to buy again), then the candidate index."""
+    return (bound, cand.drive_count, cand.index)
+
+
+def analytic_bound_of(req: PlanRequest, catalog: Catalog) -> Callable[[Candidate], float]:
+    """The objective's analytic lower bound of a candidate (``candidates.objective_bounds``, the
+    search's ordering key), for ``indifference_order``."""
+    def bound_of(c: Candidate) -> float:
+        return objective_bounds(req, c, catalog, with_durability=False).objective_lower_bound(req.objective)
+    return bound_of
+
+
 def too_close_text(recs: Sequence[Recommendation], objective: Objective) -> str:
     """" The 95 % intervals of the top two overlap ..." when the second's objective interval
-    reaches the first's (another seed may swap them), else empty (no apostrophe: the report's HTML
+    reaches the first's (the two are then in ``tie_key`` order, ``indifference_order``), else empty (no apostrophe: the report's HTML
     escapes one, and the summary is checked there word for word)."""
     if len(recs) < 2 or not recs[1].evaluation.meets_constraints:
         return ""
@@ -349,7 +436,8 @@ def too_close_text(recs: Sequence[Recommendation], objective: Objective) -> str:
     if lo2 > hi1 or lo1 > hi2:
         return ""
     return (f" The {simulation.CONFIDENCE_LEVEL * 100:.0f} % intervals of the top two overlap on the objective: "
-            "another seed may put #2 first.")
+            "the simulation cannot tell them apart, so they are ordered by their analytic bound (purchase, replacements, "
+            "power at idle), then fewer drives, the same for any seed.")
 
 
 def stated_assumptions(req: PlanRequest, exhaustive: bool | None = None) -> tuple[str, ...]:

@@ -191,11 +191,11 @@ def seed_stability() -> dict[str, float]:
 
     out: dict[str, float] = {}
     for name, req in stability_questions().items():
-        tops: Counter[tuple[str, str, int, int]] = Counter()
+        tops: Counter[tuple[str, str, int, int, int]] = Counter()
         for seed in STABILITY_SEEDS:
             recs = recommend.plan(replace(req, seed=seed)).recommendations
             c = recs[0].evaluation.candidate if recs else None
-            tops[(c.drive_model, c.layout, c.group_width, c.drive_count) if c else ("", "", 0, 0)] += 1
+            tops[(c.drive_model, c.layout, c.group_width, c.drive_count, c.stripe_unit_bytes) if c else ("", "", 0, 0, 0)] += 1
         out[name] = tops.most_common(1)[0][1] / len(STABILITY_SEEDS)
     return out
 
