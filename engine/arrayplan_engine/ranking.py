@@ -47,6 +47,10 @@ class HddEquivalence:
     purchase_cost_usd: float
     power_w: float
     explanation: str
+    # The count's interval: drive_count is decided at the pessimistic end of each count's 95 %
+    # intervals (as an SSD candidate's checks are), drive_count_low is the smallest count that
+    # passes at their optimistic end (0 when no count is given).
+    drive_count_low: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -207,26 +211,30 @@ def _hdd_equivalence_of(req: PlanRequest, best: Evaluation, catalog: Catalog, hd
               "required_capacity_bytes": need, "group_width": step, "min_drive_count": 4 if base.kind is LayoutKind.RAID10 else 1}
     q = c.latency_percentile / 100.0
     eq = simulation.equivalent_drive_count(hdd, layout_for if stripes_all else base, w, target_iops=iops, latency_quantile=q,
-                                         latency_target_s=c.latency_target_s, **search)
+                                         latency_target_s=c.latency_target_s, precision=simulation.EQUIVALENCE, **search)
     pct = f"p{c.latency_percentile:g}"
     target = f" at {pct} <= {c.latency_target_s * 1e3:g} ms" if c.latency_target_s > 0 else ""
     what = f"{iops:,.0f} IOPS{target} with {need / 1e12:.1f} TB"
     n = eq.drive_count
     if n:
-        r = eq.result
-        assert r is not None
-        lat = r.latency_percentile_s(q)
+        f = eq.figures
+        assert f is not None
         smaller = [t for t in eq.tried if t[0] < n]
         if n == eq.capacity_drive_count:
             binding = "capacity"
         elif smaller:
             prev = max(smaller, key=lambda t: t[0])
-            binding = "IOPS" if prev[1] < (1.0 - simulation.KEEP_UP_TOLERANCE) * iops else f"{pct} latency"
+            binding = ("IOPS" if prev[1] < iops else f"{pct} latency" if c.latency_target_s > 0 and prev[2] > c.latency_target_s
+                       else f"IOPS or {pct} latency at the pessimistic end of its intervals")
         else:
             binding = "IOPS"
-        util = float(np.mean(r.drive_utilisation)) if len(r.drive_utilisation) else 1.0
-        explanation = (f"{n:,} x {hdd.display_name} in {cand.layout.upper()} carry {what} (simulated {pct} "
-                       f"{lat * 1e3:.3g} ms); fewer would miss on {binding}.")
+        util = f.utilization
+        level = f"{simulation.CONFIDENCE_LEVEL * 100:.0f} %"
+        span = (f" The count at the intervals' optimistic end is {eq.drive_count_low:,}: {eq.drive_count_low:,}-{n:,} disks "
+                f"at {level} confidence." if eq.drive_count_low and eq.drive_count_low < n else "")
+        explanation = (f"{n:,} x {hdd.display_name} in {cand.layout.upper()} carry {what} at {level} confidence (simulated "
+                       f"{pct} {f.latency_at_percentile_s * 1e3:.3g} ms, {f.latency_at_percentile_low_s * 1e3:.3g}-"
+                       f"{f.latency_at_percentile_high_s * 1e3:.3g} ms); fewer would miss on {binding}.{span}")
     else:
         util = 1.0
         priced = 0  # the disks the cost and power below are for
@@ -234,12 +242,12 @@ def _hdd_equivalence_of(req: PlanRequest, best: Evaluation, catalog: Catalog, hd
             explanation = (f"No number of {hdd.display_name} in {cand.layout.upper()} carries {what}: even nearly idle, one "
                            f"group's {pct} is {eq.unloaded_latency_s * 1e3:.3g} ms (seek + rotation).")
             loose = simulation.equivalent_drive_count(hdd, layout_for if stripes_all else base, w, target_iops=iops,
-                                                    latency_quantile=q, latency_target_s=0.0, **search)
-            if loose.drive_count and loose.result is not None:
+                                                    latency_quantile=q, latency_target_s=0.0, precision=simulation.EQUIVALENCE, **search)
+            if loose.drive_count and loose.figures is not None:
                 priced = loose.drive_count
-                util = float(np.mean(loose.result.drive_utilisation)) if len(loose.result.drive_utilisation) else 1.0
+                util = loose.figures.utilization
                 explanation += (f" Without the latency target, {loose.drive_count:,} of them carry the IOPS and capacity "
-                                f"(simulated {pct} {loose.result.latency_percentile_s(q) * 1e3:.3g} ms); the cost and power "
+                                f"(simulated {pct} {loose.figures.latency_at_percentile_s * 1e3:.3g} ms); the cost and power "
                                 f"are theirs.")
         else:
             explanation = (f"No array of {hdd.display_name} in {cand.layout.upper()} up to {cap:,} disks carries {what} "
@@ -248,7 +256,7 @@ def _hdd_equivalence_of(req: PlanRequest, best: Evaluation, catalog: Catalog, hd
     power = cost.average_power_w(idle_power_w=hdd.idle_power_w or 0.0, active_power_w=hdd.active_power_w or 0.0,
                                  drive_count=counted, utilization=util)
     return HddEquivalence(hdd_model=hdd.name, drive_count=n, layout=cand.layout, purchase_cost_usd=(hdd.price_usd or 0.0) * counted,
-                          power_w=power, explanation=explanation)
+                          power_w=power, explanation=explanation, drive_count_low=eq.drive_count_low if n else 0)
 
 
 def fitting_hdds(req: PlanRequest, catalog: Catalog) -> list[Drive]:

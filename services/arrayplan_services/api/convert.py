@@ -366,7 +366,7 @@ def outcome_to_proto(o: ranking.PlanOutcome) -> pb.PlanResult:
         h = o.hdd_equivalence
         result.hdd_equivalence.CopyFrom(pb.HddEquivalence(hdd_model=h.hdd_model, drive_count=h.drive_count, layout=h.layout,
                                                           purchase_cost_usd=h.purchase_cost_usd, power_w=h.power_w,
-                                                          explanation=h.explanation))
+                                                          explanation=h.explanation, drive_count_low=h.drive_count_low))
     for bound, count in o.removed_by_bound:
         result.removed_by_bound.add(bound=bound, candidate_count=count)
     for m in o.nearest_misses:
