@@ -500,7 +500,8 @@ def stated_assumptions(req: PlanRequest, exhaustive: bool | None = None) -> tupl
                f"per-second p99 one second in {req.constraints.worst_second_horizon_s:,.0f} exceeds.")
     if req.constraints.fail_slow_field_rates:
         out.append("Latency with fail-slow drives at The Tail at Store's field rates (a group holds a >2x slower drive 2.2 % (SSD) "
-                   "/ 1.5 % (disk) of the time; each year simulated again with one member 2x slower).")
+                   "/ 1.5 % (disk) of the time; every replication of each year simulated again with one member 2x slower, the "
+                   "latency check judged at the high end of the 95 % interval over those replications).")
     else:
         out.append("No fail-slow drives in the latency figures (set constraints.fail_slow_field_rates for the field rates).")
     if not req.hdd_model:

@@ -299,6 +299,10 @@ class SimulatedFigures:
     # the latency at the percentile over time with fail-slow drives at the field rates
     # (``fail_slow``); NaN when not asked for
     latency_at_percentile_fail_slow_s: float = math.nan
+    # its CONFIDENCE_LEVEL interval: sectioning over the replications, each the mixture of its
+    # own offered-load run and the same replication with the slow member (NaN with one)
+    latency_at_percentile_fail_slow_low_s: float = math.nan
+    latency_at_percentile_fail_slow_high_s: float = math.nan
     # CONFIDENCE_LEVEL intervals (low, high) of the figures above; NaN when not estimated (one
     # replication: a screening run) and inf beside an infinite figure (did not keep up)
     max_iops_low: float = math.nan
@@ -509,15 +513,31 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
     worst = horizon_worst_second([v for r in runs for v in _second_p99s(r)], horizon_s, independent_count=len(runs))
     if not math.isfinite(worst.value):
         worst = Interval(value=float(pooled.latency_percentile_s(0.99)))
-    at_p_slow = math.nan
+    slow_iv = Interval(value=math.nan)
     if fail_slow_field_rates:
-        r0 = runs[0]
-        slow = array.simulate(fail_slow.with_slow_members(spec, {0: fail_slow.FIELD_SLOWDOWN}))
+        # every replication again with the slow member: the mixture per replication, pooled for
+        # the point, sectioning for the interval (as the percentile without fail-slow drives)
+        slows = [array.simulate(fail_slow.with_slow_members(replication_spec(spec, r), {0: fail_slow.FIELD_SLOWDOWN}))
+                 for r in range(len(runs))]
         kind = "hdd" if spec.service_models[0].mechanical else "ssd"
         share = fail_slow.slow_time_fraction(kind, max(1, group_count(spec.layout, spec.drive_count)))
-        at_p_slow = fail_slow.mixture_percentile_s(r0, slow, share, q) if not slow.saturated else math.inf
+
+        def mixture(normal: array.ArrayResult, slow: array.ArrayResult) -> float:
+            return fail_slow.mixture_percentile_s(normal, slow, share, q) if not slow.saturated else math.inf
+
+        per = [mixture(n, s) for n, s in zip(runs, slows, strict=True)]
+        if len(runs) == 1:
+            slow_iv = Interval(value=per[0])
+        else:
+            pooled_slow = replace(slows[0], latency_histograms=np.sum([s.latency_histograms for s in slows], axis=0),
+                                  latency_max_s=np.max([s.latency_max_s for s in slows], axis=0),
+                                  saturated=any(s.saturated for s in slows))
+            value = mixture(pooled, pooled_slow)
+            slow_iv = sectioning_interval(value, per) if all(math.isfinite(v) for v in per) and math.isfinite(value) \
+                else Interval(value=value)
     return SimulatedFigures(
-        **common, latency_at_percentile_fail_slow_s=at_p_slow,
+        **common, latency_at_percentile_fail_slow_s=slow_iv.value,
+        latency_at_percentile_fail_slow_low_s=slow_iv.low, latency_at_percentile_fail_slow_high_s=slow_iv.high,
         latency_p50_s=p50.value, latency_p50_low_s=p50.low, latency_p50_high_s=p50.high,
         latency_at_percentile_s=at_p.value, latency_at_percentile_low_s=at_p.low, latency_at_percentile_high_s=at_p.high,
         worst_second_latency_s=worst.value, worst_second_latency_low_s=worst.low, worst_second_latency_high_s=worst.high,

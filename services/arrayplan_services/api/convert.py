@@ -336,6 +336,8 @@ def recommendation_to_proto(r: ranking.Recommendation) -> pb.Recommendation:
     for name, value in (("latency_p50", e.latency_p50_s), ("latency_at_percentile", e.latency_at_percentile_s),
                         ("worst_second_latency", e.worst_second_latency_s),
                         ("latency_at_percentile_with_fail_slow", e.latency_at_percentile_fail_slow_s),
+                        ("latency_at_percentile_with_fail_slow_low", e.latency_at_percentile_fail_slow_low_s),
+                        ("latency_at_percentile_with_fail_slow_high", e.latency_at_percentile_fail_slow_high_s),
                         ("latency_p50_low", e.latency_p50_low_s), ("latency_p50_high", e.latency_p50_high_s),
                         ("latency_at_percentile_low", e.latency_at_percentile_low_s),
                         ("latency_at_percentile_high", e.latency_at_percentile_high_s),
