@@ -46,6 +46,8 @@ class YearPerformance:
     predicted_iops: float
     latency_at_percentile_s: float
     latency_at_percentile_fail_slow_s: float = math.nan  # with fail-slow drives at the field rates
+    latency_at_percentile_fail_slow_low_s: float = math.nan  # its simulation.CONFIDENCE_LEVEL interval
+    latency_at_percentile_fail_slow_high_s: float = math.nan
     # the simulation.CONFIDENCE_LEVEL intervals of the two figures above (NaN: not estimated)
     predicted_iops_low: float = math.nan
     predicted_iops_high: float = math.nan
@@ -112,6 +114,10 @@ class Evaluation:
     # the latency at the percentile over time with fail-slow drives at the field rates, in the
     # year it is highest (constraints.fail_slow_field_rates; NaN otherwise)
     latency_at_percentile_fail_slow_s: float = math.nan
+    # its simulation.CONFIDENCE_LEVEL interval, in the year whose high end is highest (NaN: not
+    # asked for, or a screening run)
+    latency_at_percentile_fail_slow_low_s: float = math.nan
+    latency_at_percentile_fail_slow_high_s: float = math.nan
     # P(losing the array over the service life): more failed drives than the layout tolerates
     array_loss_probability: float = 0.0
     # P(some data unreadable after a rebuild): an unrecoverable read error while a group has no
@@ -325,6 +331,8 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
             life_used_fraction=yw.life_used_fraction, cumulative_life_used_fraction=yw.cumulative_life_used_fraction,
             predicted_iops=perf_y.max_iops, latency_at_percentile_s=perf_y.latency_at_percentile_s,
             latency_at_percentile_fail_slow_s=perf_y.latency_at_percentile_fail_slow_s,
+            latency_at_percentile_fail_slow_low_s=perf_y.latency_at_percentile_fail_slow_low_s,
+            latency_at_percentile_fail_slow_high_s=perf_y.latency_at_percentile_fail_slow_high_s,
             predicted_iops_low=perf_y.max_iops_low, predicted_iops_high=perf_y.max_iops_high,
             latency_at_percentile_low_s=perf_y.latency_at_percentile_low_s,
             latency_at_percentile_high_s=perf_y.latency_at_percentile_high_s, replications=perf_y.replications,
@@ -393,12 +401,19 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
         checks.append(_check("iops", required[worst], perf.max_iops, "iops", at_most=False,
                              low=perf.max_iops_low, high=perf.max_iops_high))
     slow_worst = max(p.latency_at_percentile_fail_slow_s for p in perfs) if c.fail_slow_field_rates else math.nan
+    # the fail-slow figure's interval: the year whose high end is highest (the pessimistic end
+    # the check reads), its point in that year
+    slow_p = max(perfs, key=lambda p: (p.latency_at_percentile_fail_slow_high_s if not math.isnan(p.latency_at_percentile_fail_slow_high_s)
+                                       else p.latency_at_percentile_fail_slow_s, p.latency_at_percentile_fail_slow_s))
+    slow_low, slow_high = (slow_p.latency_at_percentile_fail_slow_low_s, slow_p.latency_at_percentile_fail_slow_high_s) \
+        if c.fail_slow_field_rates else (math.nan, math.nan)
     lat_p = perfs[latency_worst]
     if c.latency_target_s > 0:
-        # with fail-slow drives asked for, the target holds over time with them (a point
-        # estimate from one replication's mixture: no interval)
+        # with fail-slow drives asked for, the target holds over time with them, at the high end
+        # of the mixture's interval over the replications (the year it is highest)
         if c.fail_slow_field_rates:
-            checks.append(_check("latency", c.latency_target_s, slow_worst, "s", at_most=True, low=math.nan, high=math.nan))
+            checks.append(_check("latency", c.latency_target_s, slow_worst, "s", at_most=True,
+                                 low=min(slow_low, slow_worst), high=max(slow_high, slow_worst)))
         else:
             checks.append(_check("latency", c.latency_target_s, lat_p.latency_at_percentile_s, "s", at_most=True,
                                  low=lat_p.latency_at_percentile_low_s, high=lat_p.latency_at_percentile_high_s))
@@ -442,6 +457,7 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
         meets_constraints=all(k.met for k in checks), binding_constraint=binding.constraint,
         headroom_fraction=binding.headroom_fraction, performance_model=perf.model,
         years=tuple(year_figures), latency_at_percentile_fail_slow_s=slow_worst,
+        latency_at_percentile_fail_slow_low_s=slow_low, latency_at_percentile_fail_slow_high_s=slow_high,
         wear_out_year=wear.wear_out_year, replacement_drive_count=replacements, hot_spare_count=spares,
         mttdl_hours=mttdl_h, rebuild_s=repair_h * HOUR_S, cost_per_usable_tb_usd=total_cost / (usable / 1e12) if usable else math.inf,
         cost_per_iops_usd=total_cost / sustained if sustained > 0 else math.inf,

@@ -6,14 +6,23 @@ job (``hdd_equivalence``)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from . import cost, durability_flags, performance, simulation
-from .candidates import Candidate, NearMiss, PruneReport, candidate_layout, removal_text, searched_layouts, stripe_units
+from .candidates import (
+    Candidate,
+    NearMiss,
+    PruneReport,
+    candidate_layout,
+    objective_bounds,
+    removal_text,
+    searched_layouts,
+    stripe_units,
+)
 from .catalog import Catalog, Drive
 from .evaluation import ConstraintCheck, Evaluation
 from .layout import DEFAULT_STRIPE_UNIT_BYTES, MAX_STRIPE_WIDTH, Layout, LayoutKind
@@ -38,6 +47,10 @@ class HddEquivalence:
     purchase_cost_usd: float
     power_w: float
     explanation: str
+    # The count's interval: drive_count is decided at the pessimistic end of each count's 95 %
+    # intervals (as an SSD candidate's checks are), drive_count_low is the smallest count that
+    # passes at their optimistic end (0 when no count is given).
+    drive_count_low: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -198,26 +211,30 @@ def _hdd_equivalence_of(req: PlanRequest, best: Evaluation, catalog: Catalog, hd
               "required_capacity_bytes": need, "group_width": step, "min_drive_count": 4 if base.kind is LayoutKind.RAID10 else 1}
     q = c.latency_percentile / 100.0
     eq = simulation.equivalent_drive_count(hdd, layout_for if stripes_all else base, w, target_iops=iops, latency_quantile=q,
-                                         latency_target_s=c.latency_target_s, **search)
+                                         latency_target_s=c.latency_target_s, precision=simulation.EQUIVALENCE, **search)
     pct = f"p{c.latency_percentile:g}"
     target = f" at {pct} <= {c.latency_target_s * 1e3:g} ms" if c.latency_target_s > 0 else ""
     what = f"{iops:,.0f} IOPS{target} with {need / 1e12:.1f} TB"
     n = eq.drive_count
     if n:
-        r = eq.result
-        assert r is not None
-        lat = r.latency_percentile_s(q)
+        f = eq.figures
+        assert f is not None
         smaller = [t for t in eq.tried if t[0] < n]
         if n == eq.capacity_drive_count:
             binding = "capacity"
         elif smaller:
             prev = max(smaller, key=lambda t: t[0])
-            binding = "IOPS" if prev[1] < (1.0 - simulation.KEEP_UP_TOLERANCE) * iops else f"{pct} latency"
+            binding = ("IOPS" if prev[1] < iops else f"{pct} latency" if c.latency_target_s > 0 and prev[2] > c.latency_target_s
+                       else f"IOPS or {pct} latency at the pessimistic end of its intervals")
         else:
             binding = "IOPS"
-        util = float(np.mean(r.drive_utilisation)) if len(r.drive_utilisation) else 1.0
-        explanation = (f"{n:,} x {hdd.display_name} in {cand.layout.upper()} carry {what} (simulated {pct} "
-                       f"{lat * 1e3:.3g} ms); fewer would miss on {binding}.")
+        util = f.utilization
+        level = f"{simulation.CONFIDENCE_LEVEL * 100:.0f} %"
+        span = (f" The count at the intervals' optimistic end is {eq.drive_count_low:,}: {eq.drive_count_low:,}-{n:,} disks "
+                f"at {level} confidence." if eq.drive_count_low and eq.drive_count_low < n else "")
+        explanation = (f"{n:,} x {hdd.display_name} in {cand.layout.upper()} carry {what} at {level} confidence (simulated "
+                       f"{pct} {f.latency_at_percentile_s * 1e3:.3g} ms, {f.latency_at_percentile_low_s * 1e3:.3g}-"
+                       f"{f.latency_at_percentile_high_s * 1e3:.3g} ms); fewer would miss on {binding}.{span}")
     else:
         util = 1.0
         priced = 0  # the disks the cost and power below are for
@@ -225,12 +242,12 @@ def _hdd_equivalence_of(req: PlanRequest, best: Evaluation, catalog: Catalog, hd
             explanation = (f"No number of {hdd.display_name} in {cand.layout.upper()} carries {what}: even nearly idle, one "
                            f"group's {pct} is {eq.unloaded_latency_s * 1e3:.3g} ms (seek + rotation).")
             loose = simulation.equivalent_drive_count(hdd, layout_for if stripes_all else base, w, target_iops=iops,
-                                                    latency_quantile=q, latency_target_s=0.0, **search)
-            if loose.drive_count and loose.result is not None:
+                                                    latency_quantile=q, latency_target_s=0.0, precision=simulation.EQUIVALENCE, **search)
+            if loose.drive_count and loose.figures is not None:
                 priced = loose.drive_count
-                util = float(np.mean(loose.result.drive_utilisation)) if len(loose.result.drive_utilisation) else 1.0
+                util = loose.figures.utilization
                 explanation += (f" Without the latency target, {loose.drive_count:,} of them carry the IOPS and capacity "
-                                f"(simulated {pct} {loose.result.latency_percentile_s(q) * 1e3:.3g} ms); the cost and power "
+                                f"(simulated {pct} {loose.figures.latency_at_percentile_s * 1e3:.3g} ms); the cost and power "
                                 f"are theirs.")
         else:
             explanation = (f"No array of {hdd.display_name} in {cand.layout.upper()} up to {cap:,} disks carries {what} "
@@ -239,7 +256,7 @@ def _hdd_equivalence_of(req: PlanRequest, best: Evaluation, catalog: Catalog, hd
     power = cost.average_power_w(idle_power_w=hdd.idle_power_w or 0.0, active_power_w=hdd.active_power_w or 0.0,
                                  drive_count=counted, utilization=util)
     return HddEquivalence(hdd_model=hdd.name, drive_count=n, layout=cand.layout, purchase_cost_usd=(hdd.price_usd or 0.0) * counted,
-                          power_w=power, explanation=explanation)
+                          power_w=power, explanation=explanation, drive_count_low=eq.drive_count_low if n else 0)
 
 
 def fitting_hdds(req: PlanRequest, catalog: Catalog) -> list[Drive]:
@@ -295,7 +312,9 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
     objective = req.objective
     front_ids = {e.candidate.index for e in pareto_front([e for e in evals if e.meets_constraints])}
     evals = [replace(e, pareto_optimal=e.candidate.index in front_ids) for e in evals]
-    meeting = sorted((e for e in evals if e.meets_constraints), key=lambda e: (e.objective_value(objective), e.candidate.index))
+    bound_of = analytic_bound_of(req, catalog)
+    meeting = indifference_order([e for e in evals if e.meets_constraints], objective, bound_of,
+                                 req.max_recommendations).order
     missing = sorted((e for e in evals if not e.meets_constraints), key=lambda e: (-e.headroom_fraction, e.objective_value(objective), e.candidate.index))
     chosen = (meeting or missing)[: req.max_recommendations]
     recs = tuple(_recommendation(req, i + 1, e, explain(req, e, i + 1, objective), catalog) for i, e in enumerate(chosen))
@@ -338,9 +357,85 @@ def _recommendation(req: PlanRequest, rank_: int, e: Evaluation, explanation: st
     return Recommendation(rank=rank_, evaluation=e, explanation=" ".join((explanation, *warnings)), warnings=warnings)
 
 
+@dataclass(frozen=True, slots=True)
+class IndifferenceOrder:
+    """Evaluations in the answer's order (``indifference_order``) and how far it is decided:
+    ``reach`` is the highest objective value at the high end of an interval the first ``k`` picks
+    were compared with (NaN with fewer than ``k`` evaluations). A candidate whose objective bound
+    is above ``reach`` can change none of the first ``k`` picks (the search's stop rule)."""
+
+    order: list[Evaluation]
+    reach: float
+
+
+def indifference_order(evals: Sequence[Evaluation], objective: Objective, bound_of: Callable[[Candidate], float],
+                       k: int) -> IndifferenceOrder:
+    """The answer's order, seed-independent where the simulation cannot tell candidates apart (an
+    indifference-zone selection in the sense of Kim and Nelson, with the zone each pair's own 95 %
+    intervals): the first ``k`` places are picked one at a time. At each pick, ``m`` is the
+    remaining evaluation with the least objective point estimate (then the least candidate index);
+    the candidates whose objective interval reaches ``m``'s (low end at most ``m``'s high end) are
+    indistinguishable from it, and among them the one with the least seed-independent key
+    ``tie_key`` is placed: its analytic objective bound (``bound_of``, the search's bound: the
+    purchase, the replacements and power at idle), then fewer drives, then the candidate index.
+    Which evaluation is ``m`` may change with the seed; whom it is compared with and the key do
+    not, so two candidates within each other's intervals come out in the same order for any seed.
+    The placed candidate is never one whose interval lies wholly above the best estimate's.
+
+    Each interval's low end is raised to the candidate's bound (the true value is not below it),
+    so a candidate whose bound is above ``reach`` reaches no ``m`` and is never one: the search
+    stops on that. A selection, not a comparison sort (the pairwise relation "within each other's
+    intervals" is not transitive, so it cannot be a sort key); places after ``k`` are by the point
+    estimate. O(k n)."""
+    point = sorted(evals, key=lambda e: (e.objective_value(objective), e.candidate.index))
+    bounds: dict[int, float] = {}
+
+    def bound(e: Evaluation) -> float:
+        i = e.candidate.index
+        if i not in bounds:
+            bounds[i] = bound_of(e.candidate)
+        return bounds[i]
+
+    picked: list[Evaluation] = []
+    remaining = point
+    reach = -math.inf
+    while remaining and len(picked) < k:
+        m = remaining[0]
+        hi = _objective_interval(m, objective)[1]
+        reach = max(reach, hi)
+        # the cheap test first: the bound only for those whose interval reaches m's
+        close = [m] + [e for e in remaining[1:] if _objective_interval(e, objective)[0] <= hi
+                       and max(_objective_interval(e, objective)[0], bound(e)) <= hi]
+        best = min(close, key=lambda e: tie_key(e.candidate, bound(e)))
+        picked.append(best)
+        remaining = [e for e in remaining if e is not best]
+    return IndifferenceOrder(order=picked + remaining, reach=reach if len(picked) >= k else math.nan)
+
+
+def _objective_interval(e: Evaluation, objective: Objective) -> tuple[float, float]:
+    """The objective interval, holding the point estimate (a point where it is not estimated)."""
+    v = e.objective_value(objective)
+    lo, hi = e.objective_interval(objective)
+    return (min(lo, v) if not math.isnan(lo) else v, max(hi, v) if not math.isnan(hi) else v)
+
+
+def tie_key(cand: Candidate, bound: float) -> tuple[float, int, int]:
+    """The seed-independent order of candidates the simulation cannot tell apart: the analytic
+    objective bound, then fewer drives (fewer to fail and to buy again), then the candidate index."""
+    return (bound, cand.drive_count, cand.index)
+
+
+def analytic_bound_of(req: PlanRequest, catalog: Catalog) -> Callable[[Candidate], float]:
+    """The objective's analytic lower bound of a candidate (``candidates.objective_bounds``, the
+    search's ordering key), for ``indifference_order``."""
+    def bound_of(c: Candidate) -> float:
+        return objective_bounds(req, c, catalog, with_durability=False).objective_lower_bound(req.objective)
+    return bound_of
+
+
 def too_close_text(recs: Sequence[Recommendation], objective: Objective) -> str:
     """" The 95 % intervals of the top two overlap ..." when the second's objective interval
-    reaches the first's (another seed may swap them), else empty (no apostrophe: the report's HTML
+    reaches the first's (the two are then in ``tie_key`` order, ``indifference_order``), else empty (no apostrophe: the report's HTML
     escapes one, and the summary is checked there word for word)."""
     if len(recs) < 2 or not recs[1].evaluation.meets_constraints:
         return ""
@@ -349,7 +444,8 @@ def too_close_text(recs: Sequence[Recommendation], objective: Objective) -> str:
     if lo2 > hi1 or lo1 > hi2:
         return ""
     return (f" The {simulation.CONFIDENCE_LEVEL * 100:.0f} % intervals of the top two overlap on the objective: "
-            "another seed may put #2 first.")
+            "the simulation cannot tell them apart, so they are ordered by their analytic bound (purchase, replacements, "
+            "power at idle), then fewer drives, the same for any seed.")
 
 
 def stated_assumptions(req: PlanRequest, exhaustive: bool | None = None) -> tuple[str, ...]:
@@ -404,7 +500,8 @@ def stated_assumptions(req: PlanRequest, exhaustive: bool | None = None) -> tupl
                f"per-second p99 one second in {req.constraints.worst_second_horizon_s:,.0f} exceeds.")
     if req.constraints.fail_slow_field_rates:
         out.append("Latency with fail-slow drives at The Tail at Store's field rates (a group holds a >2x slower drive 2.2 % (SSD) "
-                   "/ 1.5 % (disk) of the time; each year simulated again with one member 2x slower).")
+                   "/ 1.5 % (disk) of the time; every replication of each year simulated again with one member 2x slower, the "
+                   "latency check judged at the high end of the 95 % interval over those replications).")
     else:
         out.append("No fail-slow drives in the latency figures (set constraints.fail_slow_field_rates for the field rates).")
     if not req.hdd_model:

@@ -3,11 +3,15 @@
 Every kept candidate has analytic bounds (``candidates.objective_bounds``): a lower bound on its
 objective value (purchase and replacements exact, power at idle), an upper bound on its headroom
 and latency headroom, its exact durability. The search simulates in waves, in the order of the
-objective's lower bound (ties on the candidate index, the ranking's tie-break), and stops once
-``max_recommendations`` candidates that meet every constraint are established and the next
-candidate's bound cannot beat the last of them: every candidate left has a true objective value
-at least its bound, so the top recommendations are those a simulation of every candidate gives
-(``exhaustive``), bit for bit (each candidate's figures come from its own seed stream).
+objective's lower bound (ties on the candidate index), and stops once ``max_recommendations``
+candidates that meet every constraint are established and the next candidate's bound is above
+their ``reach`` (``ranking.indifference_order``: the highest interval end the ranking compared the
+top picks with). "Beat" means what it means in the ranking: a candidate changes the top only if
+its objective interval reaches one of those compared (and then its seed-independent tie key may
+place it), and every candidate left has its interval's low end, like its true value, at least
+its bound (the ranking raises a low end below the bound to it), so none of them can. The top
+recommendations are those a simulation of every candidate gives (``exhaustive``), bit for bit
+(each candidate's figures come from its own seed stream).
 
 A candidate whose exact checks (capacity, endurance, budget, drive slots, durability) or whose
 IOPS and latency bounds already fail is not simulated while any candidate meets every
@@ -36,7 +40,7 @@ from .candidates import Candidate, ObjectiveBounds
 from .catalog import Catalog
 from .evaluation import Evaluation
 from .plan_request import PlanRequest, request_catalog
-from .ranking import pareto_front
+from .ranking import indifference_order, pareto_front
 
 EvaluateWave = Callable[[Sequence[Candidate], float], list[Evaluation]]
 
@@ -144,20 +148,27 @@ def search(req: PlanRequest, kept: Sequence[Candidate], evaluate_wave: EvaluateW
 
     order = sorted(kept, key=key)
 
-    def kth_meeting() -> tuple[float, int] | None:
-        meeting = sorted((e.objective_value(objective), e.candidate.index) for e in evaluated.values() if e.meets_constraints)
-        return meeting[k - 1] if len(meeting) >= k else None
+    def bound_of(c: Candidate) -> float:
+        return cheap[c.index].objective_lower_bound(objective)
+
+    def reach() -> float | None:
+        """How far the top ``k`` of the simulated candidates are decided (``ranking.indifference_order``):
+        a candidate whose bound is above it changes none of them; None while fewer than ``k`` meet."""
+        meeting = [e for e in evaluated.values() if e.meets_constraints]
+        if len(meeting) < k:
+            return None
+        return indifference_order(meeting, objective, bound_of, k).reach
 
     # 1. the top recommendations, in the order of the objective's bound
     certain_miss: set[int] = set()
     pos = 0
     wave_size = max(MIN_WAVE, k)
     while pos < len(order):
-        limit = kth_meeting()
+        limit = reach()
         wave: list[Candidate] = []
         while pos < len(order) and len(wave) < wave_size:
             c = order[pos]
-            if limit is not None and key(c) > limit:
+            if limit is not None and bound_of(c) > limit:
                 break
             pos += 1
             if c.index in evaluated:

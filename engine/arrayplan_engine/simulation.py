@@ -105,6 +105,12 @@ SCREENING = Precision(name="screening", initial_replications=1, max_replications
 # The decision run: 3 replications, doubled up to 12 or 1.5M host IOs until the intervals are tight.
 FULL = Precision(name="full", initial_replications=3, max_replications=12, max_host_ios=6 * MAX_SIMULATED_HOST_IOS)
 PRECISIONS = {p.name: p for p in (SCREENING, FULL)}
+# The hard-disk comparison's run per disk count (``equivalent_drive_count``): FULL's 3 replications
+# without its doubling. Each count is still decided at the pessimistic end of a 95 % interval, a
+# wider one (t 4.30 with 2 degrees of freedom), so the count errs high rather than low; the doubling
+# to 12 replications for a p99.9 of a thousand nearly saturated disks took 4-6 s of CPU per plan
+# (2.3-3.5 s with this), against 0.2 s for the one-run search before intervals.
+EQUIVALENCE = Precision(name="equivalence", initial_replications=3, max_replications=3, max_host_ios=3 * MAX_SIMULATED_HOST_IOS)
 
 
 def precision_of(precision: str | Precision) -> Precision:
@@ -354,6 +360,10 @@ class SimulatedFigures:
     # the latency at the percentile over time with fail-slow drives at the field rates
     # (``fail_slow``); NaN when not asked for
     latency_at_percentile_fail_slow_s: float = math.nan
+    # its CONFIDENCE_LEVEL interval: sectioning over the replications, each the mixture of its
+    # own offered-load run and the same replication with the slow member (NaN with one)
+    latency_at_percentile_fail_slow_low_s: float = math.nan
+    latency_at_percentile_fail_slow_high_s: float = math.nan
     # With ``spec.coordinated_reads``: the latency at the percentile of the same array without the
     # policy (the offered-load replications again, the same seeds), its interval, and the share of
     # host reads read around a busy member. NaN otherwise.
@@ -571,13 +581,28 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
     worst = horizon_worst_second([v for r in runs for v in _second_p99s(r)], horizon_s, independent_count=len(runs))
     if not math.isfinite(worst.value):
         worst = Interval(value=float(pooled.latency_percentile_s(0.99)))
-    at_p_slow = math.nan
+    slow_iv = Interval(value=math.nan)
     if fail_slow_field_rates:
-        r0 = runs[0]
-        slow = array.simulate(fail_slow.with_slow_members(spec, {0: fail_slow.FIELD_SLOWDOWN}))
+        # every replication again with the slow member: the mixture per replication, pooled for
+        # the point, sectioning for the interval (as the percentile without fail-slow drives)
+        slows = [array.simulate(fail_slow.with_slow_members(replication_spec(spec, r), {0: fail_slow.FIELD_SLOWDOWN}))
+                 for r in range(len(runs))]
         kind = "hdd" if spec.service_models[0].mechanical else "ssd"
         share = fail_slow.slow_time_fraction(kind, max(1, group_count(spec.layout, spec.drive_count)))
-        at_p_slow = fail_slow.mixture_percentile_s(r0, slow, share, q) if not slow.saturated else math.inf
+
+        def mixture(normal: array.ArrayResult, slow: array.ArrayResult) -> float:
+            return fail_slow.mixture_percentile_s(normal, slow, share, q) if not slow.saturated else math.inf
+
+        per = [mixture(n, s) for n, s in zip(runs, slows, strict=True)]
+        if len(runs) == 1:
+            slow_iv = Interval(value=per[0])
+        else:
+            pooled_slow = replace(slows[0], latency_histograms=np.sum([s.latency_histograms for s in slows], axis=0),
+                                  latency_max_s=np.max([s.latency_max_s for s in slows], axis=0),
+                                  saturated=any(s.saturated for s in slows))
+            value = mixture(pooled, pooled_slow)
+            slow_iv = sectioning_interval(value, per) if all(math.isfinite(v) for v in per) and math.isfinite(value) \
+                else Interval(value=value)
     if spec.coordinated_reads:
         # the same replications without the policy: common random numbers, so the difference is
         # the policy's and not the streams'
@@ -589,7 +614,8 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
                       latency_at_percentile_without_coordinated_reads_high_s=plain_p.high,
                       reconstructed_read_fraction=Replications(runs=tuple(runs)).reconstructed_read_fraction())
     return SimulatedFigures(
-        **common, latency_at_percentile_fail_slow_s=at_p_slow,
+        **common, latency_at_percentile_fail_slow_s=slow_iv.value,
+        latency_at_percentile_fail_slow_low_s=slow_iv.low, latency_at_percentile_fail_slow_high_s=slow_iv.high,
         latency_p50_s=p50.value, latency_p50_low_s=p50.low, latency_p50_high_s=p50.high,
         latency_at_percentile_s=at_p.value, latency_at_percentile_low_s=at_p.low, latency_at_percentile_high_s=at_p.high,
         worst_second_latency_s=worst.value, worst_second_latency_low_s=worst.low, worst_second_latency_high_s=worst.high,
@@ -602,13 +628,6 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
 def seed_int(seed: np.random.SeedSequence) -> int:
     """The array simulation's integer seed from a seed stream."""
     return int(seed.generate_state(1)[0])
-
-
-def estimated_cost_s(drive_count: int, workload: Workload) -> float:
-    """CPU seconds one year of one candidate's evaluation takes (for sizing Ray batches): about
-    30 ms for the two simulations (measured on the 2-core reference machine, see make bench)."""
-    del drive_count, workload
-    return 0.03
 
 
 # -- HDD equivalence: one search, one cap --------------------------------------------------------
@@ -631,6 +650,12 @@ class Equivalence:
     # disks gets below it. NaN when not measured (the search found an array).
     unloaded_latency_s: float = math.nan
     capacity_drive_count: int = 0  # fewest drives (whole groups) with the required capacity
+    # With a precision (``equivalent_drive_count(..., precision=FULL)``): each count decided at the
+    # pessimistic end of its CONFIDENCE_LEVEL intervals (``drive_count``) and the smallest count
+    # whose optimistic end passes (``drive_count_low``; 0 when none does), the count's interval;
+    # ``figures`` are the passing count's. Without one: drive_count_low == drive_count, no figures.
+    drive_count_low: int = 0
+    figures: SimulatedFigures | None = None
 
     @property
     def no_number_holds_latency(self) -> bool:
@@ -646,6 +671,7 @@ class Equivalence:
             "latency_quantile": self.latency_quantile,
             "latency_target_s": self.latency_target_s,
             "drive_count": self.drive_count,
+            "drive_count_low": self.drive_count_low,
             "max_drive_count": self.max_drive_count,
             "no_number_holds_latency": self.no_number_holds_latency,
             "unloaded_latency_s": None if not math.isfinite(self.unloaded_latency_s) else float(self.unloaded_latency_s),
@@ -660,7 +686,8 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
                            min_drive_count: int = 1, drive_capacity_bytes: float = 0.0,
                            duration_s: float = 5.0, warmup_s: float = 1.0, seed: int = 0, reorder_window: int = 1,
                            max_drive_count: int = MAX_EQUIVALENT_DRIVES, iops_tolerance: float = KEEP_UP_TOLERANCE,
-                           max_host_ios: int = MAX_SIMULATED_HOST_IOS) -> Equivalence:
+                           max_host_ios: int = MAX_SIMULATED_HOST_IOS,
+                           precision: str | Precision | None = None) -> Equivalence:
     """Smallest number of ``drive``s, in whole groups of the layout, with ``required_capacity_bytes``
     that carry ``workload`` offered open loop at ``target_iops`` (achieved IOPS within
     ``iops_tolerance``) with the ``latency_quantile`` latency at or under ``latency_target_s``
@@ -674,6 +701,16 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
     bisection); the duration is cut to ``max_host_ios`` host IOs. When no array passes and a
     latency target is set, one group nearly idle is simulated: if even it misses the target, no
     number of disks holds it (``no_number_holds_latency``).
+
+    ``precision`` (a catalog ``Drive`` only): the one-run search above gives a start; the counts
+    around it are then simulated by ``simulate_figures`` at that precision (independent
+    replications, the saturation run sized by ``performance.iops_upper_bound``) and pass as an
+    SSD candidate's checks do, at the pessimistic end of their intervals: kept up, the sustained
+    IOPS' low end at least the target, the percentile's high end at most the latency target (no
+    ``iops_tolerance``: the interval is the margin). ``drive_count`` is the smallest count passing
+    so; ``drive_count_low`` the smallest passing at the optimistic end (the IOPS' high end, the
+    latency's low end): the count's interval. Both searches gallop from their start and bisect
+    (``_smallest_passing``).
     """
     v: list[Violation] = []
     check_range(v, "target_iops", target_iops, 0, 1e8, lo_open=True)
@@ -727,6 +764,31 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
         min_groups += 1
     capacity_count = min_groups * step if min_groups <= max_groups else 0
 
+    prec = precision_of(precision) if precision is not None else None
+    if prec is not None and not isinstance(drive, Drive):
+        raise InvalidInputError.one("drive", "a precision needs a catalog drive (its IOPS bound sizes the saturation run)")
+    figures: dict[int, SimulatedFigures] = {}
+    optimistic: dict[int, bool] = {}
+
+    def run_figures(groups: int) -> bool:
+        from . import performance  # noqa: PLC0415 (performance is below simulation; imported where used)
+
+        assert isinstance(drive, Drive) and prec is not None
+        n = groups * step
+        duration = capped_duration_s(duration_s, target_iops, max_host_ios)
+        bound = performance.iops_upper_bound(drive, layout_of(n), n, wl)
+        f = simulate_figures(spec_for(n, wl, duration, min(warmup_s, duration)), latency_percentile=100.0 * q,
+                             simulated_s=duration, upper_bound_iops=bound, precision=prec)
+        figures[groups] = f
+        lat_hi = f.latency_at_percentile_high_s if not math.isnan(f.latency_at_percentile_high_s) else f.latency_at_percentile_s
+        lat_lo = f.latency_at_percentile_low_s if not math.isnan(f.latency_at_percentile_low_s) else f.latency_at_percentile_s
+        iops_lo = f.max_iops_low if not math.isnan(f.max_iops_low) else f.max_iops
+        iops_hi = f.max_iops_high if not math.isnan(f.max_iops_high) else f.max_iops
+        ok = f.kept_up and iops_lo >= target_iops and (latency_target_s <= 0 or lat_hi <= latency_target_s)
+        optimistic[groups] = iops_hi >= target_iops and (latency_target_s <= 0 or lat_lo <= latency_target_s)
+        tried.append((n, float(f.max_iops), float(f.latency_at_percentile_s), bool(ok)))
+        return ok
+
     def run(groups: int) -> bool:
         n = groups * step
         duration = capped_duration_s(duration_s, target_iops, max_host_ios)
@@ -739,11 +801,13 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
             results[groups] = r
         return ok
 
-    def out(count: int, unloaded: float = math.nan) -> Equivalence:
+    def out(count: int, unloaded: float = math.nan, count_low: int | None = None) -> Equivalence:
         return Equivalence(drive_name=name, layout_name=layout_of(max(count, step)).name, target_iops=float(target_iops),
                            latency_quantile=q, latency_target_s=float(latency_target_s), drive_count=count,
                            result=results.get(count // step) if count else None, tried=tuple(tried),
-                           max_drive_count=max_drive_count, unloaded_latency_s=unloaded, capacity_drive_count=capacity_count)
+                           max_drive_count=max_drive_count, unloaded_latency_s=unloaded, capacity_drive_count=capacity_count,
+                           drive_count_low=count if count_low is None else count_low,
+                           figures=figures.get(count // step) if count else None)
 
     def unloaded_latency() -> float:
         n = min_groups * step
@@ -785,4 +849,60 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
             hi = mid
         else:
             lo = mid
-    return out(hi * step)
+    if prec is None:
+        return out(hi * step)
+    # With a precision: the one-run count is the start; the counts either side are simulated at
+    # the precision, galloping (1, 2, 4 ... groups) then bisecting, first for the smallest count
+    # passing at the pessimistic end, then below it for the smallest passing at the optimistic
+    # end (both monotone in the count, as the one-run search assumes). A few runs at the
+    # precision instead of a whole bisection: the interval is a few groups wide.
+    tried.clear()
+    passes: dict[int, bool] = {}
+
+    def pessimistic(g: int) -> bool:
+        if g not in passes:
+            passes[g] = run_figures(g)
+        return passes[g]
+
+    def optimistic_ok(g: int) -> bool:
+        if g not in optimistic:
+            pessimistic(g)
+        return optimistic[g]
+
+    pess = _smallest_passing(pessimistic, hi, min_groups - 1, max_groups)
+    if pess == 0:
+        return out(0, floor if latency_target_s > 0 else math.nan)
+    opt = _smallest_passing(optimistic_ok, pess, min_groups - 1, pess)
+    return out(pess * step, count_low=(opt or pess) * step)
+
+
+def _smallest_passing(test: Callable[[int], bool], start: int, floor: int, ceil: int) -> int:
+    """The smallest ``g`` in ``(floor, ceil]`` with ``test(g)`` (monotone: false below it, true
+    from it), found from ``start`` by galloping away from it (1, 2, 4 ... steps) and bisecting
+    the bracket; 0 when ``test(ceil)`` is false."""
+    if test(start):
+        lo, hi, d = floor, start, 1
+        while hi - d > floor:
+            if not test(hi - d):
+                lo = hi - d
+                break
+            hi -= d
+            d *= 2
+    else:
+        lo, d = start, 1
+        hi = 0
+        while lo < ceil:
+            g = min(ceil, lo + d)
+            if test(g):
+                hi = g
+                break
+            lo, d = g, 2 * d
+        if hi == 0:
+            return 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if test(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi

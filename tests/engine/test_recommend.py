@@ -148,8 +148,13 @@ def test_plan_ranks_explains_and_is_deterministic(oltp_evaluated) -> None:  # ty
     fast = recommend.plan(req)
     assert fast.recommendations == a.recommendations and fast.candidates_evaluated <= a.candidates_evaluated
     assert a.constraints_met
-    costs = [r.evaluation.total_cost_usd for r in a.recommendations]
-    assert costs == sorted(costs)
+    # by cost, except where the simulation cannot tell them apart (ranking.indifference_order): an
+    # array placed before a cheaper estimate has a cost interval reaching that one's
+    recs = [r.evaluation for r in a.recommendations]
+    for i, x in enumerate(recs):
+        cheaper = [y for y in recs[i + 1:] if y.total_cost_usd < x.total_cost_usd]
+        if cheaper:
+            assert x.total_cost_low_usd <= max(y.total_cost_high_usd for y in cheaper), x.candidate
     best = a.recommendations[0]
     assert best.explanation.startswith(f"{best.evaluation.candidate.layout.upper()} of {best.evaluation.candidate.drive_count} x")
     assert "binds first" in best.explanation and "year 5" in best.explanation
@@ -191,9 +196,14 @@ def test_hdd_equivalence_needs_many_disks(oltp_evaluated) -> None:  # type: igno
     # the disks needed for the same IOPS and capacity as the SSD winner.
     h = ranking.hdd_equivalence(_req(constraints=plan_request.Constraints(usable_capacity_bytes=8 * TB, endurance_margin_fraction=0.2)),
                            out.recommendations[0].evaluation)
-    assert h is not None and h.hdd_model == "hdd-15k-sas-300gb"
+    # Each count decided at the pessimistic end of its intervals with the SSD candidates' keep-up
+    # rule (the replications' shortfall, the saturation run's sustained IOPS): the disk that costs
+    # least is one of the fitting ones (the 15K disk on one run; the nearline 8 TB disk in RAID 5,
+    # about 1,400 of them at ~86 % busy, with the intervals).
+    assert h is not None and h.hdd_model in ("hdd-15k-sas-300gb", "hdd-7k2-nearline-8tb")
+    assert 0 < h.drive_count_low <= h.drive_count
     # 51,840 IOPS in year 5 at ~185 IOPS per 15K disk (001 seed: 1-2 MB/s of 4 KB random IO per
-    # disk) needs hundreds of disks in any layout; the SSD winner has a few dozen drives.
+    # disk), fewer per nearline disk, needs hundreds of disks in any layout; the SSD winner has a few dozen drives.
     assert h.drive_count > 5 * out.recommendations[0].evaluation.candidate.drive_count
     assert h.drive_count * 185 > 51_840 * 0.7
 
@@ -229,8 +239,8 @@ def test_the_disk_compared_fits_the_question() -> None:
     """The HDD comparison prices the catalog's disk that fits: for a 100 TB archive of large,
     mostly sequential writes (300 IOPS), capacity binds and the 8 TB nearline disk's bound-sized
     array (13 disks x $109) is far cheaper than any fast disk's (hundreds of 300-900 GB disks), so
-    it is the only one sized; an OLTP question keeps the fast disks in (test above: the 15K disk
-    wins the simulation)."""
+    it is the only one sized; an OLTP question keeps the fast disks in (the test above sizes
+    them)."""
     from arrayplan_engine.catalog import builtin_catalog
     from arrayplan_engine.units import MiB
 

@@ -5,7 +5,8 @@ Ray batches grows with the work it models.
 
 The questions are the issue's three (an OLTP database, a 100 TB archive of 1 MiB IOs, a 200K-IOPS
 database) over a shortlist of drives and a short simulated window, so both searches run in
-seconds; make bench compares them over the whole catalog (bench/plan.py, plan_agreement)."""
+seconds; make bench compares them over a shortlist of drives per question with the default layouts and counts
+(bench/plan.py, plan_agreement_shortlist)."""
 
 from __future__ import annotations
 

@@ -338,6 +338,8 @@ def recommendation_to_proto(r: ranking.Recommendation) -> pb.Recommendation:
     for name, value in (("latency_p50", e.latency_p50_s), ("latency_at_percentile", e.latency_at_percentile_s),
                         ("worst_second_latency", e.worst_second_latency_s),
                         ("latency_at_percentile_with_fail_slow", e.latency_at_percentile_fail_slow_s),
+                        ("latency_at_percentile_with_fail_slow_low", e.latency_at_percentile_fail_slow_low_s),
+                        ("latency_at_percentile_with_fail_slow_high", e.latency_at_percentile_fail_slow_high_s),
                         ("latency_p50_low", e.latency_p50_low_s), ("latency_p50_high", e.latency_p50_high_s),
                         ("latency_at_percentile_low", e.latency_at_percentile_low_s),
                         ("latency_at_percentile_high", e.latency_at_percentile_high_s),
@@ -371,7 +373,7 @@ def outcome_to_proto(o: ranking.PlanOutcome) -> pb.PlanResult:
         h = o.hdd_equivalence
         result.hdd_equivalence.CopyFrom(pb.HddEquivalence(hdd_model=h.hdd_model, drive_count=h.drive_count, layout=h.layout,
                                                           purchase_cost_usd=h.purchase_cost_usd, power_w=h.power_w,
-                                                          explanation=h.explanation))
+                                                          explanation=h.explanation, drive_count_low=h.drive_count_low))
     for bound, count in o.removed_by_bound:
         result.removed_by_bound.add(bound=bound, candidate_count=count)
     for m in o.nearest_misses:
