@@ -201,10 +201,12 @@ def test_array_plots_have_labels_titles_and_log_latency_axes(tmp_path: Path) -> 
     assert out.stat().st_size > 10_000
 
 
-def test_consistency_figure_is_skipped_past_its_io_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A D7-P5600 winner (260,000 IOPS sustained: 2000 s is over 500 M IOs) gets a note naming the
-    budget and the command that runs the test, and no simulation at all."""
-    from arrayplan_engine import array
+def test_consistency_figure_of_a_fast_drive_runs_on_a_similar_drive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A D7-P5600 winner (2000 s at its catalog rate is over 500 M IOs) gets its figure from the
+    similar drive the consistency command runs (ssd.consistency_scale), and the caption says so;
+    past the report's budget even so, it gets a note naming the budget and the command, and no
+    simulation at all."""
+    from arrayplan_engine import array, ssd
 
     real, calls = array.simulate, []
 
@@ -215,10 +217,19 @@ def test_consistency_figure_is_skipped_past_its_io_budget(monkeypatch: pytest.Mo
     monkeypatch.setattr(array, "simulate", counted)
     plan = _plan([[0.5]])
     plan.result.recommendations[0].drive_model = "intel-d7-p5600-6400gb"
+    ios = figures.consistency_host_ios(array_drive("intel-d7-p5600-6400gb"))
+    k = ssd.consistency_scale(ios)
+    assert ios > 500e6 and k > 1 and ios / k <= figures.CONSISTENCY_MAX_HOST_IOS
+    plot, note = figures.consistency_plot(frame_of(plan))
+    assert plot is not None and note == "" and len(calls) == 1
+    assert f"Simulated on a similar drive {k} times smaller at QD {ssd.QUEUE_DEPTH // k}" in plot.caption
+
+    calls.clear()
+    monkeypatch.setattr(figures, "CONSISTENCY_MAX_HOST_IOS", ios / k / 2)
     plot, note = figures.consistency_plot(frame_of(plan))
     assert plot is None and calls == []
-    assert "past the report's budget of 100 M" in note and "`arrayplan consistency intel-d7-p5600-6400gb` runs it" in note
-    assert figures.consistency_host_ios(array_drive("intel-dc-s3700-400gb")) <= figures.CONSISTENCY_MAX_HOST_IOS
+    assert "past the report's budget of" in note and "`arrayplan consistency intel-d7-p5600-6400gb` runs it" in note
+    assert f"on a similar drive {k} times smaller" in note
 
 
 def array_drive(name: str) -> object:
