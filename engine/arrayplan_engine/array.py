@@ -313,6 +313,12 @@ _VIC_EMPTY = 1e-9
 # block. Mass the overwrites move below it waits there (it stays counted) until a block's worth
 # has gathered: the expected tail of a real drive's thousands of blocks, not a billionth of one.
 _VIC_VICTIM = 1.0
+# Preconditioning: aging steps this many times the run's, and each drive's own extra writes
+# (after the shared used state) a random share of this much of a drive write. The histogram's
+# phases (the open block, the aging step, the lowest bin's remaining blocks) repeat within a few
+# hundred steps, and 1/16 of a drive write is Np steps, so the members are out of step.
+_PRE_COARSE = 4.0
+_PRE_EXTRA = 1.0 / 16.0
 # preconditioning chunks per raw flash (a chunk is 1/1024 of it: 0.1 % of the flash written between
 # cleanings, far below the pool)
 _CHUNKS = 1024.0
@@ -910,7 +916,11 @@ def _precondition(cl, vic, d, host_pages, done, whole_only):
     state): cleaning keeps the pool at the high mark. Goes on from ``done`` pages already
     written; with ``whole_only`` it stops before a last partial chunk, where every drive asked
     for at least ``host_pages`` is in the same state (``_cleaning_arrays`` copies it). Returns
-    the pages written."""
+    the pages written. The histogram ages in steps ``_PRE_COARSE`` times the run's (still a
+    stable Euler step: a share <= 1/4 of a bin moves): the used state is the steady state, which
+    the step does not move (docs/ssd-model.md, "Victim blocks"), at a quarter of the work."""
+    fine = cl[d, _K_DWSTEP]
+    cl[d, _K_DWSTEP] = fine * _PRE_COARSE
     chunk = cl[d, _K_CHUNK]
     while done < host_pages:
         x = min(chunk, host_pages - done)
@@ -922,6 +932,8 @@ def _precondition(cl, vic, d, host_pages, done, whole_only):
         cl[d, _K_WCNT] += x
         _log_append(cl, d, x)
         done += x
+    _age(cl, vic, d)
+    cl[d, _K_DWSTEP] = fine
     return done
 
 
@@ -2410,7 +2422,7 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
     filled (the span written once in order into blocks with every page valid, the rest of the
     flash free) or, with
     ``precondition_drive_writes``, after that many span writes of uniform random pages plus a
-    random share of a drive write (so the members' cleaning is out of step). A lazy drive then
+    random share of 1/16 drive write (``_PRE_EXTRA``: so the members' cleaning is out of step). A lazy drive then
     has a random part of its idle-time refill used, anywhere between its high and low marks."""
     models, _, _ = _row_models(spec)
     n_rows = len(models)
@@ -2441,9 +2453,9 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
         row[_K_HIGH] = mo.high_free_pages
         row[_K_TRIG] = max(mo.low_free_pages, mo.high_free_pages - _EAGER_SLACK_PAGES) if mo.gc_eager else mo.low_free_pages
         row[_K_HOSTPG] = mo.host_page_s
-        # a preconditioning chunk is at most one aging step: the open pages wait for the next
-        # step to join the histogram, and meanwhile none of them is overwritten
-        row[_K_CHUNK] = max(1.0, min(mo.raw_pages / _CHUNKS, mo.span_pages / (npg * _AGE_STEPS)))
+        # a preconditioning chunk is at most one of its aging steps: the open pages wait for the
+        # next step to join the histogram, and meanwhile none of them is overwritten
+        row[_K_CHUNK] = max(1.0, min(mo.raw_pages / _CHUNKS, _PRE_COARSE * mo.span_pages / (npg * _AGE_STEPS)))
         row[_K_NP] = npg
         row[_K_INVNP] = 1.0 / npg
         row[_K_DWSTEP] = mo.span_pages / (npg * _AGE_STEPS)
@@ -2474,7 +2486,7 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
         # the fill: the span in full blocks, every page valid (the histogram is aged from here)
         vic[d, int(npg)] = mo.span_pages / npg
         row[_K_BLO] = npg
-        extra = rng_phase.random()
+        extra = rng_phase.random() * _PRE_EXTRA
         if mo.precondition_drive_writes > 0:
             # every drive of the model writes at least this many pages (extra >= 0)
             if id(mo) not in shared:

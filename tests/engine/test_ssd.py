@@ -260,8 +260,10 @@ def test_used_state_starts_past_the_transient(drive: str) -> None:
             assert valid == pytest.approx(m.span_pages, rel=1e-9)
         else:
             assert m.low_free_pages <= cl[0, arr._K_FREE] <= m.high_free_pages + 1
-            # the histogram's Euler steps drop only mass below a billionth of a block
-            assert valid == pytest.approx(m.span_pages, rel=1e-3)
+            # no block is lost: the valid pages are the span within the pages written during one
+            # preconditioning aging step (4 steps of span / (16 Np) at the steady WA), whose
+            # blocks join the histogram at the step's start and take its overwrites
+            assert abs(valid - m.span_pages) <= m.span_pages * 4.0 * m.write_amplification / (16.0 * npg)
             # half a span write more: the greedy victims' write amplification is wa.py's greedy
             # figure at the spare left beside the pool the cleaner holds free (its high mark) (5 %)
             arr._precondition(cl, vic, 0, 0.5 * m.span_pages, 0.0, False)
