@@ -22,10 +22,11 @@ The model (docs/array-model.md has the full statement and its sources):
   in global time order, its completion is known at submission (Lindley recursion):
   ``start = max(arrival, earliest unit free)``, ``completion = start + service(start)``. Service
   times come from ``service.ServiceModel``.
-* **Cleaning as work (SSDs).** Each SSD member carries its own free-space state (a fluid flash
-  log, ``_reclaim``): writes take free 4 KiB pages and pass through the drive's back end (one
-  FCFS server per drive); cleaning takes the oldest flash pages, relocates their valid share and
-  erases, at the cost of wa.py's write amplification for the drive's fill, skew and policy.
+* **Cleaning as work (SSDs).** Each SSD member carries its own free-space state (a histogram of
+  its erase blocks by valid pages, ``_age``): writes take free 4 KiB pages and pass through the
+  drive's back end (one FCFS server per drive); cleaning takes the blocks with the fewest valid
+  pages (greedy), relocates their valid pages and erases them, at the cost of wa.py's write
+  amplification for the drive's fill, skew and policy.
   Eager drives clean in the back end's idle time in steps of one flash page and, when the pool
   falls below its low mark, make each write wait for its own pages' cleaning; lazy drives start
   cleaning in idle time only below their low mark and, when the pool runs out, stall while whole
@@ -170,7 +171,7 @@ class _KernelIn(NamedTuple):
     | ``rng`` | u8, 4 | xoshiro256+ state (advanced) |
     | ``head``, ``recent``, ``recent_i`` | i8; f8 x window; i8; n_rows | disks: head, recent completions, next place |
     | ``cl`` | f8, n_rows x ``_K_COUNT`` | cleaning rows (``_K_*``) |
-    | ``seg_stamp``, ``seg_pages``, ``seg_idx`` | f8, f8 n_rows x ``_SEG_RING``; i8 n_rows x 2 | flash-log segments (stamp, pages), [head, tail] |
+    | ``vic`` | f8, n_rows x (most pages per block + 1) | each cleaning drive's full blocks by valid pages (``_age``) |
     | ``row_base``, ``row_count`` | i8, simulated members | each member's first kernel row and row count |
     | ``rec``, ``rec_next`` | i8 batch x ``_RC_COUNT``; f8 batch | arrival records (``_RC_*``), the next open-loop arrival after each |
     | ``S_mem`` | i8, 3 x (2 + host slots) mmh | member IOs (``_M_*`` rows; regions above) |
@@ -200,9 +201,7 @@ class _KernelIn(NamedTuple):
     recent: np.ndarray
     recent_i: np.ndarray
     cl: np.ndarray
-    seg_stamp: np.ndarray
-    seg_pages: np.ndarray
-    seg_idx: np.ndarray
+    vic: np.ndarray
     row_base: np.ndarray
     row_count: np.ndarray
     rec: np.ndarray
@@ -259,17 +258,21 @@ _ARRIVAL_BATCH = 256  # host arrivals drawn ahead at a time
 
 # -- cleaning as work (SSDs): per-drive free-space state ------------------------------------
 # Each cleaning drive has a float row ``cl[d]`` (columns below, pages are 4 KiB mapping units)
-# and a ring of flash-log segments ``seg_stamp[d]`` / ``seg_pages[d]`` (head and tail in
-# ``seg_idx[d]``): the pages of a segment were programmed when the drive's host-page counter
-# stood at its stamp. Under uniform writes every valid page is overwritten at rate 1 / span per
-# host page, whatever its age, so a segment written at stamp s holds a fraction
-# ``exp(-(w - s) / span)`` of valid pages when the counter is at w (the fluid limit of the FTL
-# behind Desnoyers' LRW formula). Cleaning takes flash pages from the tail, relocates the valid
-# ones to the head and frees the rest.
+# and a histogram of its full erase blocks by valid-page count, ``vic[d, b]`` (blocks, a mean
+# field: fractional counts) for b = 0 .. ``_K_NP`` (the FTL's pages per block). Writes (host pages
+# and relocations alike) fill the open block at the write frontier; a full block joins bin
+# ``_K_NP``. Uniform random overwrites invalidate each valid page at rate 1 / span per host page,
+# so a block with b valid pages moves to b - 1 at rate b / span: the master equation
+# ``dn_b / dw = ((b + 1) n_{b+1} - b n_b) / span`` (the mean-field model of Van Houdt,
+# SIGMETRICS 2013, which matches simulated greedy garbage collection), applied in steps of
+# ``_K_DWSTEP`` host pages (``_age``). Cleaning is greedy: its victims are blocks of the lowest
+# occupied bin (integer valid counts), their valid pages relocated to the frontier and the blocks
+# erased. The valid counts' spread comes from the overwrites themselves, so the victims of a
+# freshly filled drive are not all alike (docs/ssd-model.md, "Victim blocks").
 _K_FREE, _K_WCNT, _K_INVSPAN, _K_RSCALE, _K_RELOC, _K_ERASE, _K_STEP, _K_BE = range(8)
-_K_LOW, _K_HIGH, _K_HOSTPG, _K_SEG, _K_CLEND, _K_RMW, _K_HOSTP, _K_RELOCS = range(8, 16)
-_K_CLEANED, _K_EAGER, _K_ON, _K_BURST, _K_STEPS, _K_NUNITS, _K_U, _K_UW, _K_UT = range(16, 25)
-_K_PER, _K_INVPER, _K_INVGAIN, _K_STEP_S, _K_INVSTEP_S = range(25, 30)  # derived from the cached fraction
+_K_LOW, _K_HIGH, _K_HOSTPG, _K_CHUNK, _K_CLEND, _K_RMW, _K_HOSTP, _K_RELOCS = range(8, 16)
+_K_CLEANED, _K_EAGER, _K_ON, _K_BURST, _K_STEPS, _K_NUNITS, _K_U, _K_DECW, _K_UT = range(16, 25)
+_K_PER, _K_INVPER, _K_INVGAIN, _K_STEP_S, _K_INVSTEP_S = range(25, 30)  # derived from the victims' valid fraction
 _K_TRIG = 30
 # the SLC write cache (QLC drives; capacity 0 = none): capacity and free pages, back-end seconds
 # per host page into the cache and per cached page folded into QLC (docs/ssd-model.md)
@@ -287,7 +290,11 @@ _K_NDIES, _K_NOPPG, _K_NERPG, _K_NPROG, _K_NBERS, _K_NSUSP, _K_NISSP, _K_NISSE, 
 # a lazy drive's foreground cleaning step: the pages of one victim erase unit (a block on each
 # plane of a die; 0: the drive lays out no NAND operations, one flash page)
 _K_VSTEP = 48
-_K_DIE0 = 49
+# the victim histogram (``vic[d]``): pages per block, pages in the open block, host pages per
+# aging step, the host-page counter the histogram is aged to is ``_K_DECW``, the lowest occupied
+# bin (``_K_UT``: the bin the cached valid fraction belongs to, -1: none)
+_K_NP, _K_INVNP, _K_OPEN, _K_DWSTEP, _K_BLO = 49, 50, 51, 52, 53
+_K_DIE0 = 54
 _MAX_DIES = 64
 # programs laid out per call of _nand_issue (see _clean_write)
 _NAND_BATCH = 4.0
@@ -296,43 +303,86 @@ _K_COUNT = _K_DIE0 + _MAX_DIES
 # 256 KiB, "early and often" on the scale of a pool of ~0.5 % of the flash; it saves waking the
 # cleaner at every write)
 _EAGER_SLACK_PAGES = 64.0
-# the tail's valid fraction is cached until the host-page counter moves by this share of the
-# span (it then changes by < 0.1 %) or the tail moves to the next segment
-_U_REFRESH = 1e-3
-# Log segments per drive (ring of _SEGMENTS + 4). A segment's pages are aged by its first page,
-# so a segment must be small beside the spare: at 64 (1.6 % of the flash each) a drive with 2.7 %
-# spare (the SSD 320 after its parity and bad-block reserve) settled at a tail write
-# amplification 18 % below the LRW figure; at 256 (0.4 %) within 1 % (tests/engine/test_ssd.py).
-_SEGMENTS = 256
-_SEG_RING = _SEGMENTS + 4
+# Aging steps per span / pages-per-block host pages: a step moves a share b q <= 1 / _AGE_STEPS of
+# a bin down one page (explicit Euler of the master equation; a step's variance of a block's
+# losses is b q (1 - b q), the binomial's b q (1 - q): at 16 steps within 6 % at b = pages per block)
+_AGE_STEPS = 16.0
+# a bin holding fewer blocks than this is empty (cleaning has taken it; rounding is dropped)
+_VIC_EMPTY = 1e-9
+# The victims are whole blocks: the mean field's lowest bin is the lowest holding at least one
+# block. Mass the overwrites move below it waits there (it stays counted) until a block's worth
+# has gathered: the expected tail of a real drive's thousands of blocks, not a billionth of one.
+_VIC_VICTIM = 1.0
+# Preconditioning: aging steps this many times the run's, and each drive's own extra writes
+# (after the shared used state) a random share of this much of a drive write. The histogram's
+# phases (the open block, the aging step, the lowest bin's remaining blocks) repeat within a few
+# hundred steps, and 1/16 of a drive write is Np steps, so the members are out of step.
+_PRE_COARSE = 4.0
+_PRE_EXTRA = 1.0 / 16.0
+# preconditioning chunks per raw flash (a chunk is 1/1024 of it: 0.1 % of the flash written between
+# cleanings, far below the pool)
+_CHUNKS = 1024.0
+# the most pages per block a victim histogram has bins for (the catalog's largest is 1,024)
+_MAX_BLOCK_PAGES = 16384
 _MAP_SHIFT = 12  # 4 KiB mapping unit
 _MAP_MASK = (1 << _MAP_SHIFT) - 1
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def _log_append(cl, seg_stamp, seg_pages, seg_idx, d, pages):
-    """Program ``pages`` at the log's head (host writes and relocations alike)."""
-    h = seg_idx[d, 0]
-    if seg_pages[d, _u(h)] >= cl[d, _K_SEG]:
-        h += 1
-        if h == _SEG_RING:
-            h = 0
-        seg_idx[d, 0] = h
-        seg_stamp[d, _u(h)] = cl[d, _K_WCNT]
-        seg_pages[d, _u(h)] = 0.0
-    seg_pages[d, _u(h)] += pages
+@njit(cache=True, _nrt=False)
+def _age(cl, vic, d):
+    """The host pages written since the histogram was last aged, in whole steps of ``_K_DWSTEP``:
+    each step moves ``b q`` of bin b's blocks to b - 1 (q = step / span; explicit Euler of the
+    master equation). The blocks the write frontier filled since the last call join bin
+    ``_K_NP`` (every page valid) spread evenly over the steps, as if written at an even pace
+    between the calls (their own overwrites while open are not counted: one block of thousands).
+    The lowest bin moves down once a block has gathered below it (``_VIC_VICTIM``). (A call:
+    once per step, a few hundred times per span written.)"""
+    step = cl[d, _K_DWSTEP]
+    n = math.floor((cl[d, _K_WCNT] - cl[d, _K_DECW]) / step)
+    if n <= 0.0:
+        return
+    cl[d, _K_DECW] += n * step
+    q = step * cl[d, _K_INVSPAN]
+    npg_f = cl[d, _K_NP]
+    npg = np.int64(npg_f)
+    full = math.floor(cl[d, _K_OPEN] / npg_f)
+    cl[d, _K_OPEN] -= full * npg_f
+    add = full / n
+    lo = np.int64(cl[d, _K_BLO])
+    if add > 0.0 and lo > npg:
+        lo = npg
+    for _ in range(np.int64(n)):
+        if lo > npg:
+            break
+        vic[d, npg] += add
+        for b in range(max(lo, 1), npg + 1):
+            out = b * q * vic[d, b]
+            vic[d, b] -= out
+            vic[d, b - 1] += out
+        if lo > 0 and vic[d, lo - 1] >= _VIC_VICTIM:
+            lo -= 1
+    cl[d, _K_BLO] = float(lo)
+    cl[d, _K_UT] = -1.0  # the victims' valid fraction is refreshed at the next look
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d):
-    """Valid fraction of the oldest flash pages (the next victims), cached (``_U_REFRESH``)."""
-    tl = seg_idx[d, 1]
-    w = cl[d, _K_WCNT]
-    if tl != cl[d, _K_UT] or (w - cl[d, _K_UW]) * cl[d, _K_INVSPAN] > _U_REFRESH:
-        u = math.exp(-(w - seg_stamp[d, _u(tl)]) * cl[d, _K_INVSPAN])
+def _log_append(cl, d, pages):
+    """Program ``pages`` at the write frontier (host writes and relocations alike): the open
+    block's pages, which join the histogram as full blocks when it is next aged (``_age``)."""
+    cl[d, _K_OPEN] += pages
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _tail_valid(cl, vic, d):
+    """Valid fraction of the next victims (the lowest occupied bin), cached until the bin or the
+    histogram changes; ages the histogram first when a step's host pages have been written."""
+    if cl[d, _K_WCNT] - cl[d, _K_DECW] >= cl[d, _K_DWSTEP]:
+        _age(cl, vic, d)
+    lo = cl[d, _K_BLO]
+    if lo != cl[d, _K_UT]:
+        u = min(lo * cl[d, _K_INVNP], 1.0)
         cl[d, _K_U] = u
-        cl[d, _K_UW] = w
-        cl[d, _K_UT] = tl
+        cl[d, _K_UT] = lo
         # back-end seconds per cleaned flash page, pages cleaned per page freed, step length
         per = u * cl[d, _K_RELOC] * cl[d, _K_RSCALE] + cl[d, _K_ERASE]
         cl[d, _K_PER] = per
@@ -344,59 +394,58 @@ def _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d):
 
 
 @njit(cache=True, _nrt=False)
-def _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost):
-    """Clean from the log's tail until ``need`` pages are freed or the work reaches
-    ``max_cost`` seconds; returns the back-end seconds spent."""
+def _reclaim(cl, vic, d, need, max_cost):
+    """Clean victim blocks, lowest valid count first (greedy), until ``need`` pages are freed or
+    the work reaches ``max_cost`` seconds; returns the back-end seconds spent."""
     cost = 0.0
     got = 0.0
     reloc = cl[d, _K_RELOC] * cl[d, _K_RSCALE]
     erase = cl[d, _K_ERASE]
-    for _ in range(4 * _SEG_RING):
+    npg = cl[d, _K_NP]
+    inv_np = cl[d, _K_INVNP]
+    for _ in range(4 * (np.int64(npg) + 2)):
         if got >= need or cost >= max_cost:
             break
-        tl = seg_idx[d, 1]
-        p = seg_pages[d, tl]
-        if p <= 0.0:
-            if tl == seg_idx[d, 0]:
-                break  # nothing left to clean
-            tl += 1
-            if tl == _SEG_RING:
-                tl = 0
-            seg_idx[d, 1] = tl
+        u = _tail_valid(cl, vic, d)  # first: it may age the histogram and move the lowest bin
+        lo = np.int64(cl[d, _K_BLO])
+        if lo > np.int64(npg):
+            break  # nothing left to clean
+        avail = vic[d, lo] * npg
+        if vic[d, lo] <= _VIC_EMPTY:
+            vic[d, lo] = 0.0
+            cl[d, _K_BLO] = float(lo + 1)
             continue
-        u = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
         gain = 1.0 - u
         per = u * reloc + erase
-        x = p
+        x = avail
         if gain > 1e-9:
             x = min(x, (need - got) / gain)
+        else:
+            x = min(x, npg)  # blocks with every page valid: one at a time
         if per > 0.0:
             x = min(x, (max_cost - cost) / per)
-        x = max(x, min(p, 1e-6))
-        if tl == seg_idx[d, 0] and x >= p:
-            # the head segment itself: leave it open for appends
-            x = p
-        seg_pages[d, tl] = p - x
+        x = max(x, min(avail, 1e-6))
+        vic[d, lo] -= x * inv_np
         moved = u * x
         cl[d, _K_FREE] += x - moved
         cl[d, _K_RELOCS] += moved * cl[d, _K_RSCALE]
         cl[d, _K_CLEANED] += x
-        _log_append(cl, seg_stamp, seg_pages, seg_idx, d, moved)
+        _log_append(cl, d, moved)
         cost += x * per
         got += x * gain
     return cost
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _clean(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost):
-    """``_reclaim`` with a fast path: when the work fits in the tail segment it is a few
+def _clean(cl, vic, d, need, max_cost):
+    """``_reclaim`` with a fast path: when the work fits in the lowest bin it is a few
     multiplications (the common case: a page or a step at a time)."""
-    u = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
-    return _clean_fresh(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost, u)
+    u = _tail_valid(cl, vic, d)
+    return _clean_fresh(cl, vic, d, need, max_cost, u)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _clean_fresh(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost, u):
+def _clean_fresh(cl, vic, d, need, max_cost, u):
     """``_clean`` right after ``_tail_valid`` gave ``u`` (no second look at the cache)."""
     per = cl[d, _K_PER]
     raw = need * cl[d, _K_INVGAIN]
@@ -404,16 +453,17 @@ def _clean_fresh(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost, u):
     if work > max_cost:
         work = max_cost
         raw = work * cl[d, _K_INVPER]
-    tl = seg_idx[d, 1]
-    if raw < seg_pages[d, _u(tl)] and tl != seg_idx[d, 0] and per > 0.0:
-        seg_pages[d, _u(tl)] -= raw
+    lo = _u(np.int64(cl[d, _K_BLO]))
+    left = vic[d, lo] - raw * cl[d, _K_INVNP]
+    if left > _VIC_EMPTY and per > 0.0 and u < 1.0 - 1e-9:
+        vic[d, lo] = left
         moved = u * raw
         cl[d, _K_FREE] += raw - moved
         cl[d, _K_RELOCS] += moved * cl[d, _K_RSCALE]
         cl[d, _K_CLEANED] += raw
-        _log_append(cl, seg_stamp, seg_pages, seg_idx, d, moved)
+        _log_append(cl, d, moved)
         return work
-    return _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, need, max_cost)
+    return _reclaim(cl, vic, d, need, max_cost)
 
 
 @njit(cache=True, _nrt=False)
@@ -430,21 +480,21 @@ def _slc_fold(cl, d, qcap, be, t):
 
 
 @njit(cache=True, _nrt=False)
-def _lazy_stall(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, free, pages, bs, s):
+def _lazy_stall(cl, vic, dr, fb, ucap, d, free, pages, bs, s):
     """A lazy drive's pool ran out: the write waits while the cleaner reclaims whole victim erase
     units (``_K_VSTEP`` pages each: their valid pages relocated, then the erase) until the write's
     pages fit, and every unit waits with it. The stall is as long as those victims' relocations
     and erases take; the idle-time cleaner (``_clean_write``) refills the pool to the high mark
     when the host leaves it time. Returns the write's (back-end start, start)."""
-    uu = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
+    uu = _tail_valid(cl, vic, d)
     step = cl[d, _K_VSTEP]
     gain = step * (1.0 - uu)  # pages one victim frees
     need = pages - free
     if gain > 1e-9:
         need = math.ceil(need / gain) * gain
-    bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, need, np.inf)
+    bs += _reclaim(cl, vic, d, need, np.inf)
     if cl[d, _K_FREE] < pages:
-        bs += _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, pages - cl[d, _K_FREE], np.inf)
+        bs += _reclaim(cl, vic, d, pages - cl[d, _K_FREE], np.inf)
     cl[d, _K_CLEND] = bs
     for j in range(ucap):
         dr[fb + _R_UNITS + j] = max(dr[fb + _R_UNITS + j], bs)
@@ -528,7 +578,7 @@ def _clean_holds_units(dr, fb, ucap, start, cost):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, mul, off_, nbytes):
+def _clean_write(cl, vic, dr, fb, ucap, d, t, s, svc, mul, off_, nbytes):
     """Stage: a member write on a cleaning drive (docs/array-model.md, "SSD service time"):
     background cleaning in the back end's idle time before ``t``, the write's pages through the
     back end, foreground cleaning when the pool is short (a lazy drive's victims stall every unit,
@@ -553,9 +603,9 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
         if idle_s > 0.0:
             # whole small steps from idle0 on: the one running at t delays what
             # arrives now (the interference of background cleaning)
-            u = _tail_valid(cl, seg_stamp, seg_pages, seg_idx, d)
+            u = _tail_valid(cl, vic, d)
             n_steps = math.ceil(idle_s * cl[d, _K_INVSTEP_S])
-            cost = _clean_fresh(cl, seg_stamp, seg_pages, seg_idx, d, target - free, max(n_steps, 1) * cl[d, _K_STEP_S], u)
+            cost = _clean_fresh(cl, vic, d, target - free, max(n_steps, 1) * cl[d, _K_STEP_S], u)
             be = idle0 + cost
             cl[d, _K_BE] = be
             cl[d, _K_CLEND] = be
@@ -581,16 +631,16 @@ def _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, t, s, svc, 
     if eager:
         if free - pages < cl[d, _K_LOW]:
             # no idle time left: the write waits for the cleaning of its pages
-            fg = _clean(cl, seg_stamp, seg_pages, seg_idx, d, pages + cl[d, _K_LOW] - free, np.inf)
+            fg = _clean(cl, vic, d, pages + cl[d, _K_LOW] - free, np.inf)
             _clean_holds_units(dr, fb, ucap, bs, fg)
             bs += fg
             cl[d, _K_CLEND] = bs
     elif free - pages < 0.0:
-        bs, s = _lazy_stall(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, d, free, pages, bs, s)
+        bs, s = _lazy_stall(cl, vic, dr, fb, ucap, d, free, pages, bs, s)
     cl[d, _K_FREE] -= pages
     cl[d, _K_WCNT] += pages
     cl[d, _K_HOSTP] += pages
-    _log_append(cl, seg_stamp, seg_pages, seg_idx, d, pages)
+    _log_append(cl, d, pages)
     if qcap > 0.0:
         # the pages the SLC cache has room for land there fast, the rest go direct to QLC
         qin = min(pages, cl[d, _K_QFREE])
@@ -861,23 +911,29 @@ def _heap_sift_down(ev_t, ev_id, n, tp, ident):
 
 
 @njit(cache=True, _nrt=False)
-def _precondition(cl, seg_stamp, seg_pages, seg_idx, d, host_pages, done, whole_only):
+def _precondition(cl, vic, d, host_pages, done, whole_only):
     """Write ``host_pages`` uniform random pages with no clock (the drive reaches its used
     state): cleaning keeps the pool at the high mark. Goes on from ``done`` pages already
     written; with ``whole_only`` it stops before a last partial chunk, where every drive asked
     for at least ``host_pages`` is in the same state (``_cleaning_arrays`` copies it). Returns
-    the pages written."""
-    chunk = max(1.0, 0.25 * cl[d, _K_SEG])
+    the pages written. The histogram ages in steps ``_PRE_COARSE`` times the run's (still a
+    stable Euler step: a share <= 1/4 of a bin moves): the used state is the steady state, which
+    the step does not move (docs/ssd-model.md, "Victim blocks"), at a quarter of the work."""
+    fine = cl[d, _K_DWSTEP]
+    cl[d, _K_DWSTEP] = fine * _PRE_COARSE
+    chunk = cl[d, _K_CHUNK]
     while done < host_pages:
         x = min(chunk, host_pages - done)
         if whole_only and x < chunk:
             break
         if cl[d, _K_FREE] - x < cl[d, _K_HIGH]:
-            _reclaim(cl, seg_stamp, seg_pages, seg_idx, d, cl[d, _K_HIGH] - cl[d, _K_FREE] + x, np.inf)
+            _reclaim(cl, vic, d, cl[d, _K_HIGH] - cl[d, _K_FREE] + x, np.inf)
         cl[d, _K_FREE] -= x
         cl[d, _K_WCNT] += x
-        _log_append(cl, seg_stamp, seg_pages, seg_idx, d, x)
+        _log_append(cl, d, x)
         done += x
+    _age(cl, vic, d)
+    cl[d, _K_DWSTEP] = fine
     return done
 
 
@@ -1419,7 +1475,7 @@ def _event_loop(closed, ins, outs):
     sizes, size_cum, size_align, n_pos_of = ins.sizes, ins.size_cum, ins.size_align, ins.n_pos_of
     simf, simi, rng = ins.simf, ins.simi, ins.rng
     head, recent, recent_i = ins.head, ins.recent, ins.recent_i
-    cl, seg_stamp, seg_pages, seg_idx = ins.cl, ins.seg_stamp, ins.seg_pages, ins.seg_idx
+    cl, vic = ins.cl, ins.vic
     row_base, row_count, rec, rec_next = ins.row_base, ins.row_count, ins.rec, ins.rec_next
     surv, fail_local, free_stack, rb_chunk_of = ins.surv, ins.fail_local, ins.free_stack, ins.rb_chunk_of
     state, s_arr, s_cls, s_inrb, s_n2 = ins.state, ins.s_arr, ins.s_cls, ins.s_inrb, ins.s_n2
@@ -1689,7 +1745,7 @@ def _event_loop(closed, ins, outs):
             if any_clean:
                 if is_w:
                     if cl[du, _K_ON] != 0.0:
-                        s, svc, c_floor = _clean_write(cl, seg_stamp, seg_pages, seg_idx, dr, fb, ucap, du, t, s, svc, mul,
+                        s, svc, c_floor = _clean_write(cl, vic, dr, fb, ucap, du, t, s, svc, mul,
                                                        S_o[_u(i)], nbytes)
                 else:
                     if s < cl[du, _K_CLEND]:
@@ -1960,7 +2016,8 @@ def validate_spec(spec: ArraySpec, prefix: str = "spec") -> list[Violation]:
 
 # step_pages may be a fraction of a page: a similar drive k times smaller (ssd.similar_model) cleans
 # 1/k of the real drive's flash page per step
-_CLEANING_RANGES = {"step_pages": Range(lo=0.01, hi=1e6), "relocation_scale": Range(lo=0, hi=1e3),
+_CLEANING_RANGES = {"step_pages": Range(lo=0.01, hi=1e6), "block_pages": Range(lo=2, hi=_MAX_BLOCK_PAGES),
+                    "relocation_scale": Range(lo=0, hi=1e3),
                     "precondition_drive_writes": Range(lo=0, hi=100), "write_buffer_pages": Range(lo=0, hi=1e9),
                     "write_buffer_s": Range(lo=0, hi=60, unit="s"), "posted_write_fixed_s": Range(lo=0, hi=1, unit="s"),
                     "posted_write_per_byte_s": Range(lo=0, hi=1e-3, unit="s"), "nand_dies": Range(lo=0, hi=_MAX_DIES, integer=True),
@@ -2381,18 +2438,23 @@ def _drive_arrays(spec: ArraySpec, rng_phase: np.random.Generator) -> tuple[np.n
     return dpar, ipar, prof
 
 
+def _block_pages(mo: ServiceModel) -> float:
+    """4 KiB pages per erase block of a cleaning drive's FTL (the victim histogram's bins)."""
+    return mo.block_pages
+
+
 def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Generator) -> tuple[np.ndarray, ...]:
-    """Each cleaning drive's free-space state when the run begins (see ``_reclaim``): freshly
-    filled (the span written once in order, the rest of the flash free) or, with
+    """Each cleaning drive's free-space state when the run begins (see ``_age``): freshly
+    filled (the span written once in order into blocks with every page valid, the rest of the
+    flash free) or, with
     ``precondition_drive_writes``, after that many span writes of uniform random pages plus a
-    random share of a drive write (so the members' cleaning is out of step). A lazy drive then
+    random share of 1/16 drive write (``_PRE_EXTRA``: so the members' cleaning is out of step). A lazy drive then
     has a random part of its idle-time refill used, anywhere between its high and low marks."""
     models, _, _ = _row_models(spec)
     n_rows = len(models)
     cl = np.zeros((n_rows, _K_COUNT))
-    seg_stamp = np.zeros((n_rows, _SEG_RING))
-    seg_pages = np.zeros((n_rows, _SEG_RING))
-    seg_idx = np.zeros((n_rows, 2), np.int64)
+    width = 2 + max((int(math.ceil(_block_pages(mo))) for mo in models if mo.cleaning), default=0)
+    vic = np.zeros((n_rows, width))
     cl[:, _K_CLEND] = -np.inf  # no cleaning step ever delays a read on a drive without cleaning
     # drives of one model share the preconditioning they all do (bit for bit the same state):
     # model id -> (pages written, the drive's state then)
@@ -2401,7 +2463,7 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
         if not mo.cleaning:
             continue
         row = cl[d]
-        seg = mo.raw_pages / _SEGMENTS
+        npg = float(math.ceil(_block_pages(mo)))
         row[_K_ON] = 1.0
         row[_K_EAGER] = 1.0 if mo.gc_eager else 0.0
         row[_K_FREE] = mo.raw_pages - mo.span_pages
@@ -2417,7 +2479,12 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
         row[_K_HIGH] = mo.high_free_pages
         row[_K_TRIG] = max(mo.low_free_pages, mo.high_free_pages - _EAGER_SLACK_PAGES) if mo.gc_eager else mo.low_free_pages
         row[_K_HOSTPG] = mo.host_page_s
-        row[_K_SEG] = seg
+        # a preconditioning chunk is at most one of its aging steps: the open pages wait for the
+        # next step to join the histogram, and meanwhile none of them is overwritten
+        row[_K_CHUNK] = max(1.0, min(mo.raw_pages / _CHUNKS, _PRE_COARSE * mo.span_pages / (npg * _AGE_STEPS)))
+        row[_K_NP] = npg
+        row[_K_INVNP] = 1.0 / npg
+        row[_K_DWSTEP] = mo.span_pages / (npg * _AGE_STEPS)
         row[_K_RMW] = mo.read_fixed_s + 4096 * mo.read_per_byte_s
         row[_K_NUNITS] = float(mo.parallel_units)
         if mo.parallel_units & (mo.parallel_units - 1) == 0:
@@ -2442,33 +2509,29 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
             row[_K_WBUF_S] = mo.write_buffer_s
             row[_K_WACK] = mo.posted_write_fixed_s
             row[_K_WACKB] = mo.posted_write_per_byte_s
-        full = int(mo.span_pages // seg)
-        seg_pages[d, :full] = seg
-        rest = mo.span_pages - full * seg
-        if rest > 0:
-            seg_pages[d, full] = rest
-            full += 1
-        seg_idx[d] = (max(0, full - 1), 0)
-        extra = rng_phase.random()
+        # the fill: the span in full blocks, every page valid (the histogram is aged from here)
+        vic[d, int(npg)] = mo.span_pages / npg
+        row[_K_BLO] = npg
+        extra = rng_phase.random() * _PRE_EXTRA
         if mo.precondition_drive_writes > 0:
             # every drive of the model writes at least this many pages (extra >= 0)
             if id(mo) not in shared:
-                done = _precondition(cl, seg_stamp, seg_pages, seg_idx, d, mo.precondition_drive_writes * mo.span_pages,
+                done = _precondition(cl, vic, d, mo.precondition_drive_writes * mo.span_pages,
                                      0.0, True)
-                shared[id(mo)] = (done, (cl[d].copy(), seg_stamp[d].copy(), seg_pages[d].copy(), seg_idx[d].copy()))
+                shared[id(mo)] = (done, (cl[d].copy(), vic[d].copy()))
             done, state = shared[id(mo)]
-            cl[d], seg_stamp[d], seg_pages[d], seg_idx[d] = state
-            _precondition(cl, seg_stamp, seg_pages, seg_idx, d, (mo.precondition_drive_writes + extra) * mo.span_pages,
+            cl[d], vic[d] = state
+            _precondition(cl, vic, d, (mo.precondition_drive_writes + extra) * mo.span_pages,
                           done, False)
             if not mo.gc_eager:
                 used = rng_phase.random() * max(0.0, mo.high_free_pages - mo.low_free_pages)
                 row[_K_FREE] -= used
                 row[_K_WCNT] += used
-                _log_append(cl, seg_stamp, seg_pages, seg_idx, d, used)
+                _log_append(cl, d, used)
         row[_K_HOSTP] = 0.0
         row[_K_RELOCS] = 0.0
         row[_K_CLEANED] = 0.0
-    return cl, seg_stamp, seg_pages, seg_idx
+    return cl, vic
 
 
 def _seed_state(seed: int, spawn_key: tuple[int, ...]) -> np.ndarray:
@@ -2597,7 +2660,7 @@ def simulate(spec: ArraySpec) -> ArrayResult:
                       counters=np.zeros(_C_COUNT, np.int64), sec_max=np.zeros(n_sec),
                       sec_hist=np.zeros((n_sec, _COARSE_COUNT), np.int32), rebuild_out=np.full(2, -1.0),
                       sec_reloc=np.zeros(n_sec))
-    cl, seg_stamp, seg_pages, seg_idx = _cleaning_arrays(spec, t_begin, rng_phase)
+    cl, vic = _cleaning_arrays(spec, t_begin, rng_phase)
     # arrival records (one at a time when a disk draws positioning times while IOs are queued,
     # so the draws stay interleaved), member IOs, group 0's survivors and failed members
     any_mech = bool(ipar[:, _I_MECH].any())
@@ -2633,8 +2696,8 @@ def simulate(spec: ArraySpec) -> ArrayResult:
     n_slots = n_host_slots + rb_starts.size
     ins = _KernelIn(dr=dr, di=di, dpar=dpar, prof=prof, lay=lay_arr, failed=failed, wl=wl_arr, sizes=sizes,
                     size_cum=size_cum, size_align=size_align, n_pos_of=n_pos_of, simf=simf, simi=simi, rng=rng,
-                    head=head, recent=recent, recent_i=recent_i, cl=cl, seg_stamp=seg_stamp, seg_pages=seg_pages,
-                    seg_idx=seg_idx, row_base=row_base, row_count=row_count, rec=rec, rec_next=rec_next, S_mem=s_mem,
+                    head=head, recent=recent, recent_i=recent_i, cl=cl, vic=vic,
+                    row_base=row_base, row_count=row_count, rec=rec, rec_next=rec_next, S_mem=s_mem,
                     surv=surv, fail_local=fail_local, state=state, s_arr=np.zeros(n_slots),
                     s_cls=np.zeros(n_slots, np.int64), s_inrb=np.zeros(n_slots, np.bool_),
                     s_n2=np.zeros(n_slots, np.int64), free_stack=free_stack, ev_t=ev_t, ev_id=ev_id,

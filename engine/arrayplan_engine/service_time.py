@@ -12,7 +12,7 @@ Service time of one IO of ``io_bytes`` on one of the drive's ``parallel_units``:
   path). With ``cleaning`` the drive also carries its own free-space state in the simulation
   (docs/ssd-model.md, "Cleaning as work"): every write takes free 4 KiB pages and its pages pass
   through the drive's back end (``host_page_s`` each); cleaning reclaims free pages from the
-  oldest part of the flash log at a cost of ``relocation_page_s`` per relocated page and
+  blocks with the fewest valid pages (greedy) at a cost of ``relocation_page_s`` per relocated page and
   ``erase_page_s`` per cleaned page, eager drives in idle time and small steps, lazy drives only
   once the pool is low and in the foreground when it has run out. A write that does not cover
   whole 4 KiB pages reads the page first (read-modify-write). With an SLC write cache
@@ -69,10 +69,11 @@ class ServiceModel:
     low_free_pages: float = 0.0           # eager: below this writes wait for cleaning; lazy: idle cleaning starts
     high_free_pages: float = 0.0          # eager: idle cleaning target; lazy: a burst cleans up to here
     step_pages: float = 1.0               # flash pages cleaned per background step
+    block_pages: float = 256.0            # pages per erase block of the FTL: the victims' valid counts run 0 .. this
     host_page_s: float = 0.0              # back-end (data path / program) time per host page
     relocation_page_s: float = 0.0        # back-end time per relocated page
     erase_page_s: float = 0.0             # erase time per cleaned page (block erase / pages per block)
-    relocation_scale: float = 1.0         # relocations per fluid-log relocation (skew, greedy policy)
+    relocation_scale: float = 1.0         # relocations per uniform greedy relocation (skew, random share)
     write_amplification: float = 1.0      # the steady-state target (wa.py) the scale was set for
     # An SLC write cache (QLC drives, docs/ssd-model.md "SLC write cache"); 0 pages = none. Host
     # pages land in the cache at ``slc_page_s`` each while it has room, else go direct to QLC at

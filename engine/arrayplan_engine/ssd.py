@@ -110,6 +110,7 @@ BAD_BLOCK_RESERVE = {"slc": 1.0 - 4016 / 4096, "mlc": 1.0 - 3936 / 4096, "emlc":
 EAGER_LOW_FRACTION = 0.005     # eager: keep ~0.5% of the blocks free, clean continuously
 LAZY_BURST_FRACTION = 0.002    # lazy: idle-time cleaning refills 0.2% of the blocks (the FTL kernel: one burst)
 PTS_ROUND_S = 60.0             # one PTS "round" of the consistency run
+DIP_WINDOW_S = 61              # seconds of the running median a second's dip is measured against
 # A relocation's firmware work (map update, scheduling) as a share of a host write command's
 # front-end time (assumed).
 RELOCATION_FRONTEND_SHARE = 0.5
@@ -426,9 +427,9 @@ class ConsistencyResult:
     steady: SteadyState | None
     steady_start_s: float                   # NaN if the run never reached steady state
     steady_iops_mean: float
-    p1_over_mean: float                     # 1st-percentile second / mean (steady part)
-    dip_depth: float                        # 1 - (1st-percentile second / median)
-    dip_period_s: float                     # mean spacing of dips below 80% of the median (NaN: none)
+    p1_over_mean: float                     # 1st-percentile second / mean (steady part; each second over its running median)
+    dip_depth: float                        # 1 - (1st-percentile second / median), on the same ratios
+    dip_period_s: float                     # mean spacing of dips below 80% of the running median (NaN: none)
     worst_second_latency_s: float           # mean latency (Little: QD / IOPS) of the slowest second
     max_latency_s: float
     write_amplification: float              # NAND programs / host writes over the steady part
@@ -458,11 +459,19 @@ def _figures(iops: np.ndarray, programs: np.ndarray, r: ArrayResult) -> dict[str
     start = int(ss.start_round * PTS_ROUND_S) if ss is not None else max(0, iops.size - int(5 * PTS_ROUND_S))
     part = iops[start:]
     mean = float(part.mean())
-    median = float(np.median(part))
-    p1 = float(np.percentile(part, 1))
-    below = part < 0.8 * median
+    # dips are seconds below the level around them: each second over the median of the
+    # DIP_WINDOW_S seconds centred on it (a steady part that still climbs slowly, as after a
+    # sequential fill, is a trend, not a dip)
+    half = DIP_WINDOW_S // 2
+    padded = np.pad(part, half, mode="edge")
+    local = np.median(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)
+    rel = part / np.maximum(local, 1e-9)
+    median = float(np.median(rel))
+    p1 = float(np.percentile(rel, 1))
+    below = rel < 0.8 * median
     starts = np.flatnonzero(below[1:] & ~below[:-1]) + 1
     period = float(np.diff(starts).mean()) if starts.size >= 2 else float("nan")
+    rel_mean = float(rel.mean())
     # Mean latency of the IOs completing in the slowest second (Little: QD / IOPS), but a second
     # with no completions at all is bounded by the longest single wait seen.
     max_lat = float(r.latency_max_s[0])
@@ -470,7 +479,7 @@ def _figures(iops: np.ndarray, programs: np.ndarray, r: ArrayResult) -> dict[str
     wa = float(programs[start:].sum() / max(part.sum(), 1e-9))
     return {
         "steady": ss, "steady_start_s": float(start) if ss is not None else float("nan"), "steady_iops_mean": mean,
-        "p1_over_mean": p1 / mean if mean > 0 else 0.0, "dip_depth": 1.0 - p1 / median if median > 0 else 1.0,
+        "p1_over_mean": p1 / rel_mean if rel_mean > 0 else 0.0, "dip_depth": 1.0 - p1 / median if median > 0 else 1.0,
         "dip_period_s": period, "worst_second_latency_s": worst,
         "max_latency_s": max_lat, "write_amplification": wa,
     }
@@ -555,7 +564,7 @@ def consistency_experiment(drive: Drive | str, *, duration_s: float = 2000, op: 
     cleaning state (``service_model(..., precondition_drive_writes=0)``). Nothing of the run is
     fed in: the plateau, the cliff, the transient and the steady state come out of the same
     free-space mechanism a lightly loaded array runs. ``model_pages`` is accepted for earlier
-    callers and not used (the kernel's fluid log has no page count).
+    callers and not used (the kernel's victim histogram is the drive's own blocks).
 
     ``scale`` k runs the similar drive k times smaller (``similar_model``) at QD ``32/k`` and
     counts each of its IOs and relocations as k: the same curve in time at 1/k of the IOs
@@ -664,11 +673,11 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
     (sequential) rates. Cleaning: the drive's flash (internal parity excluded) holds the span
     being written (``fill_fraction`` x ``1 - extra_spare_fraction`` of the user capacity); each
     write takes free pages and passes its pages through the back end; cleaning reclaims pages
-    at ``relocation_page_s`` per relocated page and ``erase_page_s`` per cleaned page. The fluid
-    log in the array kernel gives the LRW valid fraction of the victims; ``relocation_scale``
-    brings its steady state to ``wa.py``'s write amplification for the drive's spare, pages per
-    block, greedy cleaning, the workload's skew and its random share (sequential writes
-    invalidate whole blocks). Watermarks: eager drives keep ``EAGER_LOW_FRACTION`` of the flash
+    at ``relocation_page_s`` per relocated page and ``erase_page_s`` per cleaned page. The array
+    kernel's histogram of blocks by valid pages (``block_pages`` bins) gives the greedy victims'
+    valid counts under uniform overwrites; ``relocation_scale`` brings its steady state to
+    ``wa.py``'s write amplification for the workload's skew and its random share (sequential
+    writes invalidate whole blocks). Watermarks: eager drives keep ``EAGER_LOW_FRACTION`` of the flash
     free plus one block, cleaning in idle time in steps of one flash page; lazy drives start
     cleaning (in idle time) below two blocks per controller and clean up to
     ``LAZY_BURST_FRACTION`` of the flash more; when the pool runs out a write waits while the
@@ -720,7 +729,10 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
     wf, wpb = _two_point(min(t.fob_random_write_iops * share, iface / MAP_BYTES), min(seq_w, iface), units)
     span = fill_fraction * (1.0 - extra_spare_fraction)
     wa_target = _workload_wa(t, span, hot_write_fraction, hot_space_fraction, random_fraction)
-    wa_fluid = wa_mod.wa_lrw(effective_spare_factor(t, fill_fraction=fill_fraction, extra_spare_fraction=extra_spare_fraction))
+    # the kernel's victim histogram cleans greedily: its steady state is wa.py's greedy figure for
+    # uniform writes at the span's spare (docs/ssd-model.md, "Victim blocks")
+    wa_uniform = wa_mod.wa_greedy(effective_spare_factor(t, fill_fraction=fill_fraction, extra_spare_fraction=extra_spare_fraction),
+                                t.map_pages_per_block)
     raw_pages = n * t.user_bytes / (1.0 - t.spare_factor) / MAP_BYTES
     span_pages = n * t.user_bytes * span / MAP_BYTES
     block = float(t.map_pages_per_block)
@@ -736,9 +748,10 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
         write_fixed_s=wf, write_per_byte_s=wpb, cleaning=True, gc_eager=t.gc_policy == "eager",
         span_pages=span_pages, raw_pages=raw_pages, precondition_drive_writes=float(precondition_drive_writes),
         low_free_pages=low, high_free_pages=high, step_pages=float(max(1, t.page_bytes // MAP_BYTES)),
+        block_pages=block,
         host_page_s=t.host_backend_s / n, relocation_page_s=max(t.relocation_s, t.relocation_front_s) / n,
         erase_page_s=t.erase_per_page_s / n,
-        relocation_scale=(wa_target - 1.0) / (wa_fluid - 1.0) if wa_fluid > 1.0 else 1.0,
+        relocation_scale=(wa_target - 1.0) / (wa_uniform - 1.0) if wa_uniform > 1.0 else 1.0,
         write_amplification=wa_target, controllers=1 if per_controller else t.controllers,
         slc_cache_pages=slc_pages, slc_page_s=slc_page_s / n, fold_page_s=fold_page_s / n,
         **_posted_writes(d, t, share, units, wf + MAP_BYTES * wpb)._asdict(),

@@ -405,7 +405,7 @@ def test_light_load_sees_fresh_latencies(drive: str, load: float | None) -> None
 
 def test_saturated_used_drive_reaches_its_steady_state() -> None:
     # Closed loop at QD32 on a used (preconditioned) eager drive: the cleaning work is wa.py's
-    # write amplification (10 %: the fluid log's segments and a 20 s window), so the drive runs
+    # write amplification (10 %: the victim histogram's steps and a 20 s window), so the drive runs
     # at the steady-state rate of the timing model (ssd.DriveTiming.write_iops_at_wa, 10 %).
     from arrayplan_engine import ssd
 

@@ -184,10 +184,10 @@ def test_twelve_s3500_against_15k_disks_per_drive_rates(steady: dict[str, float]
 @pytest.mark.slow
 def test_s3500_consistency_curve() -> None:
     # 001 seed: the consistency plot zooms "to the beginning of steady state operation for the
-    # drive (t=1400s)"; steady 4 KB random write 47 MB/s (11.5K IOPS). The model's fluid log is
-    # still working through the fill data at 2000 s: mean IOPS over 1400-2000 s 14.7K (+28 %; +67 %
-    # before the bad-block reserve), bracketed at +10..+45 %; the cliff comes after the spare is
-    # used (model ~140 s).
+    # drive (t=1400s)"; steady 4 KB random write 47 MB/s (11.5K IOPS). The model is still
+    # climbing out of the trough the sequential fill leaves (as the page-level greedy FTL does,
+    # docs/ssd-model.md "Victim blocks") at 2000 s: mean IOPS over 1400-2000 s 14.3K (+25 %),
+    # bracketed at +10..+45 %; the cliff comes after the spare is used (model 138 s).
     r = ssd.consistency_experiment("intel-dc-s3500-480gb", duration_s=2000, seed=1)
     late = float(r.iops[1400:2000].mean())
     assert 1.10 * 11_500 <= late <= 1.45 * 11_500
@@ -200,8 +200,8 @@ def test_s3700_performance_consistency_within_intels_bound() -> None:
     # Intel DC S3700 product specification: "Performance Consistency ... Read/Write: Up to
     # 90%/90% (99.9%)" -- the slowest 0.1 % of 1-second intervals' IOPS over the mean, 4 KB random
     # at QD32 in steady state (https://docslib.org/doc/12283368/intel%C2%AE-solid-state-drive-dc-s3700-series).
-    # A bound, not a fit: the model's writes from the PTS steady start give 0.91 (0.99 over
-    # 1,400-2,000 s, after the ring the fluid log leaves; docs/ssd-model.md section 4).
+    # A bound, not a fit: the model's writes from the PTS steady start (660 s) give 0.95 (0.99
+    # over 1,400-2,000 s, after the overshoot that follows the fill; docs/ssd-model.md section 4).
     r = ssd.consistency_experiment("intel-dc-s3700-200gb", duration_s=2000, seed=0)
     assert math.isfinite(r.steady_start_s)
     steady = np.asarray(r.iops[int(r.steady_start_s):], dtype=float)
