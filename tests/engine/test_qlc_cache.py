@@ -101,7 +101,8 @@ def test_a_drive_without_a_cache_is_unchanged() -> None:
     # bit, as moved by issue 10's cleaning on the units (a 30 % read mix loses the units' time
     # the cleaning takes: 10,392.7 -> 9,698.7 IOPS) and by the bad-block reserve with the finer
     # flash log (the S3700's cleaner spare 29.4 % -> 26.6 %, WA 1.89 -> 2.10: 8,630.0 IOPS;
-    # the cache-free path itself untouched) -- a cache of none changes nothing. Those figures
+    # the cache-free path itself untouched) and by victims from the greedy histogram of blocks
+    # (18,166 -> 18,152 writes, 8,630.0 -> 8,623.7 IOPS) -- a cache of none changes nothing. Those figures
     # are without the reads' waits for NAND programs and erases (nand_dies = 0; with them the
     # 30 % of reads wait behind the 70 % of writes' programs: 17,648 writes, 8,386.7 IOPS)
     d = catalog.get_drive("intel-dc-s3700-200gb")
@@ -111,10 +112,10 @@ def test_a_drive_without_a_cache_is_unchanged() -> None:
     wl = Workload(read_fraction=0.3, io_size_mix=((4096, 0.7), (65536, 0.3)), queue_depth=16)
     r = arr.simulate(arr.ArraySpec(layout=make_layout("raid0", 1), drive_count=1, service_models=(replace(m, nand_dies=0),),
                                    workload=wl, duration_s=3.0, seed=7))
-    assert r.host_writes == 18166
-    assert r.achieved_iops == 8630.0
-    assert r.latency_mean_s("write") == 0.0018527479563556796
-    assert r.write_amplification == 2.0951565800314422
+    assert r.host_writes == 18152
+    assert r.achieved_iops == pytest.approx(8623.666666666666, rel=1e-12)
+    assert r.latency_mean_s("write") == 0.001854244186050865
+    assert r.write_amplification == 2.0970034705786307
 
 
 @pytest.mark.parametrize("name", ["intel-d5-p4320-7680gb", "solidigm-d5-p5336-61440gb"])
