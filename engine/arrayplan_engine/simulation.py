@@ -843,12 +843,7 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
         g = min(2 * g, max_groups)
     if hi == 0:
         return out(0, floor if latency_target_s > 0 else math.nan)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if run(mid):
-            hi = mid
-        else:
-            lo = mid
+    hi = _bisect(run, lo, hi)
     if prec is None:
         return out(hi * step)
     # With a precision: the one-run count is the start; the counts either side are simulated at
@@ -899,6 +894,12 @@ def _smallest_passing(test: Callable[[int], bool], start: int, floor: int, ceil:
             lo, d = g, 2 * d
         if hi == 0:
             return 0
+    return _bisect(test, lo, hi)
+
+
+def _bisect(test: Callable[[int], bool], lo: int, hi: int) -> int:
+    """The smallest ``g`` in ``(lo, hi]`` with ``test(g)``, given ``test(hi)`` and not ``test(lo)``
+    (monotone), by bisection."""
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if test(mid):

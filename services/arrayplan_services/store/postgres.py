@@ -236,21 +236,6 @@ class PostgresRunStore(SqlRunStore):
             conn.close()
 
     # -- health -----------------------------------------------------------------------------
-    def add_listener(self, fn: Callable[[bool], None]) -> None:
-        self._listeners.append(fn)
-
-    def _set_healthy(self, healthy: bool, condition: str = "") -> None:
-        if healthy == self.healthy:
-            return
-        self.healthy = healthy
-        self.condition = condition
-        if healthy:
-            log.warning("run store %s is usable again", self._redacted)
-        else:
-            log.error("run store %s is %s: answering UNAVAILABLE until it recovers", self._redacted, condition)
-        for fn in self._listeners:
-            fn(healthy)
-
     def probe(self) -> bool:
         try:
             with self._conn() as conn:

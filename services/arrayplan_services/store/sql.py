@@ -23,6 +23,7 @@ from __future__ import annotations
 import builtins
 import functools
 import json
+import logging
 import time
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
@@ -30,6 +31,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from arrayplan_engine.errors import InvalidInputError
+
+log = logging.getLogger(__name__)
 
 # Compressed checkpoint bytes one run may hold; past it the run goes on unsaved (resume re-evaluates
 # the rest). 20,000 candidates (the default limit) take about 10 MB.
@@ -125,6 +128,11 @@ class SqlRunStore:
     _DUPLICATE: tuple[type[BaseException], ...] = ()
     healthy: bool
     condition: str
+    _listeners: builtins.list[Callable[[bool], None]]
+
+    @property
+    def location(self) -> str:
+        raise NotImplementedError
 
     # -- what a backend supplies ------------------------------------------------------------
     def _conn(self) -> AbstractContextManager[Any]:
@@ -136,8 +144,24 @@ class SqlRunStore:
     def _fault(self, exc: BaseException) -> str | None:
         raise NotImplementedError
 
+    # -- health (both backends) ----------------------------------------------------------------
+    def add_listener(self, fn: Callable[[bool], None]) -> None:
+        """``fn(healthy)`` is called whenever the store becomes unusable or usable again."""
+        self._listeners.append(fn)
+
     def _set_healthy(self, healthy: bool, condition: str = "") -> None:
-        raise NotImplementedError
+        if healthy == self.healthy:
+            if condition == DAMAGED:  # damage outranks a full disk or a lost link: it does not clear by itself
+                self.condition = condition
+            return
+        self.healthy = healthy
+        self.condition = condition
+        if healthy:
+            log.warning("run store %s is usable again", self.location)
+        else:
+            log.error("run store %s is %s: answering UNAVAILABLE until it recovers", self.location, condition)
+        for fn in self._listeners:
+            fn(healthy)
 
     def _q(self, sql: str) -> str:
         """``sql`` (``?`` placeholders, ``{now}`` for the store's clock, ``{lock}`` for a row

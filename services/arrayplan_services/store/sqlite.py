@@ -364,24 +364,6 @@ class RunStore(SqlRunStore):
             self._local.conn = None
 
     # -- health -----------------------------------------------------------------------------
-    def add_listener(self, fn: Callable[[bool], None]) -> None:
-        """``fn(healthy)`` is called whenever the store becomes unusable or usable again."""
-        self._listeners.append(fn)
-
-    def _set_healthy(self, healthy: bool, condition: str = "") -> None:
-        if healthy == self.healthy:
-            if condition == DAMAGED:  # damage outranks a full disk: it does not clear by itself
-                self.condition = condition
-            return
-        self.healthy = healthy
-        self.condition = condition
-        if healthy:
-            log.warning("run store %s is writable again", self.path)
-        else:
-            log.error("run store %s is %s: answering UNAVAILABLE until it recovers", self.path, condition)
-        for fn in self._listeners:
-            fn(healthy)
-
     def probe(self) -> bool:
         """Try one small write; marks the store healthy again when it works. A store found damaged
         stays unhealthy: a write to an undamaged page proves nothing, and only a restore mends it."""
