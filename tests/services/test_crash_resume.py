@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import signal
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import grpc
@@ -18,7 +19,7 @@ from arrayplan_services.store import RunStore
 from arrayplan_services.store import checkpoints as ckpt
 from conftest import start_server
 
-# 124 candidates x 5 simulated years: tens of seconds in one process, in about 60 batches. Every
+# 124 candidates x 5 simulated years: tens of seconds in one process, in 16 batches of 8. Every
 # kept candidate is simulated (exhaustive: the search would stop after a few waves, too soon to
 # kill the server mid-plan; tests/engine/test_search.py checks that the search replays its waves
 # over checkpointed evaluations).
@@ -30,11 +31,13 @@ LONG = pb.PlanSpec(workload=pb.Workload(read_fraction=0.7, target_iops=10_000),
 PLAN_ID = "crash-resumed"
 EXECUTORS = {"local": ("--executor", "local"), "ray": ("--executor", "ray")}
 WATCH_S = 900
+FAST_RECONNECT = [("grpc.initial_reconnect_backoff_ms", 50), ("grpc.min_reconnect_backoff_ms", 50),
+                  ("grpc.max_reconnect_backoff_ms", 50)]
 
 
-def _finish(stub: pb_grpc.PlannerServiceStub, name: str) -> tuple[pb.Plan, list[pb.PlanProgress]]:
+def _finish(stub: pb_grpc.PlannerServiceStub, name: str, wait_for_ready: bool = False) -> tuple[pb.Plan, list[pb.PlanProgress]]:
     """Watch a plan to its end: the final plan and every progress event seen on the way."""
-    events = list(stub.WatchPlan(pb.WatchPlanRequest(name=name), timeout=WATCH_S))
+    events = list(stub.WatchPlan(pb.WatchPlanRequest(name=name), timeout=WATCH_S, wait_for_ready=wait_for_ready))
     final = events[-1].plan
     assert final.state == pb.Plan.STATE_SUCCEEDED, final.error_message
     return final, [e.progress for e in events if e.HasField("progress")]
@@ -88,15 +91,21 @@ def test_killed_server_resumes_from_checkpoints_with_the_same_answer(tmp_path: P
     assert seen <= checkpointed < to_evaluate, (seen, checkpointed, to_evaluate)
     assert batches_at_kill >= 1
 
-    second = start_server(data, port=first.port, extra=extra)
-    try:
-        with grpc.insecure_channel(second.address) as ch:
-            stub = pb_grpc.PlannerServiceStub(ch)
-            resumed, progress = _finish(stub, f"plans/{PLAN_ID}")
+    # The watch is opened before the second server starts (wait_for_ready, reconnecting every
+    # 50 ms): it reaches the server as soon as it listens, before the resumed run can finish, so
+    # the stored progress is its first event whatever the host's speed (watched after start-up,
+    # a run with one batch left could end first and leave nothing to check).
+    address = f"127.0.0.1:{first.port}"
+    with ThreadPoolExecutor(1) as pool, grpc.insecure_channel(address, options=FAST_RECONNECT) as ch:  # closed first: a failed start ends the watch
+        stub = pb_grpc.PlannerServiceStub(ch)
+        watching = pool.submit(_finish, stub, f"plans/{PLAN_ID}", True)
+        second = start_server(data, port=first.port, extra=extra)
+        try:
+            resumed, progress = watching.result(WATCH_S)
             plan_trace = stub.GetPlanTrace(pb.GetPlanTraceRequest(name=f"plans/{PLAN_ID}"), timeout=60)
-        log = second.log()
-    finally:
-        second.stop()
+            log = second.log()
+        finally:
+            second.stop()
 
     # Bit for bit: the serialized result of the resumed run is the undisturbed run's.
     assert resumed.result.SerializeToString(deterministic=True) == reference.result.SerializeToString(deterministic=True)
