@@ -15,6 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
+import yaml
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
@@ -340,15 +341,19 @@ def test_submit_exit_codes(cluster: Cluster, planner: Planner, ns: str, api: cli
         return subprocess.run([*arrayplan_command(), "submit", str(plan_file), "--kubeconfig", str(cluster.kubeconfig), "-n", ns,
                                "--quiet", *extra], check=False, capture_output=True, text=True, timeout=180, cwd=ROOT)
 
-    ok = submit(ROOT / "examples" / "oltp.yaml", "--format", "markdown", "--name", "ci-oltp")
+    # a plan file a pipeline keeps beside its code (the small spec: the exit codes, not the search,
+    # are under test; test_plan_succeeds_with_recommendations runs examples/oltp.yaml)
+    small = tmp_path / "small.yaml"
+    small.write_text(yaml.safe_dump(SMALL))
+    ok = submit(small, "--format", "markdown", "--name", "ci-small")
     assert ok.returncode == 0, ok.stderr
-    assert "### CapacityPlan `ci-oltp`: Succeeded (constraints met)" in ok.stdout and "| 1 |" in ok.stdout
-    same = submit(ROOT / "examples" / "oltp.yaml", "--format", "json", "--name", "ci-oltp")  # the same spec: answered at once
+    assert "### CapacityPlan `ci-small`: Succeeded (constraints met)" in ok.stdout and "| 1 |" in ok.stdout
+    same = submit(small, "--format", "json", "--name", "ci-small")  # the same spec: answered at once
     assert same.returncode == 0, same.stderr
     body = json.loads(same.stdout)  # through jsonout: strict JSON, the CRD's status as the API server holds it
-    assert body["name"] == "ci-oltp" and body["namespace"] == ns and body["status"]["phase"] == "Succeeded"
+    assert body["name"] == "ci-small" and body["namespace"] == ns and body["status"]["phase"] == "Succeeded"
     assert body["status"]["recommendations"][0]["rank"] == 1
-    assert submit(ROOT / "examples" / "oltp.yaml", "--name", "ci-oltp", "--fail-if-headroom-below", "95").returncode == 3
+    assert submit(small, "--name", "ci-small", "--fail-if-headroom-below", "95").returncode == 3
     assert submit(ROOT / "examples" / "impossible.yaml").returncode == 3
     bad_file = tmp_path / "bad.yaml"
     bad_file.write_text("workload: {read_fraction: lots}\nconstraints: {usable_capacity_bytes: 1 TB}\n")
