@@ -167,6 +167,28 @@ def test_a_check_is_met_at_its_pessimistic_end() -> None:
     assert k.confidence_level == 0.0
 
 
+def test_an_array_far_below_its_iops_is_reported_from_screening_runs() -> None:
+    """The IOPS screen (evaluation.SCREEN_MARGIN): asked for twice what 24 x 15K disks in RAID 10
+    sustain, the array is reported from screening runs (point estimates, said so), and the full
+    decision run of that year agrees that it fails: its interval's high end lies below the
+    requirement. Within the margin (10 % above the sustained rate) the full run decides."""
+    req = plan_request.PlanRequest(workload=OLTP, service_life_years=1,
+                                   constraints=plan_request.Constraints(usable_capacity_bytes=1 * TB, latency_percentile=99.0))
+    cand = candidates.Candidate(index=0, drive_model="hdd-15k-sas-300gb", layout="raid10", group_width=24, drive_count=24)
+    base = evaluation.evaluate(replace_iops(req, 1000.0), cand)
+    assert base.simulation_precision == "full" and base.meets_constraints
+    far = replace_iops(req, 2 * base.predicted_iops)
+    e = evaluation.evaluate(far, cand)
+    assert e.simulation_precision == "screening" and e.simulation_replications == 1 and not e.meets_constraints
+    k = next(k for k in e.checks if k.constraint == "iops")
+    assert not k.met and k.confidence_level == 0.0 and k.headroom_fraction < -evaluation.SCREEN_MARGIN
+    case = evaluation.candidate_year_case(far, cand, 1)
+    full = evaluation.simulate_candidate_year(far, case, simulation.FULL)
+    assert full.max_iops_high < case.workload.target_iops
+    near = evaluation.evaluate(replace_iops(req, 1.1 * base.predicted_iops), cand)
+    assert near.simulation_precision == "full" and not near.meets_constraints
+
+
 def replace_iops(req: plan_request.PlanRequest, iops: float) -> plan_request.PlanRequest:
     return replace(req, constraints=replace(req.constraints, min_iops=iops))
 
