@@ -2442,11 +2442,6 @@ def _drive_arrays(spec: ArraySpec, rng_phase: np.random.Generator) -> tuple[np.n
     return dpar, ipar, prof
 
 
-def _block_pages(mo: ServiceModel) -> float:
-    """4 KiB pages per erase block of a cleaning drive's FTL (the victim histogram's bins)."""
-    return mo.block_pages
-
-
 def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Generator) -> tuple[np.ndarray, ...]:
     """Each cleaning drive's free-space state when the run begins (see ``_age``): freshly
     filled (the span written once in order into blocks with every page valid, the rest of the
@@ -2457,17 +2452,14 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
     models, _, _ = _row_models(spec)
     n_rows = len(models)
     cl = np.zeros((n_rows, _K_COUNT))
-    width = 2 + max((int(math.ceil(_block_pages(mo))) for mo in models if mo.cleaning), default=0)
+    width = 2 + max((int(math.ceil(mo.block_pages)) for mo in models if mo.cleaning), default=0)
     vic = np.zeros((n_rows, width))
     cl[:, _K_CLEND] = -np.inf  # no cleaning step ever delays a read on a drive without cleaning
-    # drives of one model share the preconditioning they all do (bit for bit the same state):
-    # model id -> (pages written, the drive's state then)
-    shared: dict[int, tuple[float, tuple[np.ndarray, ...]]] = {}
     for d, mo in enumerate(models):
         if not mo.cleaning:
             continue
         row = cl[d]
-        npg = float(math.ceil(_block_pages(mo)))
+        npg = float(math.ceil(mo.block_pages))
         row[_K_ON] = 1.0
         row[_K_EAGER] = 1.0 if mo.gc_eager else 0.0
         row[_K_FREE] = mo.raw_pages - mo.span_pages
@@ -2518,10 +2510,9 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
         row[_K_BLO] = npg
         extra = rng_phase.random() * _PRE_EXTRA
         if mo.precondition_drive_writes > 0:
-            # every drive of the model writes at least this many pages (extra >= 0)
-            if id(mo) not in shared:
-                shared[id(mo)] = _shared_precondition(cl, vic, d, mo.precondition_drive_writes * mo.span_pages)
-            done, (cl_row, vic_row) = shared[id(mo)]
+            # every drive of the model writes at least this many pages (extra >= 0): the state
+            # they all share, computed once (``_shared_precondition``)
+            done, (cl_row, vic_row) = _shared_precondition(cl, vic, d, mo.precondition_drive_writes * mo.span_pages)
             cl[d], vic[d] = cl_row, vic_row
             _precondition(cl, vic, d, (mo.precondition_drive_writes + extra) * mo.span_pages,
                           done, False)
@@ -2536,10 +2527,10 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
     return cl, vic
 
 
-# The shared part of ``_precondition`` (whole chunks, no randomness) by its inputs, across runs:
-# a plan simulates the same drive in the same used state hundreds of times (replications, years,
-# candidates of one model), and aging its histogram cost ~0.7 ms per drive per run, more than
-# a 1 s run's kernel. Keyed by the bytes of the drive's row and histogram before the writes and
+# The shared part of ``_precondition`` (whole chunks, no randomness) by its inputs, for the drives
+# of one model in a run and across runs: a plan simulates the same drive in the same used state
+# hundreds of times (replications, years, candidates of one model), and aging its histogram cost
+# ~0.7 ms per drive per run, more than a 1 s run's kernel. Keyed by the bytes of the drive's row and histogram before the writes and
 # the pages to write, so a hit is bit for bit what the call would return. Bounded (LRU).
 _PRECONDITIONED: OrderedDict[bytes, tuple[float, tuple[np.ndarray, np.ndarray]]] = OrderedDict()
 _PRECONDITIONED_MAX = 128
@@ -2548,18 +2539,17 @@ _PRECONDITIONED_LOCK = threading.Lock()
 
 def _shared_precondition(cl: np.ndarray, vic: np.ndarray, d: int, host_pages: float) -> tuple[float, tuple[np.ndarray, np.ndarray]]:
     """``_precondition(cl, vic, d, host_pages, 0, True)``'s pages and the row and histogram it
-    leaves (copies: the caller copies them into its own arrays), from the cache when the same
-    state was preconditioned before. Leaves ``cl[d]`` and ``vic[d]`` as they were."""
+    leaves (the caller copies them into its own arrays), from the cache when the same state was
+    preconditioned before. Runs on copies of ``cl[d]`` and ``vic[d]``, which stay as they were."""
     key = b"".join((np.float64(host_pages).tobytes(), cl[d].tobytes(), vic[d].tobytes()))
     with _PRECONDITIONED_LOCK:
         hit = _PRECONDITIONED.get(key)
         if hit is not None:
             _PRECONDITIONED.move_to_end(key)
             return hit
-    row, hist = cl[d].copy(), vic[d].copy()
-    done = _precondition(cl, vic, d, host_pages, 0.0, True)
-    result = (done, (cl[d].copy(), vic[d].copy()))
-    cl[d], vic[d] = row, hist
+    row, hist = cl[d:d + 1].copy(), vic[d:d + 1].copy()
+    done = _precondition(row, hist, 0, host_pages, 0.0, True)
+    result = (done, (row[0], hist[0]))
     with _PRECONDITIONED_LOCK:
         _PRECONDITIONED[key] = result
         if len(_PRECONDITIONED) > _PRECONDITIONED_MAX:

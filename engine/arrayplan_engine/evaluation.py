@@ -21,7 +21,7 @@ estimate, while one run's relative error is a few per cent), so it is reported f
 (one replication per year, ``simulation_precision`` "screening") instead of the full
 replications. The screen depends only on the candidate and the request, so a search and
 ``plan --exhaustive`` give every candidate the same evaluation. Whole-catalog questions spend most
-of their simulation on such arrays (the analytic IOPS bound is optimistic for disks): 197 of the
+of their simulation on such arrays (the analytic IOPS bound is optimistic for disks): 198 of the
 286 arrays the archive-budget example simulates miss by more than the margin.
 """
 
@@ -327,17 +327,11 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
     perfs: list[simulation.SimulatedFigures] = []
     required: list[float] = []
     simulated: dict[tuple[Any, ...], simulation.SimulatedFigures] = {}
-
-    def year_state(case: CandidateYear) -> tuple[Any, ...]:
-        # a year in the state of an earlier one (the same fill bucket, workload and so seed: no
-        # growth) is the same simulation: run once
-        return (simulation.fill_bucket_fraction(case.fill_fraction), case.workload, case.spec.duration_s, case.seed)
-
     if prec.max_replications > 1:
-        prec = _screened_precision(req, cand, catalog, seed, wear, prec, simulated, year_state)
+        prec = _screened_precision(req, cand, catalog, seed, wear, prec, simulated)
     for y, yw in zip(range(1, years + 1), wear.years, strict=True):
         case = candidate_year_case(req, cand, y, catalog, seed=seed, wear=wear)
-        state = year_state(case)
+        state = _year_state(case)
         perf_y = simulated.get(state) or simulate_candidate_year(req, case, prec)
         simulated[state] = perf_y
         required_y = case.workload.target_iops
@@ -491,10 +485,15 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
 SCREEN_MARGIN = 0.2
 
 
+def _year_state(case: CandidateYear) -> tuple[Any, ...]:
+    """What makes a candidate-year's simulation: a year in the state of an earlier one (the same
+    fill bucket, workload and so seed: no growth) is the same simulation, run once (``evaluate``)."""
+    return (simulation.fill_bucket_fraction(case.fill_fraction), case.workload, case.spec.duration_s, case.seed)
+
+
 def _screened_precision(req: PlanRequest, cand: Candidate, catalog: Catalog, seed: np.random.SeedSequence | None,
                         wear: endurance.ServiceLifeWear, prec: simulation.Precision,
-                        simulated: dict[tuple[Any, ...], simulation.SimulatedFigures],
-                        year_state: Any) -> simulation.Precision:
+                        simulated: dict[tuple[Any, ...], simulation.SimulatedFigures]) -> simulation.Precision:
     """``prec``, or ``simulation.SCREENING`` when the screening run of the candidate's most
     demanding year (kept in ``simulated`` for the years that follow) misses its required IOPS
     by more than ``SCREEN_MARGIN``."""
@@ -506,7 +505,7 @@ def _screened_precision(req: PlanRequest, cand: Candidate, catalog: Catalog, see
     case = candidate_year_case(req, cand, year, catalog, seed=seed, wear=wear)
     screen = simulate_candidate_year(req, case, simulation.SCREENING)
     if screen.max_iops < (1.0 - SCREEN_MARGIN) * case.workload.target_iops:
-        simulated[year_state(case)] = screen
+        simulated[_year_state(case)] = screen
         return simulation.SCREENING
     return prec
 

@@ -404,8 +404,7 @@ def indifference_order(evals: Sequence[Evaluation], objective: Objective, bound_
         hi = _objective_interval(m, objective)[1]
         reach = max(reach, hi)
         # the cheap test first: the bound only for those whose interval reaches m's
-        close = [m] + [e for e in remaining[1:] if _objective_interval(e, objective)[0] <= hi
-                       and max(_objective_interval(e, objective)[0], bound(e)) <= hi]
+        close = [m] + [e for e in remaining[1:] if _objective_interval(e, objective)[0] <= hi and bound(e) <= hi]
         best = min(close, key=lambda e: tie_key(e.candidate, bound(e)))
         picked.append(best)
         remaining = [e for e in remaining if e is not best]

@@ -533,8 +533,7 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
             if mean_interval(sustained()).relative_half_width > THROUGHPUT_REL_HALF_WIDTH:
                 add_saturation(len(runs))
         iops = mean_interval(sustained())
-        pooled = replace(runs[0], latency_histograms=np.sum([r.latency_histograms for r in runs], axis=0),
-                         latency_max_s=np.max([r.latency_max_s for r in runs], axis=0)) if len(runs) > 1 else runs[0]
+        pooled = pooled_result(runs)
         # latencies: a window with no host IO (a near-idle rate) has none; the pooled run may
         latencies = kept_up and pooled.latency_count() > 0
         at_p = sectioning_interval(float(pooled.latency_percentile_s(q)), [float(r.latency_percentile_s(q)) for r in runs]) \
@@ -597,9 +596,7 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
         if len(runs) == 1:
             slow_iv = Interval(value=per[0])
         else:
-            pooled_slow = replace(slows[0], latency_histograms=np.sum([s.latency_histograms for s in slows], axis=0),
-                                  latency_max_s=np.max([s.latency_max_s for s in slows], axis=0),
-                                  saturated=any(s.saturated for s in slows))
+            pooled_slow = replace(pooled_result(slows), saturated=any(s.saturated for s in slows))
             value = mixture(pooled, pooled_slow)
             slow_iv = sectioning_interval(value, per) if all(math.isfinite(v) for v in per) and math.isfinite(value) \
                 else Interval(value=value)
