@@ -73,4 +73,8 @@ def test_a_fill_target_outside_zero_to_one_is_refused_by_name(bad: float) -> Non
 
 
 def test_a_fill_target_of_one_is_allowed() -> None:
-    plan_request.validate_request(_req(max_fill_fraction=1.0))
+    """1.0 (the array may be planned full) is inside (0, 1]: accepted, and the array needs the
+    data alone (8 TB, one year, no growth)."""
+    req = _req(max_fill_fraction=1.0)
+    plan_request.validate_request(req)
+    assert plan_request.required_capacity_bytes(req) == pytest.approx(8 * TB, rel=1e-12)
