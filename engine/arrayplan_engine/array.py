@@ -271,32 +271,42 @@ _ARRIVAL_BATCH = 256  # host arrivals drawn ahead at a time
 # occupied bin (integer valid counts), their valid pages relocated to the frontier and the blocks
 # erased. The valid counts' spread comes from the overwrites themselves, so the victims of a
 # freshly filled drive are not all alike (docs/ssd-model.md, "Victim blocks").
-_K_FREE, _K_WCNT, _K_INVSPAN, _K_RSCALE, _K_RELOC, _K_ERASE, _K_STEP, _K_BE = range(8)
-_K_LOW, _K_HIGH, _K_HOSTPG, _K_CHUNK, _K_CLEND, _K_RMW, _K_HOSTP, _K_RELOCS = range(8, 16)
-_K_CLEANED, _K_EAGER, _K_ON, _K_BURST, _K_STEPS, _K_NUNITS, _K_U, _K_DECW, _K_UT = range(16, 25)
-_K_PER, _K_INVPER, _K_INVGAIN, _K_STEP_S, _K_INVSTEP_S = range(25, 30)  # derived from the victims' valid fraction
-_K_TRIG = 30
-# the SLC write cache (QLC drives; capacity 0 = none): capacity and free pages, back-end seconds
-# per host page into the cache and per cached page folded into QLC (docs/ssd-model.md)
-_K_QCAP, _K_QFREE, _K_QSLC, _K_QFOLD = 31, 32, 33, 34
-# a power-loss-protected write buffer (0 s = none): the drain seconds it holds and the posted
-# path's fixed and per-byte times (docs/ssd-model.md, "Posted writes")
-_K_WBUF_S, _K_WACK, _K_WACKB = 35, 36, 37
-# 1 / parallel units when that is a power of two (x / n is then exactly x * (1 / n)), else 0
-_K_INVNUNITS = 38
-# NAND operations on the dies (docs/ssd-model.md, "NAND operations"): simulated dies (0: none),
-# 4 KiB pages per program and per erase, tPROG, tBERS, the longest a read waits (the suspend time
-# on a drive that suspends operations for reads, else tBERS), the pages programmed and cleaned already laid
-# out as operations, the next die, then each die's end of its last operation
-_K_NDIES, _K_NOPPG, _K_NERPG, _K_NPROG, _K_NBERS, _K_NSUSP, _K_NISSP, _K_NISSE, _K_NNEXT = range(39, 48)
-# a lazy drive's foreground cleaning step: the pages of one victim erase unit (a block on each
-# plane of a die; 0: the drive lays out no NAND operations, one flash page)
-_K_VSTEP = 48
-# the victim histogram (``vic[d]``): pages per block, pages in the open block, host pages per
-# aging step, the host-page counter the histogram is aged to is ``_K_DECW``, the lowest occupied
-# bin (``_K_UT``: the bin the cached valid fraction belongs to, -1: none)
-_K_NP, _K_INVNP, _K_OPEN, _K_DWSTEP, _K_BLO = 49, 50, 51, 52, 53
-_K_DIE0 = 54
+# The columns (pages are 4 KiB mapping units), numbered by what an IO reads together, eight to a
+# 64-byte line (rows begin on a line, ``_cleaning_arrays``; placement only, the arithmetic is the
+# same in any order). Line 0 is what every member read looks at, and a write's first look:
+#   _K_CLEND the running cleaning step's end, _K_STEPS the unit it cleans, _K_NUNITS units,
+#   _K_NDIES simulated dies (0: no NAND operations), _K_NSUSP the longest a read waits behind an
+#   operation (the suspend time on a drive that suspends for reads, else tBERS), _K_WBUF_S the
+#   drain seconds a power-loss-protected write buffer holds (0: none; docs/ssd-model.md, "Posted
+#   writes"), _K_ON cleans, _K_BE the back end's busy-until.
+# Lines 1-4, a write's cleaning: _K_EAGER, _K_FREE free pages, _K_TRIG where the cleaner wakes,
+#   _K_BURST cleaning until the high mark, _K_HIGH / _K_LOW the free-page marks, _K_INVNUNITS
+#   1 / units when that is a power of two (x / n is then exactly x * (1 / n)), else 0, _K_QCAP the
+#   SLC cache's pages (QLC drives; 0: none), _K_RMW a partial page's read; _K_WCNT host pages
+#   written, _K_HOSTP / _K_RELOCS host pages and relocations programmed, _K_OPEN pages in the open
+#   block, _K_HOSTPG seconds per host page, _K_NISSP / _K_NISSE the pages programmed / cleaned
+#   already laid out as NAND operations, _K_NOPPG / _K_NERPG 4 KiB pages per program / erase,
+#   _K_CLEANED pages cleaned; the victim histogram's (``vic[d]``) host pages per aging step
+#   _K_DWSTEP, the host-page count it is aged to _K_DECW, its lowest occupied bin _K_BLO, the
+#   victims' valid fraction _K_U cached for bin _K_UT (-1: none) with what derives from it,
+#   _K_PER back-end seconds per cleaned page, _K_INVGAIN pages cleaned per page freed, _K_INVPER,
+#   _K_STEP_S / _K_INVSTEP_S a step's seconds; _K_INVNP, _K_RSCALE the relocation scale.
+# The rest: _K_WACK / _K_WACKB the posted path's fixed and per-byte times, _K_NNEXT the next die,
+#   _K_NPROG / _K_NBERS tPROG / tBERS (docs/ssd-model.md, "NAND operations"), _K_INVSPAN 1 / span,
+#   _K_RELOC / _K_ERASE seconds per relocated / erased page, _K_STEP the cleaning step (pages),
+#   _K_CHUNK the preconditioning chunk, _K_QFREE / _K_QSLC / _K_QFOLD the SLC cache's free pages
+#   and seconds per host page into it and per cached page folded into QLC, _K_VSTEP a lazy
+#   drive's foreground cleaning step (the pages of one victim erase unit, a block on each plane of
+#   a die; with no NAND operations one flash page), _K_NP pages per block.
+# Then from _K_DIE0 each die's end of its last operation.
+_K_CLEND, _K_STEPS, _K_NUNITS, _K_NDIES, _K_NSUSP, _K_WBUF_S, _K_ON, _K_BE = range(8)
+_K_EAGER, _K_FREE, _K_TRIG, _K_BURST, _K_HIGH, _K_INVNUNITS, _K_QCAP, _K_RMW = range(8, 16)
+_K_LOW, _K_WCNT, _K_HOSTP, _K_OPEN, _K_HOSTPG, _K_NISSP, _K_RELOCS, _K_NOPPG = range(16, 24)
+_K_CLEANED, _K_NISSE, _K_NERPG, _K_DWSTEP, _K_DECW, _K_BLO, _K_UT, _K_U = range(24, 32)
+_K_PER, _K_INVGAIN, _K_INVPER, _K_INVNP, _K_RSCALE, _K_STEP_S, _K_INVSTEP_S, _K_WACK = range(32, 40)
+_K_WACKB, _K_NNEXT, _K_NPROG, _K_NBERS, _K_INVSPAN, _K_RELOC, _K_ERASE, _K_STEP = range(40, 48)
+_K_CHUNK, _K_QFREE, _K_QSLC, _K_QFOLD, _K_VSTEP, _K_NP = range(48, 54)
+_K_DIE0 = 56
 _MAX_DIES = 64
 # programs laid out per call of _nand_issue (see _clean_write)
 _NAND_BATCH = 4.0
@@ -544,8 +554,21 @@ def _units_idle_s(dr, fb, ucap, nunits, inv_nunits, idle0, t):
     mispredicted): a busy unit (``a >= t``, +inf past the drive's units) adds
     ``t - max(t, idle0)`` = +0.0 (``idle0 < t`` here), which leaves the sum as it was."""
     idle = 0.0
-    for j in range(ucap):
-        idle += t - max(min(dr[_u(fb + _R_UNITS + j)], t), idle0)
+    if ucap >= 4:
+        # four sums (``ucap`` is a power of two): four short chains of additions, not one long
+        i1 = 0.0
+        i2 = 0.0
+        i3 = 0.0
+        for j in range(0, ucap, 4):
+            a = fb + _R_UNITS + j
+            idle += t - max(min(dr[_u(a)], t), idle0)
+            i1 += t - max(min(dr[_u(a + 1)], t), idle0)
+            i2 += t - max(min(dr[_u(a + 2)], t), idle0)
+            i3 += t - max(min(dr[_u(a + 3)], t), idle0)
+        idle = (idle + i1) + (i2 + i3)
+    else:
+        for j in range(ucap):
+            idle += t - max(min(dr[_u(fb + _R_UNITS + j)], t), idle0)
     if inv_nunits != 0.0:
         return idle * inv_nunits
     return idle / nunits
@@ -721,13 +744,13 @@ def _nand_lay(cl, d, t, done, k_issued, k_pages, k_time, nxt, n_dies):
     return nxt
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _nand_issue(cl, d, t):
     """Stage: lay out on the dies, from ``t`` on, the NAND operations of what the drive has
     programmed and cleaned since the last call (docs/ssd-model.md, "NAND operations"): every
     ``_K_NOPPG`` pages programmed (host pages and relocations) are a program of tPROG, every
     ``_K_NERPG`` pages cleaned an erase of tBERS, each on the next die in turn, after that die's
-    last operation. Reads meet them through ``_nand_read``. (A call, not inlined.)"""
+    last operation. Reads meet them through ``_nand_read``."""
     n_dies = np.int64(cl[d, _K_NDIES])
     nxt = np.int64(cl[d, _K_NNEXT])
     nxt = _nand_lay(cl, d, t, cl[d, _K_HOSTP] + cl[d, _K_RELOCS], _K_NISSP, _K_NOPPG, _K_NPROG, nxt, n_dies)
@@ -2451,7 +2474,10 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
     has a random part of its idle-time refill used, anywhere between its high and low marks."""
     models, _, _ = _row_models(spec)
     n_rows = len(models)
-    cl = np.zeros((n_rows, _K_COUNT))
+    # rows aligned to 64-byte lines (``_K_COUNT`` is a multiple of 8 columns)
+    buf = np.zeros(n_rows * _K_COUNT + 8)
+    skip = (-(buf.ctypes.data // 8)) % 8
+    cl = buf[skip:skip + n_rows * _K_COUNT].reshape(n_rows, _K_COUNT)
     width = 2 + max((int(math.ceil(mo.block_pages)) for mo in models if mo.cleaning), default=0)
     vic = np.zeros((n_rows, width))
     cl[:, _K_CLEND] = -np.inf  # no cleaning step ever delays a read on a drive without cleaning
