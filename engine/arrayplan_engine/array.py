@@ -767,8 +767,10 @@ def _nand_read(cl, d, s, off_):
     tBERS on a drive that does not suspend). Returns the start."""
     h32 = (np.uint64(off_ >> _MAP_SHIFT) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)
     die = (h32 * np.uint64(np.int64(cl[d, _K_NDIES]))) >> np.uint64(32)
-    # branch-free (whether the die is busy is a coin toss per read: a branch on it mispredicts)
-    return s + min(max(cl[d, _K_DIE0 + np.int64(die)] - s, 0.0), cl[d, _K_NSUSP])
+    # branch-free (whether the die is busy is a coin toss per read: a branch on it mispredicts);
+    # s + min(max(end - s, 0), cap) written as min(max(end, s), s + cap): two operations after
+    # the die's time arrives, not four (the same value: end - s is exact for end within [s, 2 s])
+    return min(max(cl[d, _K_DIE0 + np.int64(die)], s), s + cl[d, _K_NSUSP])
 
 
 @njit(cache=True, _nrt=False)
