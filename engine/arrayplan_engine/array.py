@@ -1784,7 +1784,12 @@ def _event_loop(closed, ins, outs):
                 pos_t = _position(dpar, head, recent, rng, d, S_o[i], nbytes, t, reorder_window, ws_frac)
                 if pos_t != 0.0:
                     svc += pos_t
-            c = max(s + svc, c_floor)
+            c = s + svc
+            if any_clean and is_w:
+                # only a cleaning drive's write has a floor above its start (the back end's
+                # programs); elsewhere s + svc >= s >= t, and a read's chain of times is one
+                # operation shorter without the max
+                c = max(c, c_floor)
             if mech and reorder_window > 1:
                 ri = recent_i[d]
                 recent[d, ri] = c
