@@ -196,7 +196,9 @@ def wa_hotcold_lrw(spare_fraction_of_raw: float, hot_write_fraction: float, hot_
     """LRW write amplification for hot/cold traffic: ``r`` of the writes to ``f`` of the space."""
     r, f = hot_write_fraction, hot_space_fraction
     _check_hotcold(r, f)
-    return wa_classes_lrw(spare_fraction_of_raw, np.array([r, 1.0 - r]), np.array([f, 1.0 - f]))
+    _check_sf(spare_fraction_of_raw)
+    sf, r, f = _resolved_hotcold(float(spare_fraction_of_raw), float(r), float(f))
+    return wa_classes_lrw(sf, np.array([r, 1.0 - r]), np.array([f, 1.0 - f]))
 
 
 def spare_fraction_of_raw_without_static(spare_fraction_of_raw: float, static_space_fraction: float) -> float:
@@ -298,6 +300,8 @@ def _wa_lineage(sf: float, pages_per_block: int, r: float, f: float) -> float:
 
     lo, hi = 1e-9, 1.0
     g_lo, g_hi = g(lo), g(hi)
+    if g_lo <= 0.0:  # so much spare that A < 1 + 1e-9: no root to bracket (the secant would leave t > 0)
+        return math.exp(lo)
     while g_hi > 0.0:
         lo, g_lo = hi, g_hi
         hi *= 2.0
@@ -322,8 +326,31 @@ def _wa_lineage(sf: float, pages_per_block: int, r: float, f: float) -> float:
     return math.exp(t)
 
 
+#: The smallest share of the space (or of the writes) the hot/cold formulas resolve: one page in
+#: a billion (a 4 KiB page of a 4 TB drive). Any share validation accepts, down to a subnormal
+#: 5e-324 and up to 1 - 1e-17, is computed at this resolution: a share below it (or within it of
+#: 1) changes the write amplification by less than 1e-6, while ``1 - f``, ``r / f`` and ``exp``
+#: of such ratios round to 1, infinity or overflow in floating point.
+SHARE_RESOLUTION = 1e-9
+
+
+def _resolved_hotcold(sf: float, r: float, f: float) -> tuple[float, float, float]:
+    """``(sf, r, f)`` held inside the range the formulas compute exactly (``SHARE_RESOLUTION``)."""
+    eps = SHARE_RESOLUTION
+    f = min(max(f, eps), 1.0 - eps)
+    if r >= 1.0 - eps:
+        r = 1.0
+    elif r <= eps:
+        r = 0.0
+    else:
+        r = max(r, f) if r >= f else r
+    sf = min(sf, 1.0 - 1e-6)  # a drive all spare: the lineage solve's log A would overflow; A is 1 within 1e-6 there
+    return sf, r, f
+
+
 @functools.lru_cache(maxsize=4096)
 def _wa_greedy_hotcold(sf: float, pages_per_block: int, r: float, f: float) -> float:
+    sf, r, f = _resolved_hotcold(sf, r, f)
     if r >= 1.0:
         return wa_greedy(spare_fraction_of_raw_without_static(sf, 1.0 - f), pages_per_block)
     if r <= 0.0:

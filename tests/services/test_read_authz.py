@@ -38,6 +38,7 @@ class Setup:
 def tokens(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("tokens") / "tokens"
     path.write_text(TOKEN_FILE_TEXT)
+    path.chmod(0o600)
     return path
 
 

@@ -46,6 +46,7 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
         _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", f"{name}.pem",
                  "-days", "2", "-extfile", f"{name}.ext", cwd=d)
     (d / "tokens").write_text(TOKEN_FILE_TEXT)
+    (d / "tokens").chmod(0o600)
     return d
 
 
@@ -136,6 +137,7 @@ def test_tokens_creator_and_cancel(tls_server: Tls, pki: Path) -> None:
 def test_tokens_reload_on_sighup(tmp_path: Path, pki: Path) -> None:
     tokens = tmp_path / "tokens"
     tokens.write_text(f"alice {ALICE}\n")
+    tokens.chmod(0o600)
     local_pki = tmp_path / "pki"
     shutil.copytree(pki, local_pki)
     shutil.copy(tokens, local_pki / "tokens")
@@ -147,6 +149,7 @@ def test_tokens_reload_on_sighup(tmp_path: Path, pki: Path) -> None:
             assert _code(lambda: pb_grpc.PlannerServiceStub(bob).ListDrives(pb.ListDrivesRequest(), timeout=10)) \
                 == grpc.StatusCode.UNAUTHENTICATED
             (local_pki / "tokens").write_text(f"bob {BOB}\n")
+            (local_pki / "tokens").chmod(0o600)
             os.kill(s.proc.pid, signal.SIGHUP)
             deadline = time.monotonic() + 30
             while _code(lambda: pb_grpc.PlannerServiceStub(bob).ListDrives(pb.ListDrivesRequest(), timeout=10)) is not None:
@@ -155,10 +158,28 @@ def test_tokens_reload_on_sighup(tmp_path: Path, pki: Path) -> None:
             assert _code(lambda: ok(pb.ListDrivesRequest(), timeout=10)) == grpc.StatusCode.UNAUTHENTICATED
             # A broken file on reload keeps the tokens in use.
             (local_pki / "tokens").write_text("bob short\n")
+            (local_pki / "tokens").chmod(0o600)
             os.kill(s.proc.pid, signal.SIGHUP)
             time.sleep(2)
             assert _code(lambda: pb_grpc.PlannerServiceStub(bob).ListDrives(pb.ListDrivesRequest(), timeout=10)) is None
             assert "token file not reloaded" in s.log.read_text()
+            # Nor does a token under two names, a file others can read, or a FIFO (which must not block the reload).
+            tok = local_pki / "tokens"
+            tok.write_text(f"bob {BOB}\nroot {BOB} admin\n")
+            os.kill(s.proc.pid, signal.SIGHUP)
+            tok.write_text(f"bob {BOB}\n")
+            tok.chmod(0o666)
+            time.sleep(1)
+            os.kill(s.proc.pid, signal.SIGHUP)
+            time.sleep(1)
+            tok.unlink()
+            os.mkfifo(tok, 0o600)
+            os.kill(s.proc.pid, signal.SIGHUP)
+            time.sleep(2)
+            assert _code(lambda: pb_grpc.PlannerServiceStub(bob).ListDrives(pb.ListDrivesRequest(), timeout=10)) is None
+            log = s.log.read_text()
+            assert "is also the token of bob (lines 1 and 2)" in log and "mode 0666" in log and "is not a regular file" in log, log[-3000:]
+            assert BOB not in log
             # The CLI: --tls-ca and $ARRAYPLAN_TOKEN.
             env = {**os.environ, "ARRAYPLAN_TOKEN": BOB}
             cli = [sys.executable, "-m", "arrayplan_services.cli.main", "drives", "--server", s.address, "--tls-ca", str(pki / "ca.pem")]

@@ -22,6 +22,7 @@ from google.protobuf.message import Message
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine.units import parse_duration_ns, parse_duration_s, parse_size_bytes
 
+from ..redaction import cap_lines
 from .safe_yaml import MAX_YAML_BYTES, YamlDocument, YamlError, load_document
 
 
@@ -31,8 +32,21 @@ class PlanFileError(Exception):
     def __init__(self, path: str, problems: list[tuple[int | None, str, str]]) -> None:
         self.path = path
         self.problems = problems
-        super().__init__("\n".join(f"{path}:{line or '?'}: {field}: {reason}" if field else f"{path}:{line or '?'}: {reason}"
-                                   for line, field, reason in problems))
+        # at most MAX_ERROR_LINES lines, then "... and N more" (20,000 unknown keys are 21 lines)
+        super().__init__("\n".join(cap_lines([f"{path}:{line or '?'}: {field}: {_bounded(reason)}" if field
+                                              else f"{path}:{line or '?'}: {_bounded(reason)}"
+                                              for line, field, reason in problems])))
+
+
+_LONG_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.){41,}'" + r'|"(?:[^"\\\n]|\\.){41,}"')
+MAX_REASON_CHARS = 300
+
+
+def _bounded(reason: str) -> str:
+    """A reason fit to print: quoted text over 40 characters (a line of the file, most likely)
+    withheld, and at most MAX_REASON_CHARS characters."""
+    reason = _LONG_QUOTED.sub("<text not shown>", reason)
+    return reason if len(reason) <= MAX_REASON_CHARS else reason[:MAX_REASON_CHARS] + "..."
 
 
 # Sizes and durations: the one grammar of plan files, array files, capacity CSVs and flags
@@ -80,11 +94,7 @@ def load_yaml(text: str, path: str) -> _Doc:
     return doc
 
 
-def _dotted(at: tuple[Any, ...]) -> str:
-    out = ""
-    for p in at:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
-    return out
+from .safe_yaml import _dotted  # noqa: E402 - one field-path spelling (unfit keys shown as <key>)
 
 
 _SHORT_ENUM_PREFIX = {"Objective": "OBJECTIVE_", "DriveKind": "DRIVE_KIND_"}
@@ -363,9 +373,26 @@ def read_yaml_file(path: Path, what: str = "plan file") -> str:
         raise PlanFileError(str(path), [(None, "", f"cannot read the {what}: {why}")]) from None
 
 
+def confine_to_named_folder(path: Path, what: str, allow_outside: bool) -> None:
+    """Refuse a file that resolves outside the folder it is named in (a symlink a pull request
+    commits, ``plan.yaml -> /etc/shadow``) unless ``allow_outside`` (``--allow-outside-paths``:
+    the file is trusted)."""
+    if allow_outside:
+        return
+    try:
+        folder = path.parent.resolve()
+        real = path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: open() says why
+        return
+    if real != folder and not real.is_relative_to(folder):
+        raise PlanFileError(str(path), [(None, "", f"the {what} is a link to a file outside its folder {folder}; refused, as a "
+                                                   "file from a pull request could name any file (--allow-outside-paths reads it)")])
+
+
 def load_plan_file(path: Path, *, allow_outside_paths: bool = False) -> tuple[pb.PlanSpec, list[str]]:
     """Read a plan file (a regular file of at most MAX_PLAN_FILE_BYTES); the files it names
     resolve relative to its directory and must stay under it unless ``allow_outside_paths``."""
+    confine_to_named_folder(Path(path), "plan file", allow_outside_paths)
     text = read_yaml_file(path, "plan file")
     return plan_spec_from_text(text, str(path), Path(path).resolve().parent, allow_outside_paths=allow_outside_paths)
 

@@ -225,7 +225,17 @@ def load_data(text: str, path: str) -> Any:
 
 
 def _dotted(at: tuple[Any, ...]) -> str:
+    """A field path for messages. A key that does not look like a field name (a line of some other
+    file read as YAML, a 500,000-character key) is shown as ``<key>``: the error's line number
+    says where it is, and no line of an input file is echoed (``redaction.shown_key``)."""
+    from ..redaction import shown_key
+
     out = ""
     for p in at:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+        if isinstance(p, int) and not isinstance(p, bool):
+            out += f"[{p}]"
+            continue
+        name = shown_key(p)
+        name = name if name is not None else "<key>"
+        out += f".{name}" if out else name
     return out

@@ -44,7 +44,13 @@ _PLUGINS = ("arrayplan_services.cli.ssd_commands", "arrayplan_services.cli.fit_c
 
 
 def _err(msg: str) -> None:
-    print(f"arrayplan: {msg}", file=sys.stderr)
+    """Every CLI error goes out here: through the one redaction path (URL passwords, tokens) and
+    capped at MAX_ERROR_LINES lines ("... and N more")."""
+    from ..redaction import cap_text, redact_text
+
+    token = os.environ.get("ARRAYPLAN_TOKEN", "")
+    secrets = [token] if len(token) >= 8 else []
+    print(f"arrayplan: {cap_text(redact_text(msg, secrets))}", file=sys.stderr)
 
 
 def grpc_error_exit(exc: object) -> int:
@@ -122,7 +128,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from ..server.leases import MAX_LEASE_S, MIN_LEASE_S
     from ..store import StoreConnectError, StoreDamagedError, StoreUrlError, check_data_dir
 
+    from ..redaction import install_log_filter, url_password
+
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    install_log_filter([url_password(args.store_url or "")])  # no log line carries the store's password
     if args.max_running_plans < 1 or args.max_queued_plans < 0:
         _err("--max-running-plans must be >= 1 and --max-queued-plans >= 0")
         return EXIT_BAD_INPUT
@@ -156,7 +165,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 return EXIT_BAD_INPUT
     if args.auth_token_file:
         try:
-            Authenticator(args.auth_token_file)
+            Authenticator(args.auth_token_file, allow_open_mode=args.allow_open_token_file)
         except TokenFileError as exc:
             _err(f"--auth-token-file: {exc}")
             return EXIT_BAD_INPUT
@@ -167,7 +176,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                               tls=tls, auth_token_file=args.auth_token_file, reflection_enabled=not args.no_reflection,
                               health_port=args.health_port, catalog=catalog, shared_reads=args.shared_reads,
                               max_running_heavy=args.max_running_heavy, max_queued_heavy=args.max_queued_heavy,
-                              max_heavy_per_caller=args.max_heavy_per_caller, store_url=store_url, lease_s=args.lease_s)
+                              max_heavy_per_caller=args.max_heavy_per_caller, store_url=store_url, lease_s=args.lease_s,
+                              allow_open_token_file=args.allow_open_token_file)
     except (StoreDamagedError, StoreUrlError, StoreConnectError) as exc:  # one line: the file or URL (no password), what to do
         _err(str(exc))
         return EXIT_BAD_INPUT
@@ -699,7 +709,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tls-key", type=Path, help="... and this PEM private key")
     p.add_argument("--tls-client-ca", type=Path, help="mutual TLS: require client certificates signed by this PEM CA")
     p.add_argument("--auth-token-file", type=Path,
-                   help="require bearer tokens: lines 'NAME TOKEN [admin]' (reloaded on SIGHUP; health stays open)")
+                   help="require bearer tokens: lines 'NAME TOKEN [admin]' (reloaded on SIGHUP; health stays open); a regular "
+                        "file others cannot read or its group write (mode 600 or 640), each token under one name")
+    p.add_argument("--allow-open-token-file", action="store_true",
+                   help="accept a token file others may read or its group may write (refused by default, as ssh refuses such keys)")
     p.add_argument("--shared-reads", action="store_true",
                    help="with tokens: every token may read every plan, trace and spec (default: their creator and admin tokens only)")
     p.add_argument("--no-reflection", action="store_true", help="do not serve gRPC server reflection")
@@ -725,7 +738,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="table for people, json (docs/json.md) or markdown for a pull-request comment (default %(default)s)")
     p.add_argument("--plan-id", help="name the run plans/PLAN_ID")
     p.add_argument("--allow-outside-paths", action="store_true",
-                   help="let the plan file name fio/trace files outside its own directory (default: refused)")
+                   help="trust the plan file: let it be a link to a file elsewhere and name fio/trace files outside its own "
+                        "directory (default: both refused)")
     p.add_argument("--seed", type=int, help="override the plan file's seed")
     p.add_argument("--exhaustive", action="store_true",
                    help="simulate every candidate the cheap bounds keep (the plan file's exhaustive: true), not only those "
@@ -829,8 +843,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as exc:  # noqa: BLE001 - an input error a command left uncaught: one line, exit 2
         code = input_error_exit(exc)
-        if code is None or args.verbose:
+        if args.verbose:
             raise
+        if code is None:  # a fault: one redacted line (a traceback can carry a URL or a file's line); --verbose shows it
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            _err(f"internal error: {type(exc).__name__}: {first} (--verbose shows the traceback)")
+            return EXIT_ERROR
         return code
 
 

@@ -178,9 +178,10 @@ def build_server(*, host: str = "127.0.0.1", port: int = 50051, data_dir: Path, 
                  health_port: int | None = None, max_workers: int | None = None,
                  catalog: Catalog | None = None, shared_reads: bool = False, max_running_heavy: int = DEFAULT_MAX_RUNNING_HEAVY,
                  max_queued_heavy: int = DEFAULT_MAX_QUEUED_HEAVY, max_heavy_per_caller: int = DEFAULT_MAX_HEAVY_PER_CALLER,
-                 store_url: str | None = None, lease_s: float = DEFAULT_LEASE_S) -> Server:
+                 store_url: str | None = None, lease_s: float = DEFAULT_LEASE_S,
+                 allow_open_token_file: bool = False) -> Server:
     del max_workers  # the asyncio server holds no thread per call
-    auth = Authenticator(auth_token_file)
+    auth = Authenticator(auth_token_file, allow_open_mode=allow_open_token_file)
     credentials = tls.credentials() if tls is not None else None
     # SQLite in data_dir (checked first: StoreDamagedError) or PostgreSQL (StoreConnectError).
     store = open_store(data_dir=Path(data_dir), store_url=store_url)

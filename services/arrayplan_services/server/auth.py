@@ -42,13 +42,48 @@ class TokenFileError(ValueError):
     """The token file cannot be used (the message names the line, never a token)."""
 
 
-def parse_token_file(path: Path) -> tuple[tuple[str, bytes, bool], ...]:
+MAX_TOKEN_FILE_BYTES = 1 << 20  # 1 MiB: thousands of lines; a device or a huge file is refused, not read
+#: Mode bits a token file may not have: writable by its group, or any access by others (as ssh
+#: refuses a private key others can read). Group read stays allowed: it is how Kubernetes hands a
+#: Secret to a non-root pod (``fsGroup``, mode 0440).
+OPEN_MODE_BITS = 0o027
+
+
+def read_token_text(path: Path, *, allow_open_mode: bool = False) -> str:
+    """The text of a token file: a regular file (a FIFO, a device such as /dev/zero is refused at
+    once, without blocking), at most MAX_TOKEN_FILE_BYTES, read with that limit, not readable by
+    others (``OPEN_MODE_BITS``) unless ``allow_open_mode``."""
+    import os
+    import stat
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TokenFileError(f"cannot read the token file {path}: {type(exc).__name__}") from None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise TokenFileError(f"cannot read the token file {path}: {exc.strerror or type(exc).__name__}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise TokenFileError(f"the token file {path} is not a regular file")
+        if st.st_mode & OPEN_MODE_BITS and not allow_open_mode:
+            raise TokenFileError(f"the token file {path} has mode {stat.S_IMODE(st.st_mode):04o}: others may read or change "
+                                 f"it (chmod 600 or 640; or --allow-open-token-file)")
+        raw = f.read(MAX_TOKEN_FILE_BYTES + 1)
+    if len(raw) > MAX_TOKEN_FILE_BYTES:
+        raise TokenFileError(f"the token file {path} is over {MAX_TOKEN_FILE_BYTES} bytes")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TokenFileError(f"the token file {path} is not UTF-8 text") from None
+
+
+def parse_token_file(path: Path, *, allow_open_mode: bool = False) -> tuple[tuple[str, bytes, bool], ...]:
+    """The entries of a token file. A name appears once and a token belongs to one name: a token
+    under two names would make a caller whichever name came last, so the file is refused, naming
+    both lines (never the token)."""
+    text = read_token_text(path, allow_open_mode=allow_open_mode)
     entries: list[tuple[str, bytes, bool]] = []
-    names: set[str] = set()
+    names: dict[str, int] = {}
+    tokens: dict[bytes, tuple[int, str]] = {}
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -62,9 +97,15 @@ def parse_token_file(path: Path) -> tuple[tuple[str, bytes, bool], ...]:
         if len(token) < MIN_TOKEN_CHARS:
             raise TokenFileError(f"{path}:{lineno}: the token of {name} is shorter than {MIN_TOKEN_CHARS} characters")
         if name in names:
-            raise TokenFileError(f"{path}:{lineno}: the name {name} appears twice")
-        names.add(name)
-        entries.append((name, token.encode(), len(parts) == 3))
+            raise TokenFileError(f"{path}:{lineno}: the name {name} appears twice (lines {names[name]} and {lineno})")
+        key = token.encode()
+        if key in tokens:
+            first_line, first_name = tokens[key]
+            raise TokenFileError(f"{path}:{lineno}: the token of {name} is also the token of {first_name} (lines {first_line} "
+                                 f"and {lineno}); a token names one caller")
+        names[name] = lineno
+        tokens[key] = (lineno, name)
+        entries.append((name, key, len(parts) == 3))
     if not entries:
         raise TokenFileError(f"{path}: no tokens (lines 'NAME TOKEN [admin]')")
     return tuple(entries)
@@ -73,12 +114,13 @@ def parse_token_file(path: Path) -> tuple[tuple[str, bytes, bool], ...]:
 class Authenticator:
     """Resolves the ``authorization`` metadata of a call to a Caller."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, *, allow_open_mode: bool = False) -> None:
         self.path = Path(path) if path else None
+        self.allow_open_mode = allow_open_mode
         self._lock = threading.Lock()
         self._entries: tuple[tuple[str, bytes, bool], ...] = ()
         if self.path is not None:
-            self._entries = parse_token_file(self.path)
+            self._entries = parse_token_file(self.path, allow_open_mode=allow_open_mode)
 
     @property
     def enabled(self) -> bool:
@@ -89,8 +131,8 @@ class Authenticator:
         if self.path is None:
             return False
         try:
-            entries = parse_token_file(self.path)
-        except TokenFileError as exc:
+            entries = parse_token_file(self.path, allow_open_mode=self.allow_open_mode)
+        except TokenFileError as exc:  # one line; it names the file and line, never a token
             log.error("token file not reloaded, the previous tokens stay in use: %s", exc)
             return False
         with self._lock:

@@ -17,7 +17,6 @@ import builtins
 import logging
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -27,6 +26,7 @@ from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 
+from ..redaction import redact_text, redact_url, url_password
 from .base import StoreConnectError, StoreUrlError
 from .sql import DAMAGED, LIVE, RunRow, SqlRunStore, guarded, row_of
 
@@ -86,37 +86,15 @@ _SCHEMA = (
 
 
 def redact(url: str) -> str:
-    """``url`` without its password (in the netloc or as a ``password=`` query parameter)."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        netloc = parts.netloc
-        if "@" in netloc:
-            userinfo, host = netloc.rsplit("@", 1)
-            netloc = f"{userinfo.split(':', 1)[0]}@{host}"
-        query = urllib.parse.urlencode([(k, v) for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-                                        if k.lower() != "password"])
-        return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-    except ValueError:
-        return "(an unparsable URL)"
-
-
-def _password(url: str) -> str:
-    try:
-        parts = urllib.parse.urlsplit(url)
-        pw = parts.password or ""
-        for k, v in urllib.parse.parse_qsl(parts.query):
-            if k.lower() == "password":
-                pw = v
-        return pw
-    except ValueError:
-        return ""
+    """``url`` without its password (userinfo or ``password=``), found by pattern, not by parsing,
+    so an unparsable URL is masked too (``redaction``, the one redaction path)."""
+    return redact_url(url)
 
 
 def _one_line(exc: BaseException, url: str) -> str:
     """The first meaningful line of a driver error, never holding the password."""
-    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())[:300] or type(exc).__name__
-    pw = _password(url)
-    return text.replace(pw, "***") if pw else text
+    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
+    return redact_text(text, (url_password(url),))[:300]  # redacted before it is cut: a cut password is not found
 
 
 def check_url(url: str) -> str:
