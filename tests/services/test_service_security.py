@@ -167,6 +167,7 @@ def test_tokens_reload_on_sighup(tmp_path: Path, pki: Path) -> None:
             tok = local_pki / "tokens"
             tok.write_text(f"bob {BOB}\nroot {BOB} admin\n")
             os.kill(s.proc.pid, signal.SIGHUP)
+            time.sleep(1)
             tok.write_text(f"bob {BOB}\n")
             tok.chmod(0o666)
             time.sleep(1)
