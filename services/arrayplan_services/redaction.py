@@ -4,7 +4,7 @@ Every message the CLI prints to stderr (``cli.main._err``), every line the serve
 on its log handler, ``install_log_filter``) and every store error (``store.postgres``) goes
 through ``redact_text``:
 
-* a URL's userinfo password (``scheme://USER:PASSWORD@host``) becomes ``***``. The URL is found
+* a URL's userinfo password (``scheme://USER:PASSWORD@host``) is dropped (``scheme://USER@host``). The URL is found
   and masked by a pattern, not parsed: ``urllib.parse`` gives up on exactly the URLs a typo
   makes (``postgresql://u:PW@[::1``), and a redaction that fails open prints the password;
 * ``password=...`` (URL query or libpq conninfo, also ``sslpassword``, ``passwd``, ``pwd``),
@@ -44,7 +44,8 @@ def _mask_userinfo(m: re.Match[str]) -> str:
     user, sep, _ = userinfo.partition(":")
     if "@" in user or "/" in user:  # not a plain user name: show none of it
         return f"{m.group('scheme')}{MASK}@"
-    return f"{m.group('scheme')}{user}{':' + MASK if sep else ''}@"
+    del sep  # the password goes with its ':' (postgresql://arrayplan@db/plans, as libpq prints a URL without one)
+    return f"{m.group('scheme')}{user}@"
 
 
 def url_password(url: str) -> str:
@@ -73,7 +74,7 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
 
 
 def redact_url(url: str) -> str:
-    """A URL for messages: its password masked (``postgresql://arrayplan:***@db/plans``)."""
+    """A URL for messages: its password dropped (``postgresql://arrayplan@db/plans``)."""
     return redact_text(url, (url_password(url),))
 
 

@@ -45,6 +45,7 @@ def _filled_store(data_dir: Path, plans: int = PLANS) -> Path:
         run_id = f"stored-{i:04d}"
         store.create(run_id, spec_json, "0" * 32, creator="")
         store.finish(run_id, "SUCCEEDED", result_json=result_json)
+    store.close()  # and its live-store lock: `store restore` refuses a store some process holds open
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
@@ -229,6 +230,14 @@ def test_backup_while_the_server_writes_then_restore(tmp_path: Path) -> None:
             again = subprocess.run([*CLI, "store", "backup", "--data-dir", str(data), str(backup)],
                                    capture_output=True, text=True, timeout=120, cwd=ROOT)
             assert again.returncode == 2 and "never overwrites" in again.stderr
+            # A restore onto the store the running server holds is refused, --force or not: the
+            # server would keep writing to the old file and the restored plans would be lost.
+            for force in ((), ("--force",)):
+                live = subprocess.run([*CLI, "store", "restore", "--data-dir", str(data), str(backup), *force],
+                                      capture_output=True, text=True, timeout=120, cwd=ROOT)
+                assert live.returncode == 2 and "open in a running server" in live.stderr, live.stderr
+                assert len(live.stderr.strip().splitlines()) == 1
+            assert not list(data.glob("runs.sqlite3.replaced-*"))
     finally:
         if writer is not None:
             writer.stopping.set()

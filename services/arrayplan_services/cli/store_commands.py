@@ -25,7 +25,9 @@ from .main import DEFAULT_DATA_DIR, EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK
 
 
 def _err(msg: str) -> None:
-    print(f"arrayplan: {msg}", file=sys.stderr)
+    from .main import _err as err
+
+    err(msg)  # the one redaction path and line cap
 
 
 def cmd_store_check(args: argparse.Namespace) -> int:
@@ -80,10 +82,13 @@ def cmd_store_backup(args: argparse.Namespace) -> int:
 
 
 def cmd_store_restore(args: argparse.Namespace) -> int:
-    from ..store import STORE_FILE, StoreDamagedError, restore_store
+    from ..store import STORE_FILE, StoreDamagedError, StoreLiveError, restore_store
 
     try:
         plans, moved = restore_store(Path(args.backup), Path(args.data_dir), force=args.force)
+    except StoreLiveError as exc:
+        _err(f"not restored: {exc}")
+        return EXIT_BAD_INPUT
     except StoreDamagedError as exc:
         if exc.path == Path(args.backup):
             _err(f"not restored: the backup {exc.path} {exc.problem}; restore another backup (nothing was changed)")
@@ -125,5 +130,6 @@ def register(subparsers: Any) -> None:
     r.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help=data_dir_help)
     r.add_argument("backup", type=Path, metavar="BACKUP", help="a file `arrayplan store backup` wrote")
     r.add_argument("--force", action="store_true",
-                   help="replace a store that passes quick_check too (it may hold plans newer than the backup)")
+                   help="replace a store that passes quick_check too (it may hold plans newer than the backup); never a store "
+                        "a running server holds open")
     r.set_defaults(func=cmd_store_restore)

@@ -8,6 +8,7 @@ from .sqlite import (
     STORE_FILE,
     RunStore,
     StoreDamagedError,
+    StoreLiveError,
     backup_store,
     check_data_dir,
     check_store,
@@ -16,6 +17,6 @@ from .sqlite import (
     unavailable_condition,
 )
 
-__all__ = ["STORE_FILE", "TERMINAL_STATES", "PlanStore", "RunRow", "RunStore", "StoreConnectError", "StoreDamagedError",
+__all__ = ["STORE_FILE", "TERMINAL_STATES", "PlanStore", "RunRow", "RunStore", "StoreConnectError", "StoreDamagedError", "StoreLiveError",
            "StoreUnavailableError", "StoreUrlError", "backup_store", "check_data_dir", "check_store", "count_plans",
            "is_postgres_url", "open_store", "restore_store", "unavailable_condition"]

@@ -163,14 +163,24 @@ class PostgresRunStore(SqlRunStore):
     def _migrate(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            # The version is judged before any statement runs: a newer or unreadable one is one line, exit 2.
+            has_meta = conn.execute("SELECT to_regclass('meta') IS NOT NULL AS present").fetchone()
+            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() if has_meta["present"] else None
+            if row is not None:
+                text = str(row["value"])[:40]
+                try:
+                    version = int(text)
+                except ValueError:
+                    raise StoreConnectError(f"the run store {self._redacted} has a schema version that is not a number ({text!r}): "
+                                            "restore a backup (pg_restore)") from None
+                if not 1 <= version <= SCHEMA_VERSION:
+                    raise StoreConnectError(f"the run store {self._redacted} has schema {version}, which this server (schema "
+                                            f"{SCHEMA_VERSION}) does not know: run the release that wrote it, or restore a backup "
+                                            "(pg_restore)")
             for statement in _SCHEMA:
                 conn.execute(statement)
-            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if row is None:
                 conn.execute("INSERT INTO meta VALUES ('schema_version', %s)", (str(SCHEMA_VERSION),))
-            elif int(row["value"]) > SCHEMA_VERSION:
-                raise StoreConnectError(f"the run store {self._redacted} has schema {row['value']}, newer than this server's "
-                                        f"{SCHEMA_VERSION}: run the newer server, or restore a backup (pg_restore)")
 
     # -- connections --------------------------------------------------------------------------
     def _connect(self) -> psycopg.Connection[dict[str, Any]]:

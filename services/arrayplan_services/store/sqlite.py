@@ -77,7 +77,6 @@ CREATE TABLE IF NOT EXISTS spans (
     PRIMARY KEY (trace_id, span_id)
 );
 CREATE INDEX IF NOT EXISTS spans_by_trace ON spans (trace_id, start_ns);
-CREATE INDEX IF NOT EXISTS runs_by_creator ON runs (creator, seq);
 CREATE TABLE IF NOT EXISTS checkpoints (
     run_id TEXT NOT NULL,
     first_index INTEGER NOT NULL,
@@ -106,6 +105,92 @@ def restore_remedy(path: Path) -> str:
     return (f"the server does not serve over it. Restore the last good backup with "
             f"`arrayplan store restore --data-dir {Path(path).parent} BACKUP_FILE` (it keeps the damaged file beside it; "
             f"backups come from `arrayplan store backup`: docs/service.md, 'Backup and restore')")
+
+
+LOCK_FILE = "runs.lock"
+
+
+def hold_live_lock(data_dir: Path) -> int | None:
+    """A shared ``flock`` on ``DATA_DIR/runs.lock``, held while a store is open (by a server,
+    ``--local`` or any process serving from it): ``store restore`` takes it exclusively and so
+    refuses a live store. None where the lock file cannot be made (a read-only dir: the store
+    itself then says why)."""
+    import fcntl
+    import os
+
+    try:
+        fd = os.open(Path(data_dir) / LOCK_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:  # a restore holds it exclusively right now
+        os.close(fd)
+        raise StoreDamagedError(Path(data_dir) / STORE_FILE, "is being restored (arrayplan store restore holds its lock)",
+                                "start the server when the restore has finished") from None
+    return fd
+
+
+def release_live_lock(fd: int | None) -> None:
+    import os
+
+    if fd is not None:
+        try:
+            os.close(fd)  # closing the descriptor releases the flock
+        except OSError:
+            pass
+
+
+def live_store_holder(data_dir: Path) -> int | None:
+    """Take ``DATA_DIR/runs.lock`` exclusively (for ``store restore``) and return its descriptor;
+    raise StoreLiveError when a process holds the store open."""
+    import fcntl
+    import os
+
+    data_dir = Path(data_dir)
+    try:
+        fd = os.open(data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise StoreLiveError(data_dir / STORE_FILE) from None
+    return fd
+
+
+class StoreLiveError(Exception):
+    """``store restore`` onto a store a running server (or ``--local`` command) holds open."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"the run store {path} is open in a running server (it holds {Path(path).parent / LOCK_FILE}); "
+                         "stop the server first: a restore under it is lost at its next restart (--force does not override this)")
+        self.path = Path(path)
+
+
+def schema_version_of(path: Path, conn: sqlite3.Connection) -> int | None:
+    """The store's schema version (None for a new, empty store); StoreDamagedError, one line,
+    for a version that is not a number or is newer than this server's."""
+    try:
+        has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() if has_meta else None
+    except sqlite3.DatabaseError as exc:
+        if unavailable_condition(exc) == DAMAGED:
+            raise StoreDamagedError(path, "is damaged", restore_remedy(path)) from None
+        raise
+    if row is None:
+        return None
+    text = str(row[0])[:40]
+    try:
+        version = int(text)
+    except ValueError:
+        raise StoreDamagedError(path, f"has a schema version that is not a number ({text!r})", restore_remedy(path)) from None
+    if version > SCHEMA_VERSION or version < 1:
+        raise StoreDamagedError(path, f"has schema version {version}, which this server (schema {SCHEMA_VERSION}) does not know",
+                                "run the arrayplan release that wrote it, or restore a backup this release wrote "
+                                f"(arrayplan store restore --data-dir {Path(path).parent} BACKUP_FILE)")
+    return version
 
 
 def check_store(path: Path, *, full: bool = False) -> None:
@@ -138,6 +223,8 @@ def check_store(path: Path, *, full: bool = False) -> None:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0, isolation_level=None)
         try:
             rows = [str(r[0]) for r in conn.execute(f"PRAGMA {pragma}({_CHECK_ROWS})").fetchall()]
+            if rows == ["ok"]:
+                schema_version_of(path, conn)  # a newer or non-numeric version: the same one line as serve's
         finally:
             conn.close()
     except sqlite3.Error as exc:
@@ -232,6 +319,17 @@ def restore_store(backup: Path, data_dir: Path, *, force: bool = False) -> tuple
     if not backup.is_file():
         raise FileNotFoundError(f"no backup file at {backup}")
     check_store(backup, full=True)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    lock = live_store_holder(data_dir)  # StoreLiveError while a server holds the store: --force does not override it
+    try:
+        return _restore_unlocked(backup, data_dir, force=force)
+    finally:
+        release_live_lock(lock)
+
+
+def _restore_unlocked(backup: Path, data_dir: Path, *, force: bool) -> tuple[int, list[Path]]:
+    import os
+
     target = data_dir / STORE_FILE
     if target.exists() and not force:
         try:
@@ -336,32 +434,45 @@ class RunStore(SqlRunStore):
         self.healthy = True
         self.condition = ""
         self._listeners: list[Callable[[bool], None]] = []
-        self._raw().executescript(_SCHEMA)
-        with self._conn() as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
-                conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            elif int(row[0]) > SCHEMA_VERSION:
-                raise RuntimeError(f"run store {self.path} has schema {row[0]}, newer than this server's {SCHEMA_VERSION}")
-            columns = {r[1] for r in conn.execute("PRAGMA table_info(runs)").fetchall()}
-            if "creator" not in columns:  # schema 1 -> 2: plans record who created them
-                conn.execute("ALTER TABLE runs ADD COLUMN creator TEXT NOT NULL DEFAULT ''")
-            # schema 2 -> 3: the checkpoints table, created above by _SCHEMA (CREATE TABLE IF NOT EXISTS).
-            if "lease_owner" not in columns:  # leases (additive: older servers ignore the columns)
-                conn.execute("ALTER TABLE runs ADD COLUMN lease_owner TEXT NOT NULL DEFAULT ''")
-                conn.execute("ALTER TABLE runs ADD COLUMN lease_expiry REAL NOT NULL DEFAULT 0")
-            conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+        self._lock_fd = hold_live_lock(self.path.parent)
+        try:
+            schema_version_of(self.path, self._raw())  # a newer or unreadable version: one line, before anything is written
+            self._raw().executescript(_SCHEMA)
+            with self._conn() as conn:
+                row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+                if row is None:
+                    conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                # Migrations, in order, from every released schema (a fixture store per schema in
+                # tests/data/stores is opened by the suite). Each step tests what it adds, so a store
+                # stopped half-way through an older upgrade continues.
+                columns = {r[1] for r in conn.execute("PRAGMA table_info(runs)").fetchall()}
+                if "creator" not in columns:  # schema 1 -> 2: plans record who created them
+                    conn.execute("ALTER TABLE runs ADD COLUMN creator TEXT NOT NULL DEFAULT ''")
+                # schema 2 -> 3: the checkpoints table, created above by _SCHEMA (CREATE TABLE IF NOT EXISTS).
+                if "lease_owner" not in columns:  # leases (additive: older servers ignore the columns)
+                    conn.execute("ALTER TABLE runs ADD COLUMN lease_owner TEXT NOT NULL DEFAULT ''")
+                    conn.execute("ALTER TABLE runs ADD COLUMN lease_expiry REAL NOT NULL DEFAULT 0")
+                # indexes on migrated columns come after the columns (schema 1 has no creator)
+                conn.execute("CREATE INDEX IF NOT EXISTS runs_by_creator ON runs (creator, seq)")
+                conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+        except BaseException:
+            release_live_lock(self._lock_fd)
+            self._lock_fd = None
+            raise
 
     @property
     def location(self) -> str:
         return str(self.path)
 
     def close(self) -> None:
-        """Close this thread's connection (the others close with their threads)."""
+        """Close this thread's connection (the others close with their threads) and release the
+        live-store lock (the server is stopping)."""
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
             self._local.conn = None
+        release_live_lock(getattr(self, "_lock_fd", None))
+        self._lock_fd = None
 
     # -- health -----------------------------------------------------------------------------
     def probe(self) -> bool:
