@@ -73,6 +73,9 @@ class _Live:
     # Another server holds the run now, or it ended there (a shared store's lease was lost): stop
     # without writing to it.
     lease_lost: bool = False
+    # This start counted an attempt in the store (a crash from here on counts towards the limit;
+    # a graceful stop takes it back: ``shutdown``).
+    counted: bool = False
 
 
 def _ts(t: float | None) -> timestamp_pb2.Timestamp | None:
@@ -304,6 +307,7 @@ class PlanRunner:
                 trace_id = telemetry.current_trace_id()
                 if not self._store_retry(lambda: self.store.set_state(run_id, "RUNNING", trace_id=trace_id, attempts_increment=True), live):
                     return
+                live.counted = True
                 self._notify(live)
                 try:
                     outcome = self._execute(run_id, req, live, span)
@@ -691,6 +695,15 @@ class PlanRunner:
         for live in held.values():
             if live.thread is not None:
                 live.thread.join(timeout=timeout_s)
+        # A graceful stop (SIGTERM of a rolling update) hands the plan over with its checkpoints: it
+        # is not a crash, so the attempt its start counted is taken back (kill -9 never gets here,
+        # so crash loops still end in SERVER_RESTARTED after MAX_RESUME_ATTEMPTS).
+        for run_id, live in held.items():
+            if live.counted and not live.lease_lost:
+                try:
+                    self.store.forgive_attempt(run_id)
+                except StoreUnavailableError:
+                    pass  # counted as an interruption then: the store could not be written
         if self.store.shared:
             for run_id, live in held.items():
                 if not live.lease_lost:

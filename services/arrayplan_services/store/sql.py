@@ -229,6 +229,12 @@ class SqlRunStore:
                   (state, trace_id, 1 if attempts_increment else 0, time.time(), run_id))
 
     @guarded
+    def forgive_attempt(self, run_id: str) -> None:
+        """A clean hand-over (SIGTERM: checkpointed, lease released) is not a crash: take back the
+        attempt the run's start counted, so only crashes count towards MAX_RESUME_ATTEMPTS."""
+        self._run("UPDATE runs SET attempts=CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END WHERE id=? AND {live}", (run_id,))
+
+    @guarded
     def set_progress(self, run_id: str, progress: dict[str, Any]) -> None:
         # Not once the run is terminal: a server that lost the run may still report a batch.
         self._run("UPDATE runs SET progress_json=?, update_time=? WHERE id=? AND {live}", (json.dumps(progress), time.time(), run_id))
