@@ -226,8 +226,10 @@ def test_requirement_chips_show_the_final_years_need() -> None:
 
 
 def test_report_escapes_html_and_markdown_table_cells(plan: pb.Plan, tmp_path: Path) -> None:
-    """Text from the plan is data: Jinja2 autoescapes it in the HTML; a pipe in a Markdown table
-    cell is escaped (it would end the cell), the Markdown text is otherwise left as written."""
+    """Text from the plan is data: Jinja2 autoescapes it in the HTML; report.md (meant for
+    pull-request comments, where GitHub passes some HTML through) carries no raw HTML either: a
+    table cell's pipe is escaped and its <, > and & are entities, and paragraph text is escaped
+    the same way (and its link and image syntax backslash-escaped)."""
     p = pb.Plan()
     p.CopyFrom(plan)
     p.result.summary = "<script>alert(1)</script> & more"
@@ -238,10 +240,17 @@ def test_report_escapes_html_and_markdown_table_cells(plan: pb.Plan, tmp_path: P
     assert "Drive &lt;b&gt;A|B&lt;/b&gt;" in html
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     row1 = next(line for line in md.splitlines() if line.startswith("| 1 | "))
-    assert "| Drive <b>A\\|B</b> |" in row1
+    assert "| Drive &lt;b&gt;A\\|B&lt;/b&gt; |" in row1
     header = next(line for line in md.splitlines() if line.startswith("| # | "))
     assert row1.replace("\\|", "").count("|") == header.count("|")  # as many cells as columns
-    assert "<script>alert(1)</script> & more" in md
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; more" in md
+    # a drive display name with an image tag and an onerror handler, a link and an image: inert
+    p.result.recommendations[0].drive_display_name = '<img src=x onerror="alert(1)">'
+    p.result.summary = "[click](javascript:alert(1)) ![t](http://tracker.example/p.png) <svg onload=alert(1)>"
+    report.write_report(p, tmp_path, array_simulation_s=0)
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "<img src=x" not in md and "<svg" not in md and "[click](" not in md and "![t](" not in md
+    assert "&lt;img src=x onerror=\"alert(1)\"&gt;" in md and "\\[click\\]" in md
 
 
 def test_report_simulation_respects_the_callers_timeout(plan: pb.Plan) -> None:

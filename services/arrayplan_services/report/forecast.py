@@ -40,6 +40,8 @@ from .figures import COLORS
 from .figures import STYLE as _STYLE
 from .figures import render as _render
 from .jinja import ENV
+from markupsafe import Markup
+
 from .markdown import table as markdown_table
 
 HTML_NAME = "forecast.html"
@@ -204,8 +206,8 @@ def _section(f: fc.ArrayForecast, options: Sequence[Any], worn_threshold: float)
     context = {
         "name": f.name, "summary": " ".join(summary), "options": list(options),
         "warnings": list(f.warnings), "problems": list(f.problems), "notices": [*f.warnings, *f.problems],
-        "head": head, "rows": rows, "table": "\n".join(markdown_table(head, rows)),
-        "plots": [{"name": p.name, "alt": p.alt, "caption": p.caption,
+        "head": head, "rows": rows, "table": Markup("\n".join(markdown_table(head, rows))),
+        "plots": [{"name": Markup(p.name), "alt": p.alt, "caption": p.caption,
                    "src": "data:image/png;base64," + base64.b64encode(p.png).decode("ascii")} for p in plots],
     }
     return context, plots

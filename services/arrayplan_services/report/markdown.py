@@ -4,8 +4,9 @@ commands), so every cell follows one escaping rule, ``cell``.
 
 The rule: a cell is one line of text in which a pipe would end the cell and a newline would end
 the row. Backslashes are doubled first (so a cell's own ``\\|`` stays literal), then every ``|``
-becomes ``\\|`` and every line break (``\\r\\n``, ``\\r``, ``\\n``) becomes ``<br>`` (GitHub and
-GitLab render it as a line break inside the cell). Nothing else is touched: emphasis the writer
+becomes ``\\|``, ``&``, ``<`` and ``>`` become entities (no raw HTML from what users wrote), and every
+line break (``\\r\\n``, ``\\r``, ``\\n``) becomes ``<br>`` (GitHub and GitLab render it as a line
+break inside the cell). Nothing else is touched: emphasis the writer
 adds (``Strong``) goes around the escaped text. Light on purpose (the CLI imports it).
 """
 
@@ -26,10 +27,29 @@ class Strong:
     text: str
 
 
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_HTML_RE = re.compile(r"[&<>]")
+# Markdown that would make text into a link, an image, code or emphasis: backslash-escaped.
+_MD_RE = re.compile(r"([\\`*_\[\]!#~])")
+
+
+def html_text(text: str) -> str:
+    """``&``, ``<`` and ``>`` as entities: no raw HTML (``<script>``, ``<img onerror=...>``) from
+    what users wrote reaches a renderer that passes HTML through (a pull-request comment)."""
+    return _HTML_RE.sub(lambda m: _HTML[m.group(0)], text)
+
+
+def inline(value: object) -> str:
+    """Text a user wrote, fit for a Markdown paragraph: HTML as entities, Markdown's link, image,
+    code and emphasis characters backslash-escaped, line breaks as spaces (``report.md`` and the
+    forecast page print every value through this, ``jinja.ENV``'s finalize)."""
+    return _LINE_BREAK.sub(" ", _MD_RE.sub(r"\\\1", html_text(str(value))))
+
+
 def cell(value: object) -> str:
     """One table cell's text under the one escaping rule (see the module docstring)."""
     text = value.text if isinstance(value, Strong) else str(value)
-    text = _LINE_BREAK.sub("<br>", text.replace("\\", "\\\\").replace("|", "\\|"))
+    text = _LINE_BREAK.sub("<br>", html_text(text.replace("\\", "\\\\").replace("|", "\\|")))
     if isinstance(value, Strong) and text.strip():
         return f"**{text}**"
     return text
@@ -56,4 +76,4 @@ def table(header: Sequence[object], rows: Iterable[Sequence[object]], align: Seq
     return out
 
 
-__all__ = ["ALIGNS", "Strong", "cell", "table"]
+__all__ = ["ALIGNS", "Strong", "cell", "html_text", "inline", "table"]

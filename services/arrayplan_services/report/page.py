@@ -17,6 +17,8 @@ from . import DEFAULT_SIMULATION_TIMEOUT_S, EMBEDDED_MARKDOWN_NAME, HTML_NAME, M
 from . import markdown as md
 from .columns import Column, columns, layout_name, ms, pct, row, usd
 from .frame import CdfSet, Frame, frame_of, hdd_sentence, meta, question, simulate_cdfs, title, verdict
+from markupsafe import Markup
+
 from .jinja import ENV as _ENV
 
 # Simulated time is the plan's own (the CDF is the run its figures come from); this switch only
@@ -70,13 +72,13 @@ def _context(plan: pb.Plan, frame: Frame, plots: dict[str, figures.Plot | None],
                   "cells": list(zip(({"key": c.key, "align": c.align} for c in cols), row(r, cols), strict=True))}
                  for r in frame.recommendations],
         # the recommendations as a Markdown table (report.md): a miss's "meets" cell in bold
-        "markdown_table": "\n".join(md.table(
+        "markdown_table": Markup("\n".join(md.table(
             [c.title(frame.pct_label) for c in cols],
             ([md.Strong(v) if c.key == "meets_constraints" and not r.meets_constraints else v
               for c, v in zip(cols, row(r, cols), strict=True)] for r in frame.recommendations),
-            [c.align for c in cols])),
+            [c.align for c in cols]))),
         "sections": [{"plot": plots.get(k), "note": notes.get(k, ""),
-                      "src": _image_ref(p, images) if (p := plots.get(k)) is not None else ""} for k in SECTIONS],
+                      "src": Markup(_image_ref(p, images)) if (p := plots.get(k)) is not None else ""} for k in SECTIONS],
         "hdd": hdd_sentence(plan), "models": list(plan.result.models), "plan_name": plan.name, "trace_id": plan.trace_id,
     }
 
