@@ -23,6 +23,8 @@ Two parts, both pure (the services layer opens the file and hands over lines):
                 with R is a read, with W a write; discards, flushes without data and other actions
                 are skipped and counted; the summary blkparse prints at the end ends the records
   ``spc``       SPC / UMass: ASU, LBA (512 B), Size (B), Opcode (r/w), Timestamp (s)[, ...]
+  ``linnos``    LinnOS / Heimdall trace replayer: timestamp (ms), device, offset (B), size (B), type
+                (1 read, 0 write), space- or comma-separated
   ============  ======================================================================================
 
   A malformed line raises ``InvalidInputError`` with field ``trace:LINE`` and the reason; with
@@ -74,7 +76,20 @@ from .errors import NON_NEGATIVE, InvalidInputError, Violation, echo
 from .units import DAY_S, SECTOR_BYTES, GiB, KiB
 from .workload import MAX_IO_BYTES, Workload
 
-FORMATS = ("msr", "systor", "tencent", "disksim", "cloudphysics", "blkparse", "spc")
+FORMATS = ("msr", "systor", "tencent", "disksim", "cloudphysics", "blkparse", "spc", "linnos")
+#: How each format's columns are read: every answer built from a trace states it (a note on the
+#: workload), so a trace read in the wrong format shows in the answer, not only in its numbers.
+COLUMNS_READ = {
+    "msr": "MSR Cambridge CSV: Timestamp (Windows filetime, 100 ns), Hostname, DiskNumber, Type (Read/Write), Offset (B), "
+           "Size (B), ResponseTime (100 ns)",
+    "systor": "SYSTOR'17 CSV: Timestamp (s), Response (s), IOType (R/W), LUN, Offset (B), Size (B)",
+    "tencent": "Tencent CBS CSV: Timestamp (s), Offset (512 B sectors), Size (512 B sectors), IOType (0 read, 1 write), VolumeID",
+    "disksim": "DiskSim ASCII: arrival time, device, block (512 B), block count (512 B blocks), flags (bit 0: 1 read, 0 write)",
+    "cloudphysics": "CloudPhysics CSV: version, time (s), SCSI opcode (hex), size (B), lbn (512 B)",
+    "blkparse": "blkparse text: dev cpu seq time (s) pid action RWBS sector (512 B) + count (512 B sectors)",
+    "spc": "SPC/UMass CSV: ASU, LBA (512 B), Size (B), Opcode (r/w), Timestamp (s)",
+    "linnos": "LinnOS/Heimdall replayer: timestamp (ms), device, offset (B), size (B), type (1 read, 0 write)",
+}
 MAX_RECORD_BYTES = 1 * GiB  # a single IO larger than this is a malformed record
 MAX_LINE_CHARS = 64 * 1024  # a longer line is not a trace line (records are under 200 characters)
 MAX_OFFSET_BYTES = 1 << 60  # an offset past an exbibyte is a malformed record (and would overflow int64 sums)
@@ -257,6 +272,57 @@ def _make_blkparse(action: str) -> Callable[[str], TraceRecord]:
     return parse
 
 
+def _parse_linnos(line: str) -> TraceRecord:
+    """The LinnOS / Heimdall / IODA trace replayer's input (github.com/huaicheng/replayer,
+    replayer/README.md: "1: timestamp in ms, 2: disk ID (not used), 3: offset in bytes, 4: I/O
+    size in bytes, 5: r/w type, 1 for read and 0 for write"); space- or comma-separated."""
+    p = _fields(line, 5, "," if "," in line else None, "timestamp(ms) device offset(B) size(B) type(1 read, 0 write)")
+    kind = p[4].strip()
+    if kind not in ("0", "1"):
+        raise _Bad(f"type {echo(kind)} must be 1 (read) or 0 (write)")
+    offset, size = _int(p[2], "offset"), _int(p[3], "size")
+    _check(offset, size)
+    return TraceRecord(_float(p[0], "timestamp") * 1e-3, p[1].strip(), offset, size, kind == "0")
+
+
+def _five_numbers(lines: Sequence[str]) -> list[list[str]] | None:
+    """The lines as five numeric columns (space- or comma-separated), or None."""
+    rows = []
+    for ln in lines:
+        parts = [x.strip() for x in (ln.split(",") if "," in ln else ln.split())]
+        if len(parts) != 5:
+            return None
+        try:
+            [float(x) for x in parts]
+        except ValueError:
+            return None
+        rows.append(parts)
+    return rows
+
+
+def _byte_columns(rows: list[list[str]]) -> bool | None:
+    """Whether columns 3 and 4 of five-number lines are bytes (LinnOS: offsets and sizes in bytes,
+    every size a positive multiple of 512) or 512 B blocks (DiskSim: block counts under 512);
+    None when the lines say neither (some of each: ambiguous, the format must be given)."""
+    def as_int(x: str) -> int | None:
+        try:
+            return int(x)
+        except ValueError:
+            return None
+
+    sizes = [as_int(r[3]) for r in rows]
+    offsets = [as_int(r[2]) for r in rows]
+    if any(v is None for v in sizes + offsets):
+        return None
+    in_bytes = all(v is not None and v >= 512 and v % 512 == 0 for v in sizes) and all(v is not None and v % 512 == 0 for v in offsets)
+    in_blocks = all(v is not None and 0 <= v < 512 for v in sizes)
+    if in_bytes and all(r[4] in ("0", "1") for r in rows):
+        return True
+    if in_blocks:
+        return False
+    return None
+
+
 def _parse_spc(line: str) -> TraceRecord:
     p = _fields(line, 5, ",", "ASU,LBA,Size,Opcode,Timestamp")
     kind = p[3].strip().lower()
@@ -286,13 +352,18 @@ def detect_format(lines: Sequence[str]) -> str | None:
         return "tencent"
     if len(parts) >= 5 and parts[3].strip().lower() in ("r", "w"):
         return "spc"
-    ws = head.split()
-    if len(ws) == 5:
-        try:
-            [float(x) for x in ws]
-        except ValueError:
+    # Five numbers: DiskSim (block and count in 512 B blocks) or the LinnOS replayer (offset and
+    # size in bytes). Told apart by the sizes (a byte size is a multiple of 512, a block count is
+    # under 512); lines that fit both or neither are refused: read in the wrong one, sizes are off
+    # by 512x, and the plan would be answered as if they were right.
+    rows = _five_numbers(sample)
+    if rows is not None:
+        in_bytes = _byte_columns(rows)
+        if in_bytes is None:
             return None
-        return "disksim"
+        if not in_bytes and "," in head:
+            return None  # DiskSim is space-separated
+        return "linnos" if in_bytes else "disksim"
     return None
 
 
@@ -332,6 +403,7 @@ class TraceReader:
             "cloudphysics": _parse_cloudphysics,
             "blkparse": _make_blkparse(blkparse_action),
             "spc": _parse_spc,
+            "linnos": _parse_linnos,
         }
         self._parse = parsers[fmt]
         self.lines_read = 0
@@ -877,8 +949,11 @@ def characterise(
                 break
         fmt = detect_format(head)
         if fmt is None:
-            shown = next((h.strip() for h in head if h.strip()), "")[:80]
-            raise InvalidInputError.one("trace:1", f"cannot detect the trace format from {shown!r}; give one of {', '.join(FORMATS)}")
+            raise InvalidInputError.one("trace:1", "the first lines are in no documented trace format (or fit more than one); "
+                                        f"give format: one of {', '.join(FORMATS)} ({'; '.join(COLUMNS_READ.values())})")
+        detected = True
+    else:
+        detected = False
     reader = TraceReader(fmt, max_bad_lines=max_bad_lines, time_unit=time_unit, blkparse_action=blkparse_action)
     ch = characteriser or Characteriser()
 
@@ -888,7 +963,8 @@ def characterise(
 
     ch.add_all(reader.records(all_lines()))
     result = ch.result()
-    extra = reader.summary()
+    extra = [f"trace read as {fmt} ({'detected from its first lines' if detected else 'as given'}): {COLUMNS_READ[fmt]}"]
+    extra += reader.summary()
     if fmt == "disksim":
         extra.append(f"DiskSim arrival times read in {reader.disksim_time_unit}")
     if fmt == "blkparse":
@@ -905,6 +981,7 @@ def _with_notes(c: TraceCharacterisation, extra: tuple[str, ...]) -> TraceCharac
 
 
 __all__ = [
+    "COLUMNS_READ",
     "FORMATS",
     "MAX_LINE_CHARS",
     "MAX_RECORD_BYTES",

@@ -347,3 +347,52 @@ def test_record_by_record_stream_is_bounded() -> None:
     assert c.record_count == 200_000 and c.write_count == 66_667
     assert c.working_set_blocks == pytest.approx(200_000, rel=4 / math.sqrt(1_022))
     assert any("device evictions" in n for n in c.notes)
+
+
+# -- the LinnOS / Heimdall replayer format, and traces in no documented format ----------------------
+
+# Five lines as the LinnOS/Heimdall/IODA replayer reads them (github.com/huaicheng/replayer,
+# replayer/README.md: timestamp ms, disk ID, offset B, size B, 1 read / 0 write).
+_LINNOS = ["0.144 0 135520256 16384 1", "0.828 0 965271552 65536 0", "2.383 1 201560064 4096 1",
+           "3.000 1 4096 8192 1", "4.000 0 0 4096 0"]
+
+
+def test_linnos_lines_are_detected_and_read_in_bytes_and_ms() -> None:
+    from arrayplan_engine.trace import TraceReader, characterise, detect_format
+
+    assert detect_format(_LINNOS) == "linnos"
+    assert detect_format([ln.replace(" ", ",") for ln in _LINNOS]) == "linnos"  # the CSV spelling
+    recs = list(TraceReader("linnos").records(_LINNOS))
+    assert [r.size_bytes for r in recs] == [16384, 65536, 4096, 8192, 4096]
+    assert recs[1].offset_bytes == 965271552 and recs[1].is_write and not recs[0].is_write
+    assert recs[2].time_s == pytest.approx(2.383e-3)
+    result, _ = characterise(_LINNOS)
+    assert result.mean_io_bytes == pytest.approx((16384 + 65536 + 4096 + 8192 + 4096) / 5)  # not 512x
+    assert "trace read as linnos (detected from its first lines): LinnOS/Heimdall replayer: timestamp (ms), device, offset (B), " \
+           "size (B), type (1 read, 0 write)" in result.notes
+
+
+def test_disksim_lines_stay_disksim_and_every_answer_says_how_it_was_read() -> None:
+    from arrayplan_engine.trace import characterise, detect_format
+
+    disksim = ["13.191135 30 0 5 1", "17.829285 20 576560 6 1", "24.314779 17 0 24 1"]  # DiskSim's valid/ascii.trace
+    assert detect_format(disksim) == "disksim"
+    result, _ = characterise(disksim, "disksim")
+    assert any(n.startswith("trace read as disksim (as given): DiskSim ASCII") for n in result.notes)
+
+
+@pytest.mark.parametrize("lines", [
+    ["1 0 4096 8 1", "2 0 8192 4096 0"],          # sizes that fit blocks and bytes: ambiguous
+    ["1 2 3 4 5 6"] * 3,                           # six numbers: no documented format
+    ["1,0,4096,4096,7"] * 3,                       # a CSV of five numbers that is neither
+    ["hello world this is text"] * 3,
+])
+def test_a_trace_in_no_documented_format_is_refused_listing_the_formats(lines: list[str]) -> None:
+    from arrayplan_engine.errors import InvalidInputError
+    from arrayplan_engine.trace import FORMATS, characterise
+
+    with pytest.raises(InvalidInputError, match="no documented trace format") as info:
+        characterise(lines)
+    text = str(info.value)
+    assert all(f in text for f in FORMATS) and "offset (B), size (B)" in text
+    assert lines[0] not in text  # the line itself is not echoed

@@ -13,7 +13,7 @@ and any Workload field next to ``preset``/``fio``/``trace`` overrides the derive
 multi-GB trace needs constant memory (the characterisation itself is bounded, see
 ``arrayplan_engine.trace``).
 
-Trace options: ``format`` (msr, systor, tencent, disksim, cloudphysics, blkparse, spc; omitted =
+Trace options: ``format`` (msr, systor, tencent, disksim, cloudphysics, blkparse, spc, linnos; omitted =
 detected from the first lines), ``time_unit`` (disksim: ms or ns), ``blkparse_action`` (D, Q or
 C), ``max_bad_lines`` (malformed lines tolerated, counted and reported). fio options: ``env``
 (values for ``${VAR}``).
@@ -211,7 +211,9 @@ def _load_trace(spec: Mapping[str, Any], base_dir: Path, allow_outside: bool) ->
     except InvalidInputError as exc:
         raise _rewrap(exc, "workload.trace", shown, withhold=not allow_outside) from None
     workload = result.to_workload(name=path.name.split(".")[0], source=f"{reader.format} trace {shown}")
-    warnings = [f"{shown}: {n}" for n in reader.summary()]
+    # the first warning says which format was read and how its columns were taken (docs/workloads.md)
+    warnings = [f"{shown}: {n}" for n in result.notes if n.startswith("trace read as ")]
+    warnings += [f"{shown}: {n}" for n in reader.summary()]
     if result.late_arrivals:
         warnings.append(f"{shown}: {result.late_arrivals} IOs out of time order beyond the window (in the rate only)")
     return workload, warnings
