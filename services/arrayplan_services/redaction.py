@@ -123,8 +123,29 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+class OneLineGrpcErrors(logging.Filter):
+    """gRPC logs each request it cannot decode ("Exception deserializing request!") with a 7-line
+    traceback: 3.2 MB of log for 6,000 malformed requests. Its records with a traceback become one
+    line naming the exception (the traceback is gRPC's own code, never ours)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith("grpc") and record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            first = (str(exc).splitlines() or [""])[0][:200]
+            try:
+                message = record.getMessage()
+            except Exception:  # noqa: BLE001
+                message = str(record.msg)
+            record.msg, record.args = f"{message} ({type(exc).__name__}: {first})", None
+            record.exc_info, record.exc_text, record.stack_info = None, None, None
+        return True
+
+
 def install_log_filter(secrets: Iterable[str] = ()) -> None:
-    """Redact every record of every handler on the root logger (call after ``basicConfig``)."""
-    f = RedactingFilter(secrets)
+    """Redact every record of every handler on the root logger, and make gRPC's per-request
+    tracebacks one line (call after ``basicConfig``)."""
+    one_line = OneLineGrpcErrors()
+    redacting = RedactingFilter(secrets)
     for handler in logging.getLogger().handlers:
-        handler.addFilter(f)
+        handler.addFilter(one_line)
+        handler.addFilter(redacting)

@@ -387,7 +387,9 @@ class HeavyCalls:
                     killed.append(worker.pid)
                 self.pool.give_back(worker)
 
-        def done(_f: object) -> None:
+        def done(f: asyncio.Future[T]) -> None:
+            if not f.cancelled():
+                f.exception()  # retrieved: a caller that left gets no answer, and no "never retrieved" traceback in the log
             self.admission.release(ticket, time.monotonic() - started)
             for pid in killed:  # said once the slot is free again
                 log.info("heavy call %s (caller %r): the caller left; worker process %d killed", what, caller, pid)
