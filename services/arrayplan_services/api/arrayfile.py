@@ -292,6 +292,9 @@ def _month(t: float | None) -> str:
     return dt.datetime.fromtimestamp(t, tz=dt.UTC).strftime("%Y-%m")
 
 
+MAX_EXPAND_GROUPS = 1_000_000  # beyond this an expansion is no answer: the option says so instead of a number
+
+
 def replan_options(array: ArrayFile, forecast: fc.ArrayForecast, catalog: Catalog) -> list[ReplanOption]:
     """Expand before full; replace groups before they wear out (the earliest date of the interval)."""
     out: list[ReplanOption] = []
@@ -303,11 +306,20 @@ def replan_options(array: ArrayFile, forecast: fc.ArrayForecast, catalog: Catalo
         per_drive = fill.usable_capacity_bytes / max(sum(len(g.serials) for g in spec.groups), 1) / layout.usable_fraction
         g = forecast.growth_per_year if forecast.growth_per_year > 0 else (fill.growth_per_year or 0.0)
         horizon_years = (array.replan.service_life_years if array.replan and array.replan.service_life_years else 5)
-        need = (fill.used_bytes or 0.0) * (1 + max(g, 0.0)) ** horizon_years / spec.full_fraction
+        try:  # any accepted growth, fill target and size: a growth of 1e308/year overflows the power, 5e-324 full divides to inf
+            need = (fill.used_bytes or 0.0) * (1 + max(g, 0.0)) ** horizon_years / spec.full_fraction
+        except OverflowError:
+            need = math.inf
         extra = max(need - fill.usable_capacity_bytes, 0.0)
         group_usable = per_drive * layout.data_drives
-        groups_needed = math.ceil(extra / group_usable) if group_usable > 0 else 0
+        ratio = extra / group_usable if group_usable > 0 else 0.0
         by = fill.full.earliest_s if fill.full.earliest_s is not None else fill.full.time_s
+        if not ratio <= MAX_EXPAND_GROUPS:  # inf and NaN too
+            out.append(ReplanOption(action="expand", by_time_s=by,
+                                    text=f"no expansion keeps up: {horizon_years} years at {max(g, 0.0):.3g}/year growth to "
+                                         f"{spec.full_fraction:.3g} full needs over {MAX_EXPAND_GROUPS:,} more {layout.name} groups; "
+                                         f"full {_month(fill.full.time_s)}: plan a new array"))
+        groups_needed = math.ceil(ratio) if ratio <= MAX_EXPAND_GROUPS else 0
         if groups_needed:
             out.append(ReplanOption(action="expand", by_time_s=by,
                                     text=f"{groups_needed * width} more drives ({groups_needed} {layout.name} groups) by {_month(by)} "

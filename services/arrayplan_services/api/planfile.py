@@ -38,6 +38,7 @@ class PlanFileError(Exception):
                                               for line, field, reason in problems])))
 
 
+_EXPONENT_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+", re.ASCII)
 _LONG_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.){41,}'" + r'|"(?:[^"\\\n]|\\.){41,}"')
 MAX_REASON_CHARS = 300
 
@@ -196,6 +197,8 @@ class _Builder:
             if field.type in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
                 if "_bytes" in name:
                     return float(parse_size_bytes(value))
+                if isinstance(value, str) and _EXPONENT_NUMBER.fullmatch(value.strip()):
+                    value = float(value)  # YAML 1.1 reads 1e-17 (no '.') as text; a person means the number
                 if isinstance(value, bool) or not isinstance(value, (int, float)):
                     raise ValueError(f"expected a number, got {value!r}")
                 return float(value)
