@@ -17,6 +17,9 @@ from typing import Any
 from arrayplan_engine.catalog import PROVENANCED_FIELDS, Catalog, CatalogFileError, Drive, builtin_catalog, load_catalog_files
 
 
+MAX_CATALOG_FILE_BYTES = 1 << 20  # a catalog file is one drive: a few KB
+
+
 def load_catalog_dir(folder: Path | str | None, base: Catalog | None = None) -> Catalog:
     """``base`` (default the built-in catalog) plus every ``*.toml`` in ``folder``, by file name.
     Files whose name starts with ``.`` are skipped (a ConfigMap mount's ``..data`` links)."""
@@ -26,12 +29,23 @@ def load_catalog_dir(folder: Path | str | None, base: Catalog | None = None) -> 
     root = Path(folder)
     if not root.is_dir():
         raise CatalogFileError(str(root), [(None, "", "is not a folder of catalog files (*.toml)")])
+    from arrayplan_engine.errors import InvalidInputError
+
+    from .api.workloads import open_regular
+
     files = []
     for path in sorted(p for p in root.glob("*.toml") if not p.name.startswith(".")):
-        try:
-            files.append((str(path), path.read_text(encoding="utf-8")))
+        try:  # a regular file (a FIFO or a device is refused before it is read), read with a limit
+            with open_regular(path, "catalog", str(path)) as f:
+                raw = f.read(MAX_CATALOG_FILE_BYTES + 1)
+            if len(raw) > MAX_CATALOG_FILE_BYTES:
+                raise CatalogFileError(str(path), [(None, "", f"is over {MAX_CATALOG_FILE_BYTES:,} bytes (one drive per file)")])
+            files.append((str(path), raw.decode("utf-8")))
+        except InvalidInputError as exc:
+            raise CatalogFileError(str(path), [(None, "", exc.violations[0].reason)]) from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise CatalogFileError(str(path), [(None, "", f"cannot read: {exc}")]) from None
+            why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise CatalogFileError(str(path), [(None, "", f"cannot read: {why}")]) from None
     catalog = load_catalog_files(files, base=base)
     # What the drive models will demand of each drive when a plan runs, checked now (api/convert.py):
     # a drive the planner cannot model stops the server at start, naming file, line and field.

@@ -161,3 +161,23 @@ def test_plan_file_fifo_refused_at_once(tmp_path: Path) -> None:
     out = _cli("plan", str(fifo), "--local", "--executor", "local", "--data-dir", str(tmp_path / "d"), timeout=60)
     done.set()
     assert out.returncode == 2 and "not a regular file" in out.stderr, out.stderr
+
+
+def test_catalog_files_fifo_device_and_huge_refused_at_once(tmp_path: Path) -> None:
+    from arrayplan_engine.catalog import CatalogFileError
+    from arrayplan_services.drive_catalog import MAX_CATALOG_FILE_BYTES, load_catalog_dir
+
+    os.mkfifo(tmp_path / "a.toml", 0o600)
+    started = time.monotonic()
+    with pytest.raises(CatalogFileError, match="not a regular file"):
+        load_catalog_dir(tmp_path)
+    (tmp_path / "a.toml").unlink()
+    (tmp_path / "b.toml").symlink_to("/dev/zero")
+    with pytest.raises(CatalogFileError, match="not a regular file"):
+        load_catalog_dir(tmp_path)
+    (tmp_path / "b.toml").unlink()
+    with open(tmp_path / "c.toml", "wb") as fh:
+        fh.truncate(MAX_CATALOG_FILE_BYTES + 10)
+    with pytest.raises(CatalogFileError, match="over 1,048,576 bytes"):
+        load_catalog_dir(tmp_path)
+    assert time.monotonic() - started < 10
