@@ -16,7 +16,6 @@ from typing import Any
 
 from arrayplan_engine.catalog import PROVENANCED_FIELDS, Catalog, CatalogFileError, Drive, builtin_catalog, load_catalog_files
 
-
 MAX_CATALOG_FILE_BYTES = 1 << 20  # a catalog file is one drive: a few KB
 
 

@@ -202,7 +202,6 @@ _FORECAST = pb.DESCRIPTOR.services_by_name["PlannerService"].methods_by_name.get
 @given(data=st.data())
 def test_forecast_accepted_means_answered(stub, data) -> None:  # type: ignore[no-untyped-def]
     from google.protobuf.message_factory import GetMessageClass
-
     from test_forecast_api import _request  # the array in examples/array-in-service, with its telemetry
 
     del GetMessageClass

@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from pgserver import PostgresServer, fresh_database, postgres  # noqa: F401 - fixtures
 
 from arrayplan_services.store import STORE_FILE, RunStore, StoreConnectError, open_store
 from conftest import ROOT
-from pgserver import PostgresServer, fresh_database, postgres  # noqa: F401 - fixtures
 
 FIXTURES = ROOT / "tests" / "data" / "stores"
 RELEASED = (1, 2, 3)

@@ -23,7 +23,7 @@ from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine.units import parse_duration_ns, parse_duration_s, parse_size_bytes
 
 from ..redaction import cap_lines
-from .safe_yaml import MAX_YAML_BYTES, YamlDocument, YamlError, load_document
+from .safe_yaml import MAX_YAML_BYTES, YamlDocument, YamlError, _dotted, load_document  # one field-path spelling (<key>)
 
 
 class PlanFileError(Exception):
@@ -93,9 +93,6 @@ def load_yaml(text: str, path: str) -> _Doc:
     if doc is None:
         raise PlanFileError(path, [(1, "", "the file is empty; a plan needs at least workload and constraints")])
     return doc
-
-
-from .safe_yaml import _dotted  # noqa: E402 - one field-path spelling (unfit keys shown as <key>)
 
 
 _SHORT_ENUM_PREFIX = {"Objective": "OBJECTIVE_", "DriveKind": "DRIVE_KIND_"}

@@ -123,12 +123,11 @@ def _add_connection(p: argparse.ArgumentParser) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     from arrayplan_engine.catalog import builtin_catalog
 
+    from ..redaction import install_log_filter, url_password
     from ..server.app import TlsConfig, build_server, serve_forever
     from ..server.auth import Authenticator, TokenFileError
     from ..server.leases import MAX_LEASE_S, MIN_LEASE_S
     from ..store import StoreConnectError, StoreDamagedError, StoreUrlError, check_data_dir
-
-    from ..redaction import install_log_filter, url_password
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     install_log_filter([url_password(args.store_url or "")])  # no log line carries the store's password

@@ -30,6 +30,7 @@ from typing import Any
 
 import matplotlib
 import numpy as np
+from markupsafe import Markup
 from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
 
@@ -40,8 +41,6 @@ from .figures import COLORS
 from .figures import STYLE as _STYLE
 from .figures import render as _render
 from .jinja import ENV
-from markupsafe import Markup
-
 from .markdown import table as markdown_table
 
 HTML_NAME = "forecast.html"

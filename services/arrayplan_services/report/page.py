@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+from markupsafe import Markup
 
 from arrayplan.v1 import planner_pb2 as pb
 
@@ -17,8 +18,6 @@ from . import DEFAULT_SIMULATION_TIMEOUT_S, EMBEDDED_MARKDOWN_NAME, HTML_NAME, M
 from . import markdown as md
 from .columns import Column, columns, layout_name, ms, pct, row, usd
 from .frame import CdfSet, Frame, frame_of, hdd_sentence, meta, question, simulate_cdfs, title, verdict
-from markupsafe import Markup
-
 from .jinja import ENV as _ENV
 
 # Simulated time is the plan's own (the CDF is the run its figures come from); this switch only

@@ -165,7 +165,8 @@ class PostgresRunStore(SqlRunStore):
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             # The version is judged before any statement runs: a newer or unreadable one is one line, exit 2.
             has_meta = conn.execute("SELECT to_regclass('meta') IS NOT NULL AS present").fetchone()
-            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() if has_meta["present"] else None
+            present = bool(has_meta and has_meta["present"])
+            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() if present else None
             if row is not None:
                 text = str(row["value"])[:40]
                 try:

@@ -313,7 +313,6 @@ def restore_store(backup: Path, data_dir: Path, *, force: bool = False) -> tuple
     holds and where the files it replaced were moved (nothing is deleted). The server must be
     stopped. The backup must pass ``integrity_check``; a store in place that passes quick_check is
     replaced only with ``force`` (it may hold plans newer than the backup)."""
-    import os
 
     backup, data_dir = Path(backup), Path(data_dir)
     if not backup.is_file():
