@@ -74,6 +74,7 @@ def test_store_faults_are_unavailable() -> None:
 def test_token_file(tmp_path: Path) -> None:
     f = tmp_path / "tokens"
     f.write_text("# comment\nalice aaaaaaaaaaaaaaaaaaaa\nops bbbbbbbbbbbbbbbbbbbb admin\n")
+    f.chmod(0o600)  # a token file others can read is refused (test_secrets_and_inputs.py)
     auth = Authenticator(f)
     assert auth.caller([("authorization", "Bearer aaaaaaaaaaaaaaaaaaaa")]).name == "alice"
     assert auth.caller([("authorization", "bearer bbbbbbbbbbbbbbbbbbbb")]).admin

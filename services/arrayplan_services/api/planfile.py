@@ -39,13 +39,13 @@ class PlanFileError(Exception):
 
 
 _EXPONENT_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+", re.ASCII)
-_LONG_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.){41,}'" + r'|"(?:[^"\\\n]|\\.){41,}"')
+_LONG_QUOTED = re.compile(r"(?<=got )(?:'(?:[^'\\\n]|\\.){41,}'|\"(?:[^\"\\\n]|\\.){41,}\")")
 MAX_REASON_CHARS = 300
 
 
 def _bounded(reason: str) -> str:
-    """A reason fit to print: quoted text over 40 characters (a line of the file, most likely)
-    withheld, and at most MAX_REASON_CHARS characters."""
+    """A reason fit to print: a value quoted after "got" that is over 40 characters (a line of the
+    file, most likely) withheld, and at most MAX_REASON_CHARS characters."""
     reason = _LONG_QUOTED.sub("<text not shown>", reason)
     return reason if len(reason) <= MAX_REASON_CHARS else reason[:MAX_REASON_CHARS] + "..."
 
