@@ -54,6 +54,11 @@ def test_a_run_moves_to_one_terminal_state_and_keeps_it(store: PlanStore) -> Non
     row = store.get("run-a")
     assert row is not None and (row.state, row.attempts, row.trace_id) == ("RUNNING", 1, "ab" * 16)
     assert row.progress_json == '{"candidates_evaluated": 3}'
+    # a graceful hand-over takes back the start's attempt (never below 0): only crashes count
+    store.forgive_attempt("run-a")
+    store.forgive_attempt("run-a")
+    assert store.get("run-a").attempts == 0  # type: ignore[union-attr]
+    store.set_state("run-a", "RUNNING", attempts_increment=True)
     assert [r.id for r in store.interrupted()] == ["run-a"]
     assert store.finish("run-a", "SUCCEEDED", result_json='{"ok": true}', progress={"candidates_evaluated": 9})
     assert not store.finish("run-a", "CANCELLED", error_message="late", error_reason="CANCELLED")
