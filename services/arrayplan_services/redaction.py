@@ -52,20 +52,40 @@ def url_password(url: str) -> str:
     """The password a URL carries (userinfo or ``password=`` parameter), found without parsing
     the URL, so also in one ``urllib`` refuses; "" if none."""
     found = ""
-    m = _URL_USERINFO.search(url)
-    if m:
-        found = m.group("userinfo").partition(":")[2]
+    scheme, sep, rest = url.partition("://")
+    if sep and "@" in rest:
+        # everything between the user's ':' and the last '@' (a password may hold '@', '/', spaces:
+        # taking too much only masks more)
+        found = rest.rsplit("@", 1)[0].partition(":")[2]
     for kv in _KEY_VALUE.finditer(url):
         if kv.group("key").lower() in ("password", "sslpassword", "passwd", "pwd"):
             found = kv.group("value").strip("'\"")
     return found
 
 
+def url_secrets(url: str) -> tuple[str, ...]:
+    """The password of ``url`` as written and percent-decoded (a driver may print either)."""
+    import urllib.parse
+
+    pw = url_password(url)
+    return (pw, urllib.parse.unquote(pw)) if pw else ()
+
+
+_REGISTERED: set[str] = set()
+
+
+def register_secrets(secrets: Iterable[str]) -> None:
+    """Secrets this process knows (the store URL's password, the CLI's token): every later
+    ``redact_text`` masks them too, whoever calls it. Strings under 6 characters are not
+    registered (masking every "ab" would garble messages; such a password is masked by pattern)."""
+    _REGISTERED.update(s for s in secrets if s and len(s) >= 6)
+
+
 def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with every URL password, ``password=``/``token=`` value, bearer token and each of
-    ``secrets`` replaced by ``***``."""
+    """``text`` with every URL password, ``password=``/``token=`` value, bearer token, each of
+    ``secrets`` and each registered secret replaced by ``***``."""
     out = str(text)
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+    for secret in sorted({s for s in secrets if s} | _REGISTERED, key=len, reverse=True):
         out = out.replace(secret, MASK)
     out = _URL_USERINFO.sub(_mask_userinfo, out)
     out = _KEY_VALUE.sub(lambda m: f"{m.group('key')}{m.group('sep')}{MASK}", out)
@@ -75,7 +95,7 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
 
 def redact_url(url: str) -> str:
     """A URL for messages: its password dropped (``postgresql://arrayplan@db/plans``)."""
-    return redact_text(url, (url_password(url),))
+    return redact_text(url, url_secrets(url))
 
 
 def cap_lines(lines: list[str], limit: int = MAX_ERROR_LINES) -> list[str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from arrayplan_services.redaction import MAX_ERROR_LINES, redact_text, redact_url, url_password
+from arrayplan_services.redaction import MAX_ERROR_LINES, redact_text, redact_url, url_password, url_secrets
 from arrayplan_services.server.auth import TokenFileError, parse_token_file
 from conftest import ALICE, BOB, ROOT
 
@@ -30,6 +30,8 @@ HOSTILE_URLS = [
     f"postgresql:///plans?host=/tmp&password={PW}",
     f"postgresql://:{PW}@db",
     f"postgresql://a%40b:{PW}@db/x",
+    f"postgresql://arrayplan:{PW} with space@db/x",
+    f"postgresql://arrayplan:{PW}@with@at@db/x",
 ]
 
 
@@ -42,8 +44,12 @@ def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) ->
 def test_redaction_masks_passwords_urllib_cannot_parse(url: str) -> None:
     assert url_password(url).startswith(PW[:6]), url
     assert PW not in redact_url(url)
-    # in running text too (a driver's message quoting the URL), and with nothing told to it
-    assert PW not in redact_text(f'invalid connection option: "{url}" (missing "]")')
+    # in running text too (a driver's message quoting the URL), with the URL's secrets as the code
+    # passes them, and with nothing told to it when the URL has no white space
+    message = f'invalid connection option: "{url}" (missing "]")'
+    assert PW not in redact_text(message, url_secrets(url))
+    if " " not in url:
+        assert PW not in redact_text(message)
     assert "postgres" in redact_url(url)
 
 

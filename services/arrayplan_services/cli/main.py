@@ -46,11 +46,10 @@ _PLUGINS = ("arrayplan_services.cli.ssd_commands", "arrayplan_services.cli.fit_c
 def _err(msg: str) -> None:
     """Every CLI error goes out here: through the one redaction path (URL passwords, tokens) and
     capped at MAX_ERROR_LINES lines ("... and N more")."""
-    from ..redaction import cap_text, redact_text
+    from ..redaction import cap_text, redact_text, register_secrets, url_secrets
 
-    token = os.environ.get("ARRAYPLAN_TOKEN", "")
-    secrets = [token] if len(token) >= 8 else []
-    print(f"arrayplan: {cap_text(redact_text(msg, secrets))}", file=sys.stderr)
+    register_secrets([os.environ.get("ARRAYPLAN_TOKEN", ""), *url_secrets(os.environ.get("ARRAYPLAN_STORE_URL", ""))])
+    print(f"arrayplan: {cap_text(redact_text(msg))}", file=sys.stderr)
 
 
 def grpc_error_exit(exc: object) -> int:
@@ -123,14 +122,15 @@ def _add_connection(p: argparse.ArgumentParser) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     from arrayplan_engine.catalog import builtin_catalog
 
-    from ..redaction import install_log_filter, url_password
+    from ..redaction import install_log_filter, register_secrets, url_secrets
     from ..server.app import TlsConfig, build_server, serve_forever
     from ..server.auth import Authenticator, TokenFileError
     from ..server.leases import MAX_LEASE_S, MIN_LEASE_S
     from ..store import StoreConnectError, StoreDamagedError, StoreUrlError, check_data_dir
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    install_log_filter([url_password(args.store_url or "")])  # no log line carries the store's password
+    register_secrets(url_secrets(args.store_url or ""))  # no message or log line carries the store's password
+    install_log_filter()
     if args.max_running_plans < 1 or args.max_queued_plans < 0:
         _err("--max-running-plans must be >= 1 and --max-queued-plans >= 0")
         return EXIT_BAD_INPUT

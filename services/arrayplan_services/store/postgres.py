@@ -26,7 +26,7 @@ from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 
-from ..redaction import redact_text, redact_url, url_password
+from ..redaction import redact_text, redact_url, url_secrets
 from .base import StoreConnectError, StoreUrlError
 from .sql import DAMAGED, LIVE, RunRow, SqlRunStore, guarded, row_of
 
@@ -94,7 +94,7 @@ def redact(url: str) -> str:
 def _one_line(exc: BaseException, url: str) -> str:
     """The first meaningful line of a driver error, never holding the password."""
     text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip()) or type(exc).__name__
-    return redact_text(text, (url_password(url),))[:300]  # redacted before it is cut: a cut password is not found
+    return redact_text(text, url_secrets(url))[:300]  # redacted before it is cut: a cut password is not found
 
 
 def check_url(url: str) -> str:
