@@ -146,6 +146,16 @@ def test_plan_file_link_out_of_its_folder_refused(tmp_path: Path) -> None:
     assert len(out.stderr.strip().splitlines()) <= MAX_ERROR_LINES + 2, out.stderr
 
 
+def test_plan_file_under_a_directory_link_out_of_the_checkout_refused(tmp_path: Path) -> None:
+    shadow = _shadow_like(tmp_path)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "cfg").symlink_to(shadow.parent)  # a committed link to a directory elsewhere
+    out = subprocess.run([sys.executable, "-m", "arrayplan_services.cli.main", "plan", "cfg/shadow", "--local", "--executor", "local",
+                          "--data-dir", str(tmp_path / "d")], capture_output=True, text=True, timeout=120, cwd=repo)
+    assert out.returncode == 2 and "outside its folder" in out.stderr and "HASH" not in out.stderr, out.stderr
+
+
 def test_plan_file_errors_capped_and_long_keys_not_echoed(tmp_path: Path) -> None:
     plan = tmp_path / "plan.yaml"
     long_key = "k" * 500_000

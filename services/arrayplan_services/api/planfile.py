@@ -377,11 +377,19 @@ def confine_to_named_folder(path: Path, what: str, allow_outside: bool) -> None:
     """Refuse a file that resolves outside the folder it is named in (a symlink a pull request
     commits, ``plan.yaml -> /etc/shadow``) unless ``allow_outside`` (``--allow-outside-paths``:
     the file is trusted)."""
+    import os
+
     if allow_outside:
         return
     try:
         folder = path.parent.resolve()
         real = path.resolve()
+        # A relative name that stays under the working directory as written must stay under it
+        # resolved too: a committed directory link (cfg -> /etc, then cfg/shadow) escapes as well.
+        cwd = Path.cwd()
+        lexical = Path(os.path.normpath(cwd / path))
+        if not path.is_absolute() and lexical.is_relative_to(cwd):
+            folder = cwd.resolve() if not folder.is_relative_to(cwd.resolve()) else folder
     except (OSError, RuntimeError):  # a symlink loop: open() says why
         return
     if real != folder and not real.is_relative_to(folder):
