@@ -46,7 +46,7 @@ def _field_value(name: str) -> st.SearchStrategy[tuple[str, float]]:
 
 WORKLOAD_FIELDS = st.lists(st.sampled_from(SHARES + RATES), min_size=1, max_size=6, unique=True).flatmap(
     lambda names: st.tuples(*(_field_value(n) for n in names)).map(dict))
-EXAMPLES = {"planfile": 300, "CreatePlan": 40, "SimulateArray": 40, "RunConsistencyTest": 25, "ForecastArray": 40}
+EXAMPLES = {"planfile": 200, "CreatePlan": 30, "SimulateArray": 30, "RunConsistencyTest": 15, "ForecastArray": 30}
 SETTINGS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 
 

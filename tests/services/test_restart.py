@@ -34,7 +34,8 @@ def _wait_running(stub, name: str) -> None:  # type: ignore[no-untyped-def]
             pytest.fail("the long plan finished before the server could be stopped mid-plan")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["killed", "terminated"])
+# A SIGTERM mid-plan is test_rolling_updates_never_fail_a_plan (twice, then the plan finishes).
+@pytest.mark.parametrize("sig", [signal.SIGKILL], ids=["killed"])
 def test_restart_mid_plan(tmp_path, sig: int) -> None:  # type: ignore[no-untyped-def]
     data = tmp_path / "data"
     first = start_server(data)

@@ -55,14 +55,13 @@ def test_redaction_masks_passwords_urllib_cannot_parse(url: str) -> None:
 
 def test_store_url_password_never_printed_by_serve(tmp_path: Path) -> None:
     """serve --store-url and $ARRAYPLAN_STORE_URL with unparsable URLs: exit 2, one line, no password."""
-    for url in HOSTILE_URLS[:3]:
-        for via_env in (False, True):
-            args = ["serve", "--data-dir", str(tmp_path / "d"), "--port", "0", "--executor", "local"]
-            out = _cli(*args, *([] if via_env else ["--store-url", url]), env={"ARRAYPLAN_STORE_URL": url} if via_env else None)
-            text = out.stdout + out.stderr
-            assert out.returncode == 2, text
-            assert PW not in text, text
-            assert "Traceback" not in text and len(out.stderr.strip().splitlines()) == 1, text
+    for url, via_env in ((HOSTILE_URLS[0], False), (HOSTILE_URLS[0], True), (HOSTILE_URLS[-2], False)):
+        args = ["serve", "--data-dir", str(tmp_path / "d"), "--port", "0", "--executor", "local"]
+        out = _cli(*args, *([] if via_env else ["--store-url", url]), env={"ARRAYPLAN_STORE_URL": url} if via_env else None)
+        text = out.stdout + out.stderr
+        assert out.returncode == 2, text
+        assert PW not in text, text
+        assert "Traceback" not in text and len(out.stderr.strip().splitlines()) == 1, text
 
 
 def test_token_under_two_names_refused_naming_both_lines(tmp_path: Path) -> None:

@@ -66,7 +66,7 @@ def test_first_release_store_lists_through_the_cli(tmp_path: Path) -> None:
     assert "old-succeeded" in out.stdout and "old-failed" in out.stdout
 
 
-@pytest.mark.parametrize("value", ["99", "two", "-1"])
+@pytest.mark.parametrize("value", ["99", "two"])
 def test_newer_or_unreadable_version_is_one_line_exit_2_everywhere(tmp_path: Path, value: str) -> None:
     path = _copy(3, tmp_path / "d")
     db = sqlite3.connect(path)
@@ -83,6 +83,20 @@ def test_newer_or_unreadable_version_is_one_line_exit_2_everywhere(tmp_path: Pat
         assert out.returncode == 2 and len(lines) == 1, (args, out.stderr)
         assert "schema version" in lines[0] and "Traceback" not in out.stderr, lines[0]
     assert path.read_bytes() == before  # nothing was written to a store this release does not know
+
+
+def test_every_unknown_version_is_refused_before_a_write(tmp_path: Path) -> None:
+    from arrayplan_services.store import StoreDamagedError
+
+    for i, value in enumerate(("-1", "0", "3.5", "", "9" * 400)):
+        path = _copy(3, tmp_path / f"d{i}")
+        db = sqlite3.connect(path)
+        db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (value,))
+        db.commit()
+        db.close()
+        with pytest.raises(StoreDamagedError, match="schema version") as info:
+            RunStore(path)
+        assert len(str(info.value)) < 600 and "\n" not in str(info.value)
 
 
 @pytest.mark.parametrize("value", ["99", "two"])
