@@ -40,6 +40,14 @@ proto: setup ## Regenerate the protobuf/gRPC stubs from proto/ (setup does it wh
 test: test-setup ## Run the whole test suite against real components (Ray, gRPC, SQLite, OpenTelemetry) on 2 xdist workers (PYTEST_ARGS=...)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+.PHONY: test-fast
+test-fast: setup ## The suite without the @slow tests (real servers, long simulations): the inner loop; `make test` stays the whole suite
+	$(PY) -m pytest $(PYTEST_ARGS) -m "not slow"
+
+.PHONY: lock
+lock: setup ## Resolve requirements.txt into requirements.lock (every transitive version and hash; setup installs the lock)
+	bash scripts/lock.sh
+
 .PHONY: lint
 lint: setup ## buf lint of the API, ruff, the layers (import-linter, .importlinter) and the types (mypy, mypy.ini)
 	cd proto && ../$(VENV)/bin/buf lint

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent project set-up: everything the project needs, installed into the project.
-#   .venv/        Python virtual environment (pinned requirements + both packages, editable)
+#   .venv/        Python virtual environment (requirements.lock, hashes checked + both packages, editable)
 #   services/arrayplan/v1/   protobuf + gRPC stubs generated from proto/
 #   bin/grpcurl   built with `go install` (cached in ${ARRAYPLAN_TOOL_CACHE:-~/.cache/arrayplan/bin})
 #   numba kernels compiled into $NUMBA_CACHE_DIR (default ~/.cache/arrayplan/numba)
@@ -13,6 +13,8 @@ PY=${PYTHON:-python3}
 CACHE=${ARRAYPLAN_TOOL_CACHE:-$HOME/.cache/arrayplan/bin}
 GRPCURL_VERSION=v1.9.3
 GHZ_VERSION=v0.93.0
+# pip itself, before it installs requirements.lock (the lock pins everything else, setuptools included).
+PIP_VERSION=26.3
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
@@ -20,11 +22,11 @@ if [ ! -x .venv/bin/python ]; then
   log "creating .venv"
   "$PY" -m venv .venv
 fi
-req_hash=$(cat requirements.txt engine/pyproject.toml services/pyproject.toml | sha256sum | cut -c1-16)
+req_hash=$(cat requirements.txt requirements.lock engine/pyproject.toml services/pyproject.toml | sha256sum | cut -c1-16)
 if [ "$(cat .venv/.req-stamp 2>/dev/null)" != "$req_hash" ]; then
   log "installing Python dependencies (first time ~3 min)"
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -r requirements.txt
+  .venv/bin/python -m pip install -q "pip==$PIP_VERSION"
+  .venv/bin/python -m pip install -q --require-hashes -r requirements.lock
   echo "$req_hash" > .venv/.req-stamp
 fi
 
@@ -43,7 +45,7 @@ fi
 # Editable installs after the stubs exist, so the `arrayplan` stub package is mapped too.
 if [ "$(cat .venv/.pkg-stamp 2>/dev/null)" != "$req_hash" ]; then
   log "installing the engine and services packages (editable)"
-  .venv/bin/python -m pip install -q --no-deps -e engine -e services
+  .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e engine -e services
   echo "$req_hash" > .venv/.pkg-stamp
 fi
 
