@@ -35,11 +35,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .array import ArrayResult, _kind_index, latency_bucket_edges_s
 from .cluster import ClusterTopology, Scheme, SchemeKind
 from .errors import InvalidInputError, Violation, check_range
 
 __all__ = [
     "ClusterWorkload",
+    "drive_latency_samples",
+    "shard_iops_per_drive",
     "NicLoad",
     "mg1_mean_wait_s",
     "nic_load",
@@ -115,6 +118,39 @@ def nic_load(topology: ClusterTopology, scheme: Scheme, workload: ClusterWorkloa
     max_iops = topology.server_count * bw / worst if worst > 0 else math.inf
     return NicLoad(tx_bytes_per_s=tx, rx_bytes_per_s=rx, tx_utilization=tx / bw, rx_utilization=rx / bw,
                    max_iops=max_iops, binding="NIC TX" if tx_op >= rx_op else "NIC RX")
+
+
+def shard_iops_per_drive(topology: ClusterTopology, scheme: Scheme, workload: ClusterWorkload) -> tuple[float, float]:
+    """(reads, writes) per second one drive serves for ``workload``: client operations times the
+    shard IOs each makes (1 or k reads; R or k + m writes), spread evenly over the drives."""
+    v = topology.validate() + scheme.validate("pool.scheme") + workload.validate()
+    if v:
+        raise InvalidInputError(v)
+    reads_per_op = 1 if scheme.kind is SchemeKind.REPLICATED else _reads_needed(scheme, workload)
+    per_drive = workload.iops / topology.drive_count
+    return (per_drive * workload.read_fraction * reads_per_op, per_drive * (1 - workload.read_fraction) * scheme.width)
+
+
+def drive_latency_samples(result: ArrayResult, *, kind: str, samples: int, rng: np.random.Generator) -> np.ndarray:
+    """``samples`` latencies (s) drawn from a single-box simulation's histogram of ``kind``
+    ('read' / 'write' / 'all'): a bucket by its count, then uniformly within it (buckets are at
+    most 1/128 of their value wide). This is how a cluster composes the array kernel's per-drive
+    behaviour (queueing, cleaning, caches) with the network, without changing the kernel: simulate
+    one drive at its share of the shard IOs, then feed these samples to
+    ``operation_latency_samples``."""
+    v: list[Violation] = []
+    check_range(v, "samples", samples, 1, 10_000_000, integer=True)
+    if v:
+        raise InvalidInputError(v)
+    hist = np.asarray(result.latency_histograms[_kind_index(kind)], dtype=float)
+    total = hist.sum()
+    if total <= 0:
+        raise InvalidInputError.one("result", f"the simulation completed no {kind} IOs to sample from")
+    edges = latency_bucket_edges_s()
+    idx = rng.choice(hist.size, size=samples, p=hist / total)
+    lo, hi = edges[idx], edges[idx + 1]
+    out: np.ndarray = lo + (hi - lo) * rng.random(samples)
+    return out
 
 
 def mg1_mean_wait_s(*, utilization: float, mean_service_s: float, second_moment_s2: float) -> float:

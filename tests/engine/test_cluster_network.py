@@ -111,3 +111,35 @@ def test_a_fail_slow_host_sets_the_tail_of_every_stripe_it_touches() -> None:
     thr = float(np.quantile(out["ec", 0], 0.999))
     share = float(np.mean(out["ec", 1] > thr))
     assert share == pytest.approx(0.5 * math.exp(-thr / 20e-3), abs=0.02)
+
+
+def test_composes_the_single_box_kernel_with_the_network() -> None:
+    # The array kernel simulates one 20 TB HDD at its share of the shard IOs of a 16 x 12 cluster
+    # (EC 8+3, 1 MiB objects, 70 % reads, 1,000 ops/s: 27 shard reads + 17 shard writes per drive
+    # per second); its latency histogram feeds the cluster model. A read waits for the slowest of
+    # 8 shards: its q-quantile is at least the drive's q^(1/8)-quantile (max of 8 independent
+    # draws) and at most that plus the network path (3 hops of 50 us, a 1 MiB reply at 25 GbE =
+    # 0.34 ms, a 128 KiB shard = 0.04 ms, NIC waits at < 5 % load).
+    from arrayplan_engine import array as arr
+    from arrayplan_engine import simulation
+    from arrayplan_engine.catalog import builtin_catalog
+    from arrayplan_engine.layout import make_layout
+    from arrayplan_engine.workload import Workload
+
+    scheme = c.Scheme.ec(8, 3)
+    w = cn.ClusterWorkload(iops=1000.0, read_fraction=0.7, io_bytes=1 * MiB)
+    reads, writes = cn.shard_iops_per_drive(TOPO, scheme, w)
+    assert (reads, writes) == pytest.approx((1000 / 192 * 0.7 * 8, 1000 / 192 * 0.3 * 11))
+    wl = Workload(read_fraction=reads / (reads + writes), io_size_mix=((MiB // 8, 1.0),), queue_depth=32,
+                  target_iops=reads + writes)
+    drive = builtin_catalog().get("wd-ultrastar-hc560-20tb")
+    result = arr.simulate(simulation.array_spec(drive, make_layout("raid0", 1), 1, wl, fill_fraction=0.7,
+                                                duration_s=30.0, seed=5))
+    rng = np.random.default_rng(11)
+    dr = cn.drive_latency_samples(result, kind="read", samples=100_000, rng=rng)
+    dw = cn.drive_latency_samples(result, kind="write", samples=100_000, rng=rng)
+    assert np.quantile(dr, 0.5) == pytest.approx(result.latency_percentile_s(0.5, "read"), rel=0.05)
+    lat = cn.operation_latency_samples(TOPO, scheme, w, drive_read_s=dr, drive_write_s=dw, samples=100_000, rng=rng)
+    for q in (0.5, 0.9):
+        floor = float(np.quantile(dr, q ** (1 / 8)))
+        assert floor * 0.97 <= float(np.quantile(lat, q)) <= floor + 2e-3
