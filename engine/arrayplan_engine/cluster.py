@@ -51,7 +51,9 @@ __all__ = [
     "ServerSpec",
     "ceph_ec_pool",
     "ceph_replicated_pool",
+    "ClusterCost",
     "cluster_capacity",
+    "cluster_cost",
     "minio_default_parity",
     "minio_erasure_sets",
     "minio_pool",
@@ -465,3 +467,34 @@ def cluster_capacity(placement: Placement, drive_capacity_bytes: float, *, ratio
     usable = raw * scheme.efficiency * (1.0 - metadata_overhead_fraction) * fill
     return ClusterCapacity(raw_bytes=raw, efficiency=scheme.efficiency, metadata_overhead_fraction=metadata_overhead_fraction,
                            fill_ceiling_fraction=fill, usable_bytes=usable, binding=binding, assumptions=tuple(assumptions))
+
+
+# -- cost and power: a bay is never free --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClusterCost:
+    capex_usd: float
+    power_w: float
+    server_capex_usd: float  # servers (their bays, CPUs, NICs) without drives
+    drive_capex_usd: float
+    empty_bays: int  # bays bought and not filled
+
+    def usd_per_usable_byte(self, capacity: ClusterCapacity) -> float:
+        return self.capex_usd / capacity.usable_bytes if capacity.usable_bytes > 0 else math.inf
+
+
+def cluster_cost(topology: ClusterTopology, *, drive_price_usd: float, drive_power_w: float) -> ClusterCost:
+    """Purchase cost and power of the servers with their drives: ``servers x (server cost +
+    drives_per_server x drive price)``; every bay is paid for with its server, filled or not."""
+    v = topology.validate()
+    check_range(v, "drive_price_usd", drive_price_usd, 0, 1e7, unit="USD")
+    check_range(v, "drive_power_w", drive_power_w, 0, 1e4, unit="W")
+    if v:
+        raise InvalidInputError(v)
+    s = topology.server
+    servers = topology.server_count * s.cost_usd
+    drives = topology.drive_count * drive_price_usd
+    return ClusterCost(capex_usd=servers + drives, power_w=topology.server_count * s.power_w + topology.drive_count * drive_power_w,
+                       server_capex_usd=servers, drive_capex_usd=drives,
+                       empty_bays=topology.server_count * (s.bay_count - topology.drives_per_server))

@@ -156,3 +156,17 @@ def test_capacity_ratios_are_checked() -> None:
     with pytest.raises(InvalidInputError) as e:
         c.cluster_capacity(p, 20 * TB, ratios=c.CephRatios(nearfull_ratio=0.95, backfillfull_ratio=0.9))
     assert e.value.violations[0].field == "ratios.backfillfull_ratio"
+
+
+def test_cost_charges_every_bay_with_its_server() -> None:
+    t = c.ClusterTopology(server_count=8, drives_per_server=10,
+                          server=c.ServerSpec(bay_count=12, cost_usd=9000.0, power_w=250.0))
+    cost = c.cluster_cost(t, drive_price_usd=400.0, drive_power_w=8.0)
+    assert cost.capex_usd == pytest.approx(8 * 9000 + 80 * 400)
+    assert cost.power_w == pytest.approx(8 * 250 + 80 * 8)
+    assert cost.empty_bays == 16
+    cap = c.cluster_capacity(c.place(t, c.ceph_ec_pool(4, 2)), 20 * TB)
+    assert cost.usd_per_usable_byte(cap) == pytest.approx(cost.capex_usd / cap.usable_bytes)
+    with pytest.raises(InvalidInputError) as e:
+        c.cluster_cost(t, drive_price_usd=-1.0, drive_power_w=8.0)
+    assert e.value.violations[0].field == "drive_price_usd"
