@@ -335,16 +335,20 @@ def cluster_loss_probability(placement: Placement, failures: FailureModel, *, dr
                              drive_down_s=drive_down_s, host_down_s=host_down_s)
 
 
-def unavailability_fraction(placement: Placement, failures: FailureModel, *, stripe_set_count: int | None = None) -> float:
-    """Share of time some stripe has more than m shards out (transient host and rack outages; first
-    order). Host outages: ``C(H, t+1) y^(t+1) (1 - (1 - q)^S)`` with ``y`` = outages/year x outage
-    duration / year and ``t + 1 = floor(m / c) + 1`` hosts out. Rack outages: each rack out for
-    ``z`` of the time; a stripe is out when more than m of its shards sit in that rack."""
+def unavailability_fraction(placement: Placement, failures: FailureModel, *, stripe_set_count: int | None = None,
+                            for_writes: bool = False) -> float:
+    """Share of time some stripe has more than t shards out (transient host and rack outages; first
+    order): t = m for reads (k shards readable), t = width - min_size for writes (Ceph blocks a
+    PG's IO below min_size). Host outages: ``C(H, u) y^u (1 - (1 - q)^S)`` with ``y`` = outages/year
+    x outage duration / year and ``u = floor(t / c) + 1`` hosts out. Rack outages: each rack out
+    for ``z`` of the time; a stripe is out when more than t of its shards sit in that rack."""
     v = failures.validate()
     if v:
         raise InvalidInputError(v)
     sets = default_stripe_set_count(placement) if stripe_set_count is None else stripe_set_count
     h_count, g, c, _d, m = _geometry(placement)
+    if for_writes:
+        m = placement.pool.scheme.width - placement.pool.scheme.min_size
     y = failures.host_outages_per_year * failures.host_outage_s / YEAR_S
     out = 0.0
     hosts = m // c + 1

@@ -212,3 +212,14 @@ def test_sixteen_by_twelve_service_life_loss() -> None:
     # host-involving patterns dominate 3x replication here (correlated failures matter)
     rep = out["ceph replicated size=3"].by_pattern
     assert sum(rate for h, _b, rate in rep if h > 0) > 10 * sum(rate for h, _b, rate in rep if h == 0)
+
+
+def test_host_outages_block_writes_below_min_size_before_reads() -> None:
+    # Replicated size 3, min_size 2, on exactly 3 hosts (one PG set): reads stop when all 3 hosts
+    # are out together (y^3), writes when any 2 are (C(3,2) y^2), y = share of time a host is out.
+    topo = c.ClusterTopology(server_count=3, drives_per_server=4)
+    pl = c.place(topo, c.ceph_replicated_pool(3))
+    fm = cd.FailureModel(drive_annual_failure_rate=0.0, host_outages_per_year=4.0, host_outage_s=3600.0)
+    y = 4 * 3600 / (365 * 86400)
+    assert cd.unavailability_fraction(pl, fm, stripe_set_count=1) == pytest.approx(y**3, rel=1e-9)
+    assert cd.unavailability_fraction(pl, fm, stripe_set_count=1, for_writes=True) == pytest.approx(3 * y**2, rel=1e-9)
