@@ -157,6 +157,9 @@ class RecoveryLimits:
     recovery_fraction: float = 0.5
     detection_delay_s: float = CEPH_DOWN_OUT_INTERVAL_S
     replacement_delay_s: float = 24 * 3600.0
+    # a hard cap on one drive's recovery traffic (reads + writes), e.g. what osd_max_backfills and
+    # osd_recovery_max_active let through for the pool's object size; inf: none
+    max_recovery_bytes_per_s_per_drive: float = math.inf
 
     def validate(self, prefix: str = "recovery") -> list[Violation]:
         v: list[Violation] = []
@@ -164,6 +167,9 @@ class RecoveryLimits:
         check_range(v, f"{prefix}.recovery_fraction", self.recovery_fraction, 0, 1, lo_open=True)
         check_range(v, f"{prefix}.detection_delay_s", self.detection_delay_s, 0, 1e7, unit="s")
         check_range(v, f"{prefix}.replacement_delay_s", self.replacement_delay_s, 0, 1e8, unit="s")
+        if self.max_recovery_bytes_per_s_per_drive != math.inf:
+            check_range(v, f"{prefix}.max_recovery_bytes_per_s_per_drive", self.max_recovery_bytes_per_s_per_drive,
+                        0, 1e12, lo_open=True, unit="bytes/s", note="(or inf: no cap)")
         return v
 
 
@@ -202,7 +208,9 @@ def rebuild_time(placement: Placement, *, drive_capacity_bytes: float, fill_frac
     lost_drives = 1 if failed == "drive" else d
     lost = lost_drives * drive_capacity_bytes * fill_fraction
     reads = scheme.data_shards if scheme.kind is SchemeKind.EC else 1
-    drive_bw = limits.recovery_fraction * limits.drive_bytes_per_s
+    share = limits.recovery_fraction * limits.drive_bytes_per_s
+    drive_bw = min(share, limits.max_recovery_bytes_per_s_per_drive)
+    drive_bound = "recovery throttle" if drive_bw < share else "drives"
     nic_bw = limits.recovery_fraction * topo.server.nic_bytes_per_s
     hosts_left = topo.server_count - (1 if failed == "host" else 0)
     onto_replacement = not placement.pool.declustered or (
@@ -216,7 +224,7 @@ def rebuild_time(placement: Placement, *, drive_capacity_bytes: float, fill_frac
         network = drive_io * (1.0 - 1.0 / max(hosts_left, 1))
         t_drive = drive_io / (drives_left * drive_bw)
         t_nic = network / (max(hosts_left, 1) * nic_bw) if hosts_left > 1 else 0.0
-        transfer, binding = (t_drive, "drives") if t_drive >= t_nic else (t_nic, "NICs")
+        transfer, binding = (t_drive, drive_bound) if t_drive >= t_nic else (t_nic, "NICs")
         return RebuildTime(time_s=limits.detection_delay_s + transfer, transfer_s=transfer, lost_bytes=lost,
                            drive_io_bytes=drive_io, network_bytes=network, binding=binding, declustered=True)
     # onto the replacement drive(s): writes land on lost_drives drives; reads spread over the stripe's others
@@ -227,7 +235,7 @@ def rebuild_time(placement: Placement, *, drive_capacity_bytes: float, fill_frac
     t_nic = network / topo.server.nic_bytes_per_s
     transfer = max(t_write, t_read, t_nic)
     binding = ("replacement drive" if failed == "drive" else "replacement host drives") if transfer == t_write else (
-        "surviving drives" if transfer == t_read else "replacement host NIC")
+        ("recovery throttle" if drive_bw < share else "surviving drives") if transfer == t_read else "replacement host NIC")
     return RebuildTime(time_s=limits.replacement_delay_s + transfer, transfer_s=transfer, lost_bytes=lost,
                        drive_io_bytes=lost * (reads + 1), network_bytes=network, binding=binding, declustered=False)
 

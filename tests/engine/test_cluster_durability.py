@@ -102,6 +102,20 @@ def test_ec_rebuild_reads_k_shards_and_can_be_nic_bound() -> None:
     assert rt.transfer_s == pytest.approx(126e12 * 15 / 16 / (16 * 0.625e9), rel=1e-9)
 
 
+def test_a_recovery_cap_per_drive_binds_as_the_throttle() -> None:
+    # 20 MB/s of recovery per OSD (a backfill limit) instead of half of 250 MB/s: the drive
+    # failure's 28 TB of IO over 191 drives takes 28e12 / (191 x 20e6) = 7,330 s, bound by the throttle.
+    pl = c.place(TOPO, c.ceph_replicated_pool(3))
+    capped = cd.RecoveryLimits(drive_bytes_per_s=250 * MB, max_recovery_bytes_per_s_per_drive=20e6)
+    rt = cd.rebuild_time(pl, drive_capacity_bytes=20 * TB, fill_fraction=0.7, limits=capped)
+    assert rt.binding == "recovery throttle"
+    assert rt.transfer_s == pytest.approx(28e12 / (191 * 20e6), rel=1e-9)
+    with pytest.raises(InvalidInputError) as e:
+        cd.rebuild_time(pl, drive_capacity_bytes=20 * TB, fill_fraction=0.7,
+                        limits=cd.RecoveryLimits(drive_bytes_per_s=250 * MB, max_recovery_bytes_per_s_per_drive=0.0))
+    assert e.value.violations[0].field == "recovery.max_recovery_bytes_per_s_per_drive"
+
+
 def test_host_failure_with_exactly_k_plus_m_hosts_waits_for_the_replacement() -> None:
     pl = c.place(c.ClusterTopology(server_count=6, drives_per_server=12), c.ceph_ec_pool(4, 2))
     rt = cd.rebuild_time(pl, drive_capacity_bytes=20 * TB, fill_fraction=0.7, limits=LIMITS, failed="host")

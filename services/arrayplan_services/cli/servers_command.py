@@ -40,6 +40,7 @@ _FLAGS = {
     "drive_capacity_bytes": "--drive-bytes",
     "recovery.drive_bytes_per_s": "--drive-mbps",
     "recovery.recovery_fraction": "--recovery-fraction",
+    "recovery.max_recovery_bytes_per_s_per_drive": "--recovery-cap-mbps",
     "fill_fraction": "--fill",
     "failures.drive_annual_failure_rate": "--afr",
     "failures.host_annual_loss_rate": "--host-loss-rate",
@@ -87,8 +88,10 @@ def answer(args: argparse.Namespace) -> dict[str, Any]:
                             shards_per_domain=args.shards_per_domain)
     placement = cluster.place(topo, pool)
     cap = cluster.cluster_capacity(placement, args.drive_bytes, metadata_overhead_fraction=args.metadata_overhead)
+    cap_bps = args.recovery_cap_mbps * MB if args.recovery_cap_mbps is not None else float("inf")
     limits = cluster_durability.RecoveryLimits(drive_bytes_per_s=args.drive_mbps * MB,
-                                               recovery_fraction=args.recovery_fraction)
+                                               recovery_fraction=args.recovery_fraction,
+                                               max_recovery_bytes_per_s_per_drive=cap_bps)
     rd = cluster_durability.rebuild_time(placement, drive_capacity_bytes=args.drive_bytes, fill_fraction=args.fill,
                                          limits=limits, failed="drive")
     rh = cluster_durability.rebuild_time(placement, drive_capacity_bytes=args.drive_bytes, fill_fraction=args.fill,
@@ -186,6 +189,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--drive-mbps", type=float, required=True, help="drive sustained transfer rate, MB/s (datasheet)")
     p.add_argument("--recovery-fraction", type=float, default=0.5,
                    help="share of each drive's and NIC's bandwidth recovery may use (throttle; default 0.5)")
+    p.add_argument("--recovery-cap-mbps", type=float, default=None,
+                   help="cap on one drive's recovery traffic, MB/s (a backfill limit; default none)")
     p.add_argument("--fill", type=float, default=0.7, help="fraction of each drive holding data when one fails (default 0.7)")
     p.add_argument("--afr", type=float, required=True, help="drive annual failure rate, failures per drive-year")
     p.add_argument("--host-loss-rate", type=float, default=0.0,
