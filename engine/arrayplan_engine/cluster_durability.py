@@ -195,6 +195,9 @@ def rebuild_time(placement: Placement, *, drive_capacity_bytes: float, fill_frac
     ``recovery_fraction x nic_bytes_per_s``; the slower sets the time, after the detection delay.
     Onto a replacement (not declustered, or no domain left to re-protect on): after the
     replacement delay, the replacement's drives take all writes and its NIC receives ``r L``.
+    A drive failure in a pool with exactly as many hosts as a stripe spans re-places its shards
+    on the same host's other drives (every other host already holds one): those d - 1 drives
+    take the writes and that host's NIC receives ``L`` (Ceph's primaries decode and push).
     """
     v = limits.validate()
     check_range(v, "drive_capacity_bytes", drive_capacity_bytes, 0, 1e16, lo_open=True, unit="bytes")
@@ -225,6 +228,17 @@ def rebuild_time(placement: Placement, *, drive_capacity_bytes: float, fill_frac
         t_drive = drive_io / (drives_left * drive_bw)
         t_nic = network / (max(hosts_left, 1) * nic_bw) if hosts_left > 1 else 0.0
         transfer, binding = (t_drive, drive_bound) if t_drive >= t_nic else (t_nic, "NICs")
+        if (failed == "drive" and placement.pool.failure_domain is FailureDomain.HOST
+                and not placement.can_reprotect_after_domain_failure and d > 1):
+            # every other host already holds a shard of the drive's stripes: CRUSH re-places them on
+            # the same host's other drives, which take all the writes; the PGs' primaries (spread)
+            # decode and push the recovered shards in through that host's NIC
+            t_local = lost / ((d - 1) * drive_bw)
+            t_local_nic = lost / nic_bw
+            if max(t_local, t_local_nic) > transfer:
+                transfer = max(t_local, t_local_nic)
+                binding = "the failed drive's host: its other drives" if t_local >= t_local_nic else \
+                    "the failed drive's host: its NIC"
         return RebuildTime(time_s=limits.detection_delay_s + transfer, transfer_s=transfer, lost_bytes=lost,
                            drive_io_bytes=drive_io, network_bytes=network, binding=binding, declustered=True)
     # onto the replacement drive(s): writes land on lost_drives drives; reads spread over the stripe's others

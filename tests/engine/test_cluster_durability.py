@@ -120,6 +120,15 @@ def test_host_failure_with_exactly_k_plus_m_hosts_waits_for_the_replacement() ->
     pl = c.place(c.ClusterTopology(server_count=6, drives_per_server=12), c.ceph_ec_pool(4, 2))
     rt = cd.rebuild_time(pl, drive_capacity_bytes=20 * TB, fill_fraction=0.7, limits=LIMITS, failed="host")
     assert not rt.declustered and rt.time_s > LIMITS.replacement_delay_s
+    # A drive failure there re-places its shards on the same host's 11 other drives:
+    # 14 TB / (11 x 125 MB/s) = 10,182 s (its NIC takes the 14 TB pushed in: 8,960 s), against
+    # 5 x 14 TB of reads and writes over 83 drives (6,747 s) when a seventh host can take them.
+    rd = cd.rebuild_time(pl, drive_capacity_bytes=20 * TB, fill_fraction=0.7, limits=LIMITS, failed="drive")
+    assert rd.binding == "the failed drive's host: its other drives"
+    assert rd.transfer_s == pytest.approx(14e12 / (11 * 125e6), rel=1e-9)
+    seven = c.place(c.ClusterTopology(server_count=7, drives_per_server=12), c.ceph_ec_pool(4, 2))
+    r7 = cd.rebuild_time(seven, drive_capacity_bytes=20 * TB, fill_fraction=0.7, limits=LIMITS, failed="drive")
+    assert r7.binding == "drives" and r7.transfer_s == pytest.approx(5 * 14e12 / (83 * 125e6), rel=1e-9)
 
 
 def test_minio_heals_onto_the_replacement_drive() -> None:
