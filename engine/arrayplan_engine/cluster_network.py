@@ -34,6 +34,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from .array import ArrayResult, _kind_index, latency_bucket_edges_s
 from .cluster import ClusterTopology, Scheme, SchemeKind
@@ -47,6 +48,7 @@ __all__ = [
     "mg1_mean_wait_s",
     "nic_load",
     "operation_latency_samples",
+    "simulate_link_waits",
 ]
 
 
@@ -242,3 +244,35 @@ def operation_latency_samples(topology: ClusterTopology, scheme: Scheme, workloa
     done = np.maximum(d_lat[:, 0], replica.max(axis=1))
     total: np.ndarray = arrive + done + hop
     return total
+
+
+# -- one NIC link simulated transfer by transfer: the check of the M/G/1 waits ---------------------------
+
+@njit(cache=True)
+def _lindley(rng: np.random.Generator, rate_per_s: float, service_s: np.ndarray, out: np.ndarray) -> None:
+    """FIFO waits by Lindley's recursion W(n+1) = max(0, W(n) + S(n) - A(n+1)), Poisson arrivals."""
+    w = 0.0
+    n_s = service_s.size
+    for i in range(out.size):
+        out[i] = w
+        s = service_s[int(rng.random() * n_s) % n_s]
+        w = w + s - rng.exponential(1.0 / rate_per_s)
+        if w < 0.0:
+            w = 0.0
+
+
+def simulate_link_waits(*, rate_per_s: float, service_s: np.ndarray, transfers: int, rng: np.random.Generator) -> np.ndarray:
+    """Waits (s) of ``transfers`` successive transfers on one FIFO link with Poisson arrivals at
+    ``rate_per_s`` and service times drawn from ``service_s``, starting empty. Below saturation
+    their mean approaches ``mg1_mean_wait_s``; at rho >= 1 they grow without bound."""
+    v: list[Violation] = []
+    check_range(v, "rate_per_s", rate_per_s, 0, 1e12, lo_open=True, unit="1/s")
+    check_range(v, "transfers", transfers, 1, 100_000_000, integer=True)
+    svc = np.asarray(service_s, dtype=np.float64)
+    if svc.ndim != 1 or svc.size == 0 or not np.all(np.isfinite(svc)) or np.any(svc < 0):
+        v.append(Violation(field="service_s", reason="must be a non-empty 1-D array of finite times >= 0 s"))
+    if v:
+        raise InvalidInputError(v)
+    out = np.empty(transfers)
+    _lindley(rng, float(rate_per_s), svc, out)
+    return out

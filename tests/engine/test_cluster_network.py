@@ -143,3 +143,40 @@ def test_composes_the_single_box_kernel_with_the_network() -> None:
     for q in (0.5, 0.9):
         floor = float(np.quantile(dr, q ** (1 / 8)))
         assert floor * 0.97 <= float(np.quantile(lat, q)) <= floor + 2e-3
+
+
+@pytest.mark.parametrize(("rho", "kind"), [(0.5, "fixed"), (0.9, "fixed"), (0.5, "exponential"), (0.8, "exponential")])
+def test_simulated_link_waits_match_pollaczek_khinchine_below_saturation(rho: float, kind: str) -> None:
+    # A 25 GbE link carrying 1 MiB transfers (0.336 ms each): M/D/1 (fixed sizes) and M/M/1
+    # (exponential sizes) simulated transfer by transfer; the mean wait within 5 % of P-K, and the
+    # share of transfers that wait within 0.01 of rho (PASTA: an arrival finds the link busy w.p. rho).
+    mean_s = MiB / NIC
+    rng = np.random.default_rng(21)
+    svc = np.full(1, mean_s) if kind == "fixed" else rng.exponential(mean_s, 200_000)
+    second = float(np.mean(svc**2))
+    waits = cn.simulate_link_waits(rate_per_s=rho / float(svc.mean()), service_s=svc, transfers=2_000_000, rng=rng)
+    waits = waits[100_000:]  # past the empty start
+    expected = cn.mg1_mean_wait_s(utilization=rho, mean_service_s=float(svc.mean()), second_moment_s2=second)
+    assert waits.mean() == pytest.approx(expected, rel=0.05)
+    assert float(np.mean(waits > 0)) == pytest.approx(rho, abs=0.01)
+    if kind == "exponential":  # M/M/1: P(W > t) = rho exp(-(1 - rho) t / S) exactly, as the tail model assumes
+        t = 3 * expected
+        assert float(np.mean(waits > t)) == pytest.approx(rho * math.exp(-(1 - rho) * t / mean_s), rel=0.1)
+
+
+def test_simulated_link_at_saturation_grows_without_bound() -> None:
+    # At rho = 1 the queue is a null-recurrent random walk: the mean wait keeps growing as the
+    # square root of the transfers (16x the transfers: ~4x the wait, over 20 independent runs);
+    # at 1.1 it grows linearly, by (1 - 1/rho) x S per transfer.
+    mean_s = MiB / NIC
+    svc = np.full(1, mean_s)
+    seeds = np.random.SeedSequence(4).spawn(20)
+    early, late = [], []
+    for seed in seeds:
+        w = cn.simulate_link_waits(rate_per_s=1.0 / mean_s, service_s=svc, transfers=160_000,
+                                   rng=np.random.default_rng(seed))
+        early.append(w[10_000])
+        late.append(w[-1])
+    assert np.mean(late) / np.mean(early) == pytest.approx(4.0, rel=0.5)
+    waits = cn.simulate_link_waits(rate_per_s=1.1 / mean_s, service_s=svc, transfers=400_000, rng=np.random.default_rng(4))
+    assert waits[-1] == pytest.approx(400_000 * (1 - 1 / 1.1) * mean_s, rel=0.05)
