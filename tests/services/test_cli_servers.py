@@ -62,3 +62,26 @@ def test_entry_point_lists_the_command() -> None:
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["scheme"].startswith("replicated x3")
+
+
+def test_servers_search_ranks_the_catalog(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--usable", "100TB", "--bays", "12", "--server-cost", "6000", "--drives",
+            "hdd-7k2-nearline-8tb,wd-ultrastar-hc570-22tb", "--pools", "rep:3,ec:4+2", "--top", "3"]
+    assert _run_search(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["feasible"] >= 1 and len(out["candidates"]) <= 3
+    best = out["candidates"][0]
+    assert best["drive"] == "wd-ultrastar-hc570-22tb" and best["usable_bytes"] >= 100e12
+    costs = [c["cost_usd"] for c in out["candidates"]]
+    assert costs == sorted(costs)
+    assert _run_search(["--usable", "100TB", "--drives", "nope"]) == 2
+    assert "drives: unknown 'nope'" in capsys.readouterr().err
+    assert _run_search(["--usable", "100PB", "--max-servers", "3", "--drives", "hdd-7k2-nearline-8tb"]) == 3
+
+
+def _run_search(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="arrayplan")
+    sub = parser.add_subparsers(dest="command", required=True)
+    servers_command.register(sub)
+    args = parser.parse_args(["servers-search", *argv])
+    return int(args.func(args))

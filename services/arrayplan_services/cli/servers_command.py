@@ -3,11 +3,15 @@
     arrayplan servers --servers 16 --drives-per-server 12 --scheme ec:8+3 --failure-domain host \\
         --drive-bytes 20TB --drive-mbps 250 --afr 0.015 --host-loss-rate 0.01 --fill 0.7 --format text
     arrayplan servers --servers 16 --drives-per-server 12 --minio --drive-bytes 20TB --drive-mbps 250 --afr 0.015
+    arrayplan servers-search --usable 100TB --bays 12 --server-cost 6000 --server-power 200 --format text
 
 prints the placement (domains, what a stripe survives, whether a failed domain can be re-protected),
 the capacity at Ceph's full ratios with its binding limit and assumptions, the rebuild time after a
 drive and after a host failure (and what bounds each) and the probability of data loss over the
-service life with whole-host failures. docs/clusters.md has the models. (``arrayplan controller`` /
+service life with whole-host failures. ``servers-search`` searches the built-in catalog's drives x
+pools x drives per server x servers for the cheapest clusters that hold ``--usable`` and meet
+``--max-loss`` (ranked, with the binding constraint and the Pareto front). docs/clusters.md has
+the models. (``arrayplan controller`` /
 ``submit`` are about running arrayplan on Kubernetes, a different kind of cluster.)
 
 Bad input exits 2 with the engine's field-naming message on stderr (and the flag it came from).
@@ -23,7 +27,7 @@ from arrayplan_engine import cluster, cluster_durability
 from arrayplan_engine.errors import ArrayplanError, InvalidInputError
 from arrayplan_engine.units import MB
 
-EXIT_OK, EXIT_BAD_INPUT = 0, 2
+EXIT_OK, EXIT_BAD_INPUT, EXIT_NONE_PASSES = 0, 2, 3
 
 _FLAGS = {
     "topology.server_count": "--servers",
@@ -47,6 +51,12 @@ _FLAGS = {
     "service_life_years": "--service-life-years",
     "metadata_overhead_fraction": "--metadata-overhead",
     "scheme": "--scheme",
+    "usable_bytes": "--usable",
+    "max_loss_probability": "--max-loss",
+    "max_server_count": "--max-servers",
+    "energy_usd_per_kwh": "--energy-usd-per-kwh",
+    "host_annual_loss_rate": "--host-loss-rate",
+    "drives": "--drives",
 }
 
 
@@ -199,3 +209,72 @@ def register(subparsers: Any) -> None:
     p.add_argument("--metadata-overhead", type=float, default=0.0, help="metadata overhead fraction of raw (default 0)")
     p.add_argument("--format", choices=("json", "text"), default="json", help="json or text (default %(default)s)")
     p.set_defaults(func=_handler)
+    _register_search(subparsers)
+
+
+def _search_handler(args: argparse.Namespace) -> int:
+    from arrayplan_engine import cluster_search
+    from arrayplan_engine.catalog import builtin_catalog
+
+    try:
+        catalog = builtin_catalog()
+        names = [n.strip() for n in args.drives.split(",") if n.strip()] if args.drives else list(catalog.names())
+        drives = []
+        for n in names:
+            if n not in catalog.names():
+                from arrayplan_engine.errors import UnknownNameError
+
+                raise UnknownNameError("drives", n, catalog.names())
+            drives.append(catalog.get(n))
+        server = cluster.ServerSpec(bay_count=args.bays, nic_bytes_per_s=args.nic_gbps * 1e9 / 8,
+                                    cost_usd=args.server_cost, power_w=args.server_power)
+        question = cluster_search.ClusterQuestion(
+            usable_bytes=args.usable, service_life_years=args.service_life_years, max_loss_probability=args.max_loss,
+            server=server, max_server_count=args.max_servers,
+            pools=tuple(p.strip() for p in args.pools.split(",") if p.strip()),
+            host_annual_loss_rate=args.host_loss_rate, energy_usd_per_kwh=args.energy_usd_per_kwh)
+        result = cluster_search.search_clusters(question, drives)
+    except ArrayplanError as exc:
+        _err(exc)
+        return EXIT_BAD_INPUT
+    top = list(result.candidates[:args.top])
+    if args.format == "json":
+        from .. import jsonout
+
+        print(jsonout.dumps({**result.as_dict(), "candidates": top, "pareto": list(result.pareto)}))
+        return EXIT_OK if result.candidates else EXIT_NONE_PASSES
+    print(f"evaluated {result.evaluated}, feasible {len(result.candidates)}, rejected {result.rejected}")
+    header = f"{'drive':<28} {'pool':<24} {'servers':>7} {'drives':>6} {'usable TB':>9} {'cost USD':>10} {'P(loss)':>9}  binding"
+    for title, rows in (("cheapest", top), ("Pareto front (cost, P(loss))", list(result.pareto))):
+        print(title)
+        print(header)
+        for x in rows:
+            print(f"{x.drive:<28} {x.pool:<24} {x.server_count:>7} {x.drives_per_server:>6} {x.usable_bytes / 1e12:>9.1f} "
+                  f"{x.cost_usd:>10.0f} {x.loss_probability:>9.2e}  {x.binding}")
+    return EXIT_OK if result.candidates else EXIT_NONE_PASSES
+
+
+def _register_search(subparsers: Any) -> None:
+    from ..api.planfile import size_arg
+
+    p = subparsers.add_parser(
+        "servers-search", help="cheapest clusters (servers x drives x model x pool) for a capacity and durability",
+        description="Search the built-in catalog's drives x pools x drives per server x servers for the clusters "
+                    "that hold --usable with P(data loss) over the service life at most --max-loss, cheapest "
+                    "first (servers, drives and energy), with the binding constraint and the Pareto front. "
+                    "Exit 3 when none passes. docs/clusters.md.")
+    p.add_argument("--usable", type=size_arg, required=True, metavar="SIZE", help="user data the cluster must hold (100TB)")
+    p.add_argument("--bays", type=_int, default=12, help="drive bays per server (default 12)")
+    p.add_argument("--server-cost", type=float, default=0.0, help="price of one server without drives, USD (default 0)")
+    p.add_argument("--server-power", type=float, default=0.0, help="power of one server without drives, W (default 0)")
+    p.add_argument("--nic-gbps", type=float, default=25.0, help="NIC line rate per server, Gbit/s (default 25)")
+    p.add_argument("--pools", default="rep:3,ec:4+2,ec:8+3,minio", help="comma list of rep:R, ec:K+M, minio")
+    p.add_argument("--drives", default="", help="comma list of catalog drive names (default: the whole catalog)")
+    p.add_argument("--max-servers", type=_int, default=32, help="largest server count tried (default 32)")
+    p.add_argument("--max-loss", type=float, default=1e-6, help="largest P(data loss) over the service life (default 1e-6)")
+    p.add_argument("--service-life-years", type=float, default=5.0, help="service life in years (default 5)")
+    p.add_argument("--host-loss-rate", type=float, default=0.01, help="whole-host losses per host-year (default 0.01)")
+    p.add_argument("--energy-usd-per-kwh", type=float, default=0.0, help="energy price for the cost of ownership (default 0)")
+    p.add_argument("--top", type=_int, default=10, help="candidates shown (default 10)")
+    p.add_argument("--format", choices=("json", "text"), default="json", help="json or text (default %(default)s)")
+    p.set_defaults(func=_search_handler)
