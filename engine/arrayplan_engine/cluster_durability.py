@@ -60,6 +60,7 @@ __all__ = [
     "copyset_replication_set_count",
     "default_stripe_set_count",
     "monte_carlo_cluster_loss",
+    "rack_window_set_count",
     "random_replication_set_count",
     "rebuild_time",
     "set_loss_probability",
@@ -129,6 +130,15 @@ def windowed_random_set_count(*, node_count: int, window: int, replicas: int) ->
     """Random replication inside a window: a chunk whose primary is node i puts its other R - 1
     replicas on random nodes among the next ``window`` (a ring): ``N C(window, R - 1)`` sets."""
     return node_count * math.comb(window, replicas - 1)
+
+
+def rack_window_set_count(*, node_count: int, rack_window: int, machine_window: int) -> int:
+    """HDFS-1094's placement (Facebook's HDFS, R = 3): the first replica anywhere; the second on a
+    random rack among the next ``rack_window``, on a machine in a window of ``machine_window``
+    machines; the third on another machine of the same window. Each primary makes
+    ``rack_window x C(machine_window, 2)`` sets, none shared with another primary's (the primary
+    is alone in its rack): ``N rack_window C(machine_window, 2)``."""
+    return node_count * rack_window * math.comb(machine_window, 2)
 
 
 def default_stripe_set_count(placement: Placement, *, pg_per_drive: int = CEPH_TARGET_PG_PER_OSD) -> int:

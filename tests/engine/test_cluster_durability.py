@@ -62,6 +62,15 @@ def test_copysets_facebook_random_replication_228_percent() -> None:
     assert w10 == pytest.approx(0.191, abs=0.001)
 
 
+def test_copysets_facebook_rule_as_hdfs_1094_states_it() -> None:
+    # Facebook's policy as its authors describe it in Apache HDFS-1094 (rack window R = 2, machine
+    # window M = 5: scatter width 10) makes 5000 x 2 x C(5, 2) = 100,000 distinct sets: 9.0 %, not
+    # the paper's 22.8 %. The paper's count (275,000) is 2.75x this rule's; we report both.
+    sets = cd.rack_window_set_count(node_count=N_NODES, rack_window=2, machine_window=5)
+    assert sets == 100_000
+    assert _p_loss(sets) == pytest.approx(0.0899, abs=0.0005)
+
+
 def test_set_loss_probability_is_the_hypergeometric_tail() -> None:
     # C(50,3)/C(5000,3) for R = 3.
     p = cd.set_loss_probability(node_count=5000, failed_count=50, set_size=3, tolerated=2)
