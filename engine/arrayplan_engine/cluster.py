@@ -436,8 +436,8 @@ def cluster_capacity(placement: Placement, drive_capacity_bytes: float, *, ratio
     ``fill = min(nearfull, backfillfull x (D - 1) / D)`` of raw when ``reserve_domain_failure``
     (the survivors of one failed domain take its data back to full protection without crossing
     backfillfull); ``usable = raw x efficiency x (1 - metadata_overhead_fraction) x fill``.
-    When the survivors cannot hold a stripe's domains (D - 1 < the stripe's span) no reserve is
-    kept, because no re-protection can happen until the domain is replaced; the answer says so.
+    When the survivors cannot hold a stripe's domains (D - 1 < the stripe's span), or the pool
+    heals onto replacements (MinIO), no reserve is kept; the answer says so.
     """
     r = ratios or CephRatios()
     v = r.validate()
@@ -453,7 +453,10 @@ def cluster_capacity(placement: Placement, drive_capacity_bytes: float, *, ratio
                    f"BlueStore's DB/WAL, MinIO's xl.meta, small-object padding)",
                    "data spread evenly over the drives (CRUSH's variance between OSDs not modelled)"]
     domain = placement.pool.failure_domain.value
-    if reserve_domain_failure:
+    if reserve_domain_failure and not placement.pool.declustered:
+        assumptions.append(f"no room kept for a failed {domain}: the pool heals onto replacements, not onto the "
+                           f"other {domain}s")
+    elif reserve_domain_failure:
         if placement.can_reprotect_after_domain_failure:
             reserve_fill = r.backfillfull_ratio * (d - 1) / d
             if reserve_fill < fill:

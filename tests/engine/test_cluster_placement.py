@@ -170,3 +170,12 @@ def test_cost_charges_every_bay_with_its_server() -> None:
     with pytest.raises(InvalidInputError) as e:
         c.cluster_cost(t, drive_price_usd=-1.0, drive_power_w=8.0)
     assert e.value.violations[0].field == "drive_price_usd"
+
+
+def test_minio_keeps_no_reserve_for_a_failed_server() -> None:
+    # 32 servers x 1 drive: sets of 16 could move elsewhere, but MinIO heals onto the replacement.
+    pool, sets = c.minio_pool(32, 1)
+    assert sets.set_drive_count == 16
+    cap = c.cluster_capacity(c.place(topo(32, 1), pool), 20 * TB)
+    assert cap.fill_ceiling_fraction == pytest.approx(0.85)
+    assert any("heals onto replacements" in a for a in cap.assumptions)
