@@ -40,6 +40,19 @@ def test_ec_pool_json_matches_the_engine(capsys: pytest.CaptureFixture[str]) -> 
     assert 0 < out["service_life_loss_probability"] < 1e-6
 
 
+def test_host_outages_give_read_and_write_unavailability(capsys: pytest.CaptureFixture[str]) -> None:
+    # size 3 / min_size 2 on 3 hosts, 4 one-hour outages a host-year: y = 4 h / 8760 h;
+    # reads stop with all 3 out (y^3), writes with 2 (3 y^2) (one PG set: 3 drives / width 3 -> 64 PGs
+    # all on the same 3 hosts, so the set count does not matter).
+    argv = ["--servers", "3", "--drives-per-server", "1", "--drive-bytes", "20TB", "--drive-mbps", "250", "--afr", "0.015",
+            "--host-outages-per-year", "4", "--host-outage-minutes", "60"]
+    assert _run(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    y = 4 / 8760
+    assert out["read_unavailability_fraction"] == pytest.approx(y**3, rel=1e-9)
+    assert out["write_unavailability_fraction"] == pytest.approx(3 * y**2, rel=1e-9)
+
+
 def test_minio_sets_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert _run([*BASE, "--minio", "--format", "text"]) == 0
     text = capsys.readouterr().out

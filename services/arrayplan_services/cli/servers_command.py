@@ -48,6 +48,8 @@ _FLAGS = {
     "fill_fraction": "--fill",
     "failures.drive_annual_failure_rate": "--afr",
     "failures.host_annual_loss_rate": "--host-loss-rate",
+    "failures.host_outages_per_year": "--host-outages-per-year",
+    "failures.host_outage_s": "--host-outage-minutes",
     "service_life_years": "--service-life-years",
     "metadata_overhead_fraction": "--metadata-overhead",
     "scheme": "--scheme",
@@ -106,7 +108,9 @@ def answer(args: argparse.Namespace) -> dict[str, Any]:
                                          limits=limits, failed="drive")
     rh = cluster_durability.rebuild_time(placement, drive_capacity_bytes=args.drive_bytes, fill_fraction=args.fill,
                                          limits=limits, failed="host")
-    failures = cluster_durability.FailureModel(drive_annual_failure_rate=args.afr, host_annual_loss_rate=args.host_loss_rate)
+    failures = cluster_durability.FailureModel(drive_annual_failure_rate=args.afr, host_annual_loss_rate=args.host_loss_rate,
+                                               host_outages_per_year=args.host_outages_per_year,
+                                               host_outage_s=args.host_outage_minutes * 60.0)
     dur = cluster_durability.cluster_loss_probability(placement, failures, drive_down_s=rd.time_s, host_down_s=rh.time_s,
                                                       service_life_years=args.service_life_years)
     out: dict[str, Any] = {
@@ -135,6 +139,8 @@ def answer(args: argparse.Namespace) -> dict[str, Any]:
         "service_life_years": args.service_life_years,
         "service_life_loss_probability": dur.loss_probability,
         "annual_nines": dur.nines if dur.loss_rate_per_year > 0 else None,
+        "read_unavailability_fraction": cluster_durability.unavailability_fraction(placement, failures),
+        "write_unavailability_fraction": cluster_durability.unavailability_fraction(placement, failures, for_writes=True),
     }
     if sets is not None:
         out["minio_set_drive_count"] = sets.set_drive_count
@@ -205,6 +211,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--afr", type=float, required=True, help="drive annual failure rate, failures per drive-year")
     p.add_argument("--host-loss-rate", type=float, default=0.0,
                    help="whole-host losses per host-year whose data must be re-created (default 0)")
+    p.add_argument("--host-outages-per-year", type=float, default=0.0,
+                   help="transient outages per host-year (reboots, network): shards unavailable, not lost (default 0)")
+    p.add_argument("--host-outage-minutes", type=float, default=0.0, help="mean length of a host outage, minutes (default 0)")
     p.add_argument("--service-life-years", type=float, default=5.0, help="service life in years (default 5)")
     p.add_argument("--metadata-overhead", type=float, default=0.0, help="metadata overhead fraction of raw (default 0)")
     p.add_argument("--format", choices=("json", "text"), default="json", help="json or text (default %(default)s)")
