@@ -31,7 +31,7 @@ that still lets one failed domain's data be re-protected on the survivors withou
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Final
 
@@ -347,9 +347,16 @@ def place(topology: ClusterTopology, pool: Pool) -> Placement:
     """
     v = topology.validate() + pool.scheme.validate("pool.scheme")
     check_range(v, "pool.shards_per_domain", pool.shards_per_domain, 1, MAX_WIDTH, integer=True)
+    try:
+        domain = FailureDomain(pool.failure_domain)
+    except ValueError:
+        v.append(Violation(field="pool.failure_domain",
+                           reason=f"must be one of {[d.value for d in FailureDomain]}, got {pool.failure_domain!r}"))
     if v:
         raise InvalidInputError(v)
-    scheme, domain = pool.scheme, pool.failure_domain
+    if domain is not pool.failure_domain:
+        pool = replace(pool, failure_domain=domain)
+    scheme = pool.scheme
     width, m, c = scheme.width, scheme.parity_shards, pool.shards_per_domain
     if domain is FailureDomain.RACK and topology.rack_count == 0:
         raise InvalidInputError.one("topology.rack_count", "must be >= 1 when pool.failure_domain is 'rack', got 0")

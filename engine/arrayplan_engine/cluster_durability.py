@@ -231,6 +231,11 @@ def rebuild_time(placement: Placement, *, drive_capacity_bytes: float, fill_frac
         and not placement.can_reprotect_after_domain_failure)
     if failed == "host" and placement.pool.failure_domain is FailureDomain.RACK:
         onto_replacement = not placement.pool.declustered  # a host's shards move within its rack
+    if hosts_left == 0:
+        # a one-server cluster that loses its server: nothing is left to re-create the data from
+        return RebuildTime(time_s=math.inf, transfer_s=math.inf, lost_bytes=lost, drive_io_bytes=0.0,
+                           network_bytes=0.0, binding="no surviving server: its data is lost with it",
+                           declustered=placement.pool.declustered)
     if not onto_replacement:
         drives_left = topo.drive_count - lost_drives
         drive_io = lost * (reads + 1)
@@ -331,6 +336,8 @@ def cluster_loss_probability(placement: Placement, failures: FailureModel, *, dr
     host's shards are re-protected (``rebuild_time(...).time_s``)."""
     v = failures.validate()
     check_range(v, "drive_down_s", drive_down_s, 0, YEAR_S, lo_open=True, unit="s")
+    if placement.topology.server_count == 1 and host_down_s == math.inf:
+        host_down_s = YEAR_S  # one server: a host loss is a data loss whatever its down time
     check_range(v, "host_down_s", host_down_s, 0, YEAR_S, lo_open=True, unit="s")
     check_range(v, "service_life_years", service_life_years, 0, 100, lo_open=True, unit="years")
     if stripe_set_count is not None:

@@ -273,3 +273,19 @@ def test_first_order_loss_converges_to_monte_carlo_as_down_times_shrink() -> Non
         ratios.append(math.log1p(-model.loss_probability) / math.log1p(-mc.loss_probability))
     assert ratios[1] < ratios[0]
     assert 0.95 < ratios[1] < 1.15
+
+
+def test_a_single_server_loses_its_data_with_the_server() -> None:
+    # One 12-bay box, 8+2 over its drives: a host loss is a data loss, at the host-loss rate.
+    pl = c.place(c.ClusterTopology(server_count=1, drives_per_server=12), c.Pool(scheme=c.Scheme.ec(8, 2),
+                                                                                 failure_domain="drive"))
+    host = cd.rebuild_time(pl, drive_capacity_bytes=20 * TB, fill_fraction=0.7, limits=LIMITS, failed="host")
+    assert math.isinf(host.time_s) and "lost" in host.binding
+    drive = cd.rebuild_time(pl, drive_capacity_bytes=20 * TB, fill_fraction=0.7, limits=LIMITS)
+    d = cd.cluster_loss_probability(pl, cd.FailureModel(drive_annual_failure_rate=0.0, host_annual_loss_rate=0.01),
+                                    drive_down_s=drive.time_s, host_down_s=host.time_s, service_life_years=5.0)
+    assert d.loss_probability == pytest.approx(-math.expm1(-0.05), rel=1e-9)
+    with pytest.raises(InvalidInputError) as e:
+        c.place(c.ClusterTopology(server_count=1, drives_per_server=12), c.Pool(scheme=c.Scheme.ec(8, 2),
+                                                                                failure_domain="shelf"))  # type: ignore[arg-type]
+    assert e.value.violations[0].field == "pool.failure_domain"
