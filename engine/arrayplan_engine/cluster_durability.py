@@ -18,18 +18,17 @@ Three pieces (docs/clusters.md has the derivations and the checks against publis
   heal onto the replaced drive) or nowhere to re-protect (k+m domains exactly): after
   ``replacement_delay_s`` the replacement's own drive(s) and NIC take all the writes.
 
-* **Loss over the service life** (``cluster_loss_probability``): hosts (or racks, or drives: the
-  failure domain) hold at most ``c`` shards of a stripe spanning ``g`` domains. Two permanent
-  failure kinds: a drive (rate ``lambda_d``, down for the drive rebuild ``tau_d``) and a whole host
-  (``lambda_h``, down ``tau_h``, all its drives at once: the correlated failure). A stripe is lost
-  when more than m of its shards are down together. First order in the down fractions
-  ``x = lambda tau`` (both << 1): a minimal loss pattern of ``h`` hosts and ``b = m + 1 - h c``
-  drives on other hosts of the stripe occurs at rate ``x_h^h x_d^b (h / tau_h + b / tau_d)``; a
-  stripe has ``C(g, h) C((g - h) c, b)`` of them; the cluster's ``S`` stripe sets overlap, so a
-  pattern counts once, with probability ``1 - (1 - q)^S`` of hitting some stripe (q: the share of
-  all cluster patterns of its kind that one stripe holds; Copysets' formula again).
-  ``P(loss in L) = 1 - exp(-L x rate)``. A seeded Monte Carlo (``monte_carlo_cluster_loss``) of
-  the same placement, failure by failure, checks it.
+* **Loss over the service life** (``cluster_loss_probability``): a stripe holds at most ``c``
+  shards on each of ``g`` hosts (host and rack domains) or sits on random distinct drives (drive
+  domain). Two permanent failure kinds: a drive (rate ``lambda_d``, down for the drive rebuild
+  ``tau_d``) and a whole host (``lambda_h``, down ``tau_h``, all its drives at once: the
+  correlated failure). A stripe is lost when more than m of its shards are down together. First
+  order in the down fractions ``x = lambda tau``: a down set T of h hosts and b drives (h + b <=
+  m + 1) is entered through its last element e at rate ``x_h^h x_d^b / tau_e`` and is the first
+  lethal state with probability ``L(T) - L(T - e)``, where ``L = 1 - (1 - p)^S`` is the chance that
+  one of the S stripe sets is lost (Copysets' formula again) and p the chance for one stripe,
+  averaged over placements (``_p_kill``). ``P(loss in L) = 1 - exp(-L x rate)``. A seeded Monte
+  Carlo (``monte_carlo_cluster_loss``) of the same placement, failure by failure, checks it.
 
 Transient host outages (reboots, network) make shards *unavailable*, not lost:
 ``unavailability_fraction`` is the time share during which some stripe has more than m shards
@@ -313,9 +312,9 @@ class ClusterDurability:
 
 
 def _geometry(placement: Placement) -> tuple[int, int, int, int, int]:
-    """(H units, g units per stripe, c shards per unit, d drives per unit, m) with the unit = the
-    host for host and rack domains (racks only constrain which hosts a stripe takes) and for drive
-    domains (a stripe's shards spread as evenly as possible over the hosts: optimistic for CRUSH)."""
+    """(H hosts, g hosts per stripe, c shards per host, d drives per host, m) for host and rack
+    domains (racks only constrain which hosts a stripe takes). Drive domains place shards on random
+    distinct drives (``_p_kill``); their (g, c) here is the most even spread, for availability."""
     topo, scheme = placement.topology, placement.pool.scheme
     width, m = scheme.width, scheme.parity_shards
     h_count, d = topo.server_count, topo.drives_per_server
@@ -327,6 +326,45 @@ def _geometry(placement: Placement) -> tuple[int, int, int, int, int]:
         c = math.ceil(width / h_count)
     g = math.ceil(width / c)
     return h_count, g, c, d, m
+
+
+def _hyper(pop: int, succ: int, draws: int, k: int) -> float:
+    """P(exactly k successes) drawing ``draws`` of ``pop`` holding ``succ`` successes."""
+    if k < 0 or k > draws or k > succ or draws - k > pop - succ:
+        return 0.0
+    return math.comb(succ, k) * math.comb(pop - succ, draws - k) / math.comb(pop, draws)
+
+
+def _binom_tail(n: int, p: float, at_least: int) -> float:
+    if at_least <= 0:
+        return 1.0
+    return math.fsum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(at_least, n + 1))
+
+
+def _p_kill(placement: Placement, h: int, b: int) -> float:
+    """P(one stripe loses more than m shards when h whole hosts and b drives on other hosts are down)."""
+    topo, scheme = placement.topology, placement.pool.scheme
+    width, m = scheme.width, scheme.parity_shards
+    h_count, d = topo.server_count, topo.drives_per_server
+    if placement.pool.failure_domain is FailureDomain.DRIVE:
+        # shards on `width` random distinct drives: the down drives are a set of h d + b of H d
+        total, down = h_count * d, h * d + b
+        return math.fsum(_hyper(total, down, width, i) for i in range(m + 1, min(width, down) + 1))
+    _h, g, c, _d, _m = _geometry(placement)
+    out = 0.0
+    for j in range(0, min(h, g) + 1):  # lost hosts among the stripe's g
+        pj = _hyper(h_count, g, h, j)
+        if pj == 0.0:
+            continue
+        need = m + 1 - j * c
+        if need <= 0:
+            out += pj
+            continue
+        others = h_count - h
+        bb = min(b, others)  # the b drives on distinct other hosts
+        for k in range(need, min(bb, g - j) + 1):  # of those hosts, k in the stripe
+            out += pj * _hyper(others, g - j, bb, k) * _binom_tail(k, c / d, need)
+    return min(out, 1.0)
 
 
 def cluster_loss_probability(placement: Placement, failures: FailureModel, *, drive_down_s: float, host_down_s: float,
@@ -351,23 +389,40 @@ def cluster_loss_probability(placement: Placement, failures: FailureModel, *, dr
     x_d, x_h = lam_d * drive_down_s, lam_h * host_down_s
     patterns: list[tuple[int, int, float]] = []
     total = 0.0
-    for h in range(0, m // c + 2):
-        b = max(0, m + 1 - h * c)
-        if h > g or b > (g - h) * c or (b == 0 and h > 0 and (h - 1) * c >= m + 1):
-            continue
+    lethal: dict[tuple[int, int], float] = {}
+
+    def lethal_p(h: int, b: int) -> float:
+        """P(some stripe is lost) with h hosts and b drives on other hosts down (0 for h or b < 0)."""
+        if h < 0 or b < 0:
+            return 0.0
+        if (h, b) not in lethal:
+            lethal[h, b] = _at_least_one(_p_kill(placement, h, b), sets)
+        return lethal[h, b]
+
+    # Every down set T of h hosts and b drives (h + b <= m + 1: larger sets are higher order) is
+    # entered at rate prod(x) / tau_e through its last element e; it is the first lethal state
+    # with probability L(T) - L(T - e) (lethality only grows with T).
+    for h in range(0, min(m + 1, h_count) + 1):
         if h > 0 and lam_h == 0.0:
-            continue
-        if b > 0 and lam_d == 0.0:
-            continue
-        per_stripe = math.comb(g, h) * math.comb((g - h) * c, b)
-        per_cluster = math.comb(h_count, h) * math.comb((h_count - h) * d, b)
-        q = min(1.0, per_stripe / per_cluster)
-        occurrence = (x_h ** h) * (x_d ** b) * ((h / host_down_s if h else 0.0) + (b / drive_down_s if b else 0.0))
-        # per_stripe x sets patterns, each shared by sets x q stripes on average: count each pattern once
-        hit = _at_least_one(q, sets)
-        rate = occurrence * per_cluster * hit
-        patterns.append((h, b, rate * YEAR_S))
-        total += rate
+            break
+        for b in range(0, m + 2 - h):
+            if h + b == 0 or (b > 0 and lam_d == 0.0):
+                continue
+            if b > (h_count - h) * (d if placement.pool.failure_domain is FailureDomain.DRIVE else 1):
+                break
+            now = lethal_p(h, b)
+            if now == 0.0:
+                continue
+            step = (h / host_down_s) * (now - lethal_p(h - 1, b)) + (b / drive_down_s) * (now - lethal_p(h, b - 1))
+            if step <= 0.0:
+                continue
+            if placement.pool.failure_domain is FailureDomain.DRIVE:
+                count = math.comb(h_count, h) * math.comb((h_count - h) * d, b)
+            else:  # the b drives on distinct hosts, as _p_kill counts them
+                count = math.comb(h_count, h) * math.comb(h_count - h, b) * d**b
+            rate = count * (x_h ** h) * (x_d ** b) * step
+            patterns.append((h, b, rate * YEAR_S))
+            total += rate
     rate_year = total * YEAR_S
     return ClusterDurability(loss_rate_per_year=rate_year, loss_probability=-math.expm1(-rate_year * service_life_years),
                              service_life_years=service_life_years, stripe_set_count=sets, by_pattern=tuple(patterns),
@@ -499,7 +554,11 @@ def monte_carlo_cluster_loss(placement: Placement, failures: FailureModel, *, dr
     if v:
         raise InvalidInputError(v)
     h_count, g, c, d, m = _geometry(placement)
-    stripes = _stripes(rng, h_count, d, g, c, stripe_set_count)
+    if placement.pool.failure_domain is FailureDomain.DRIVE:  # random distinct drives, hosts may repeat
+        width = placement.pool.scheme.width
+        stripes = np.stack([rng.choice(h_count * d, size=width, replace=False) for _ in range(stripe_set_count)])
+    else:
+        stripes = _stripes(rng, h_count, d, g, c, stripe_set_count)
     n_drives = h_count * d
     counts = np.zeros(n_drives, dtype=np.int64)
     for row in stripes:
