@@ -105,7 +105,7 @@ class ClusterCandidate:
     drive_rebuild_s: float
     host_rebuild_s: float
     binding: str  # the constraint with the least headroom
-    capacity_headroom: float  # usable / required - 1
+    capacity_headroom_fraction: float  # usable / required - 1
     durability_headroom_decades: float  # log10(max_loss_probability / loss_probability)
 
 
@@ -192,7 +192,7 @@ def search_clusters(question: ClusterQuestion, drives: Sequence[Any]) -> Cluster
                         usable_bytes=cap.usable_bytes, capex_usd=cost.capex_usd, energy_usd=energy,
                         cost_usd=cost.capex_usd + energy, power_w=cost.power_w, loss_probability=loss,
                         drive_rebuild_s=rd.time_s, host_rebuild_s=rh.time_s, binding=binding,
-                        capacity_headroom=cap_head, durability_headroom_decades=dur_head))
+                        capacity_headroom_fraction=cap_head, durability_headroom_decades=dur_head))
                     break  # more servers only cost more
     feasible.sort(key=lambda c: (c.cost_usd, c.loss_probability, c.drive, c.pool, c.server_count, c.drives_per_server))
     pareto: list[ClusterCandidate] = []

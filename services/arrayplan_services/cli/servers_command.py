@@ -125,7 +125,7 @@ def answer(args: argparse.Namespace) -> dict[str, Any]:
         "notes": list(placement.notes),
         "raw_bytes": cap.raw_bytes,
         "usable_bytes": cap.usable_bytes,
-        "usable_over_raw": cap.usable_over_raw,
+        "usable_fraction_of_raw": cap.usable_over_raw,
         "fill_ceiling_fraction": cap.fill_ceiling_fraction,
         "capacity_binding": cap.binding,
         "assumptions": [*cap.assumptions, f"recovery gets {args.recovery_fraction:.0%} of each drive's and NIC's bandwidth",
