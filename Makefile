@@ -11,6 +11,8 @@ DATA   ?= data
 # worker and tests/cluster on the other, the engine's CPU-bound tests filling both (tests/conftest.py).
 # PYTEST_ARGS= runs everything in one process.
 PYTEST_ARGS ?= -n 2 --dist loadgroup
+# The Go modules: the client (clients/go) and the OpenTofu/Terraform provider.
+GO_MODULES := clients/go
 
 ##@ Getting started
 .PHONY: help
@@ -33,7 +35,7 @@ run: setup ## Start `arrayplan serve` on 127.0.0.1:50051 (PORT=...) with local R
 
 ##@ Development
 .PHONY: proto
-proto: setup ## Regenerate the protobuf/gRPC stubs from proto/ (setup does it when proto/ changes)
+proto: setup ## Regenerate the Python and Go stubs from proto/ (services/arrayplan, clients/go/proto; setup does it when proto/ changes)
 	@rm -f $(VENV)/.proto-stamp && bash scripts/setup.sh
 
 .PHONY: test
@@ -41,8 +43,9 @@ test: test-setup ## Run the whole test suite against real components (Ray, gRPC,
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 .PHONY: lint
-lint: setup ## buf lint of the API, ruff, the layers (import-linter, .importlinter) and the types (mypy, mypy.ini)
+lint: setup ## buf lint of the API, ruff, the layers (import-linter, .importlinter), the types (mypy, mypy.ini), go vet and staticcheck
 	cd proto && ../$(VENV)/bin/buf lint
+	for m in $(GO_MODULES); do (cd $$m && go vet ./... && $(CURDIR)/bin/staticcheck ./...); done
 	$(VENV)/bin/ruff check engine services tests
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
