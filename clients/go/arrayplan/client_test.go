@@ -24,7 +24,7 @@ import (
 
 func newClient(t *testing.T, opts ...arrayplan.Option) *arrayplan.Client {
 	t.Helper()
-	c, err := arrayplan.NewClient(server.address, append([]arrayplan.Option{arrayplan.WithPlaintext()}, opts...)...)
+	c, err := arrayplan.NewClient(server.Address, append([]arrayplan.Option{arrayplan.WithPlaintext()}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,11 +256,11 @@ func TestTLSWithAToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.stop()
+	defer s.Stop()
 	ctx := context.Background()
 	tlsOpts := []arrayplan.Option{arrayplan.WithTLSCACert(p.ca), arrayplan.WithTLSClientCert(p.clientCert, p.clientKey)}
 
-	c, err := arrayplan.NewClient(s.address, append(tlsOpts, arrayplan.WithToken(alice))...)
+	c, err := arrayplan.NewClient(s.Address, append(tlsOpts, arrayplan.WithToken(alice))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestTLSWithAToken(t *testing.T) {
 	}
 
 	// Without the token: UNAUTHENTICATED (not retried).
-	anon, err := arrayplan.NewClient(s.address, tlsOpts...)
+	anon, err := arrayplan.NewClient(s.Address, tlsOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestTLSWithAToken(t *testing.T) {
 		t.Errorf("without a token: %v, want UNAUTHENTICATED", err)
 	}
 	// Without trusting the test CA (system roots): the handshake fails.
-	sys, err := arrayplan.NewClient(s.address, arrayplan.WithToken(alice), arrayplan.WithMaxRetries(0))
+	sys, err := arrayplan.NewClient(s.Address, arrayplan.WithToken(alice), arrayplan.WithMaxRetries(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,11 +294,11 @@ func TestTLSWithAToken(t *testing.T) {
 		t.Errorf("system roots against a private CA: %v, want UNAVAILABLE naming the certificate", err)
 	}
 	// A token over plaintext is refused before anything is sent, unless opted in.
-	if _, err := arrayplan.NewClient(s.address, arrayplan.WithPlaintext(), arrayplan.WithToken(alice)); err == nil ||
+	if _, err := arrayplan.NewClient(s.Address, arrayplan.WithPlaintext(), arrayplan.WithToken(alice)); err == nil ||
 		!strings.Contains(err.Error(), "plaintext") {
 		t.Errorf("token over plaintext: %v, want a refusal", err)
 	}
-	if c, err := arrayplan.NewClient(server.address, arrayplan.WithPlaintext(), arrayplan.WithToken(alice), arrayplan.WithTokenOverPlaintext()); err != nil {
+	if c, err := arrayplan.NewClient(server.Address, arrayplan.WithPlaintext(), arrayplan.WithToken(alice), arrayplan.WithTokenOverPlaintext()); err != nil {
 		t.Errorf("token over plaintext, opted in: %v", err)
 	} else {
 		c.Close()

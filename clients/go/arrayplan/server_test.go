@@ -1,11 +1,10 @@
 package arrayplan_test
 
-// The tests run against the real server: TestMain starts `arrayplan serve` from the repository's
+// The tests run against the real server: TestMain starts `arrayplan serve` (arrayplantest) from the repository's
 // virtual environment (make setup) on a free 127.0.0.1 port with a temporary data directory,
 // waits for its health, and stops it by PID (SIGTERM, then SIGKILL of its process group).
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -17,22 +16,15 @@ import (
 	"math/big"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-)
 
-// plannerHealthName is the health service name only an arrayplan server answers SERVING for.
-const plannerHealthName = "arrayplan.v1.PlannerService"
+	"github.com/arrayplan/arrayplan/clients/go/arrayplantest"
+)
 
 // Heavy-call admission of the test server: one heavy call per caller, so a second one is refused
 // with RESOURCE_EXHAUSTED and a RetryInfo of max(1 s, 10 s x 1 / 16 running slots) = 1 s
@@ -40,35 +32,7 @@ const plannerHealthName = "arrayplan.v1.PlannerService"
 var serverArgs = []string{"--executor", "local", "--max-running-heavy", "16", "--max-queued-heavy", "0", "--max-heavy-per-caller", "1"}
 
 // server is the plaintext server every test but the TLS one uses.
-var server *serverProcess
-
-type serverProcess struct {
-	cmd     *exec.Cmd
-	exited  chan struct{} // closed when the process has exited (the one cmd.Wait)
-	address string
-	dataDir string
-	logPath string
-}
-
-func (s *serverProcess) log() string {
-	b, _ := os.ReadFile(s.logPath)
-	return string(b)
-}
-
-// stop signals the server by PID, waits up to 60 s, then kills what is left of its process group.
-func (s *serverProcess) stop() {
-	if s == nil || s.cmd.Process == nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(60 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-}
+var server *arrayplantest.Server
 
 func repoRoot() string {
 	if r := os.Getenv("ARRAYPLAN_REPO"); r != "" {
@@ -78,88 +42,10 @@ func repoRoot() string {
 	return filepath.Clean(filepath.Join(wd, "..", "..", ".."))
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// startServer runs `arrayplan serve` with extra flags; creds are the health check's transport
-// credentials (nil: plaintext). It returns once the planner's health is SERVING.
-func startServer(dataDir string, creds credentials.TransportCredentials, extra ...string) (*serverProcess, error) {
-	exe := filepath.Join(repoRoot(), ".venv", "bin", "arrayplan")
-	if _, err := os.Stat(exe); err != nil {
-		return nil, fmt.Errorf("%s not found: run `make setup` in the repository first", exe)
-	}
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, err
-	}
-	var lastErr error
-	for try := 0; try < 3; try++ { // a port another process takes before the server binds it is picked again
-		port, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		s := &serverProcess{address: fmt.Sprintf("127.0.0.1:%d", port), dataDir: dataDir,
-			logPath: filepath.Join(dataDir, fmt.Sprintf("server-%d.log", port))}
-		logFile, err := os.Create(s.logPath)
-		if err != nil {
-			return nil, err
-		}
-		// --verbose: the heavy-call admission's lines are INFO (the retry test waits for one).
-		args := append([]string{"--verbose", "serve", "--port", fmt.Sprint(port), "--data-dir", dataDir}, extra...)
-		s.cmd = exec.Command(exe, args...)
-		s.cmd.Dir = repoRoot()
-		s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
-		s.cmd.Env = append(os.Environ(), "RAY_DISABLE_USAGE_STATS=1")
-		s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := s.cmd.Start(); err != nil {
-			logFile.Close()
-			return nil, err
-		}
-		logFile.Close()
-		s.exited = make(chan struct{})
-		go func() { _ = s.cmd.Wait(); close(s.exited) }()
-		if lastErr = waitHealthy(s, creds, 120*time.Second); lastErr == nil {
-			return s, nil
-		}
-		s.stop()
-		if !strings.Contains(s.log(), "cannot listen on") {
-			return nil, lastErr
-		}
-	}
-	return nil, lastErr
-}
-
-func waitHealthy(s *serverProcess, creds credentials.TransportCredentials, timeout time.Duration) error {
-	if creds == nil {
-		creds = insecure.NewCredentials()
-	}
-	conn, err := grpc.NewClient(s.address, grpc.WithTransportCredentials(creds))
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	health := healthpb.NewHealthClient(conn)
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		select {
-		case <-s.exited:
-			return fmt.Errorf("server exited:\n%s", s.log())
-		default:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		resp, err := health.Check(ctx, &healthpb.HealthCheckRequest{Service: plannerHealthName})
-		cancel()
-		if err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING {
-			return nil
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
-	return fmt.Errorf("server on %s not healthy after %s:\n%s", s.address, timeout, s.log())
+// startServer runs `arrayplan --verbose serve` (the heavy-call admission's lines are INFO: the
+// retry test waits for one) with extra flags; creds are the health check's (nil: plaintext).
+func startServer(dataDir string, creds credentials.TransportCredentials, extra ...string) (*arrayplantest.Server, error) {
+	return arrayplantest.Start(arrayplantest.Options{Repo: repoRoot(), DataDir: dataDir, Global: []string{"--verbose"}, Args: extra, Creds: creds})
 }
 
 func TestMain(m *testing.M) {
@@ -178,19 +64,19 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "starting the arrayplan server:", err)
 		return 1
 	}
-	defer server.stop()
+	defer server.Stop()
 	// The examples read the server's address as a program would: from $ARRAYPLAN_SERVER.
-	os.Setenv("ARRAYPLAN_SERVER", server.address)
+	os.Setenv("ARRAYPLAN_SERVER", server.Address)
 	return m.Run()
 }
 
 // waitForLog waits until the server's log matches re (at most timeout).
-func waitForLog(t *testing.T, s *serverProcess, re *regexp.Regexp, timeout time.Duration) {
+func waitForLog(t *testing.T, s *arrayplantest.Server, re *regexp.Regexp, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
-	for !re.MatchString(s.log()) {
+	for !re.MatchString(s.Log()) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no %q in the server log after %s:\n%s", re, timeout, s.log())
+			t.Fatalf("no %q in the server log after %s:\n%s", re, timeout, s.Log())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
