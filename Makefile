@@ -12,7 +12,7 @@ DATA   ?= data
 # PYTEST_ARGS= runs everything in one process.
 PYTEST_ARGS ?= -n 2 --dist loadgroup
 # The Go modules: the client (clients/go) and the OpenTofu/Terraform provider.
-GO_MODULES := clients/go
+GO_MODULES := clients/go clients/terraform
 
 ##@ Getting started
 .PHONY: help
@@ -26,7 +26,7 @@ setup: ## Install what serving needs (.venv, stubs, bin/grpcurl, numba kernels c
 	@bash scripts/setup.sh
 
 .PHONY: test-setup
-test-setup: ## setup plus the tools only the tests use (kube-apiserver, helm, otelcol, hadolint, chromium, postgresql; cached)
+test-setup: ## setup plus the tools only the tests use (kube-apiserver, helm, otelcol, OpenTofu, hadolint, chromium, postgresql; cached)
 	@bash scripts/setup.sh --test-tools
 
 .PHONY: run
@@ -50,8 +50,12 @@ lint: setup ## buf lint of the API, ruff, the layers (import-linter, .importlint
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
+.PHONY: provider
+provider: ## Build the OpenTofu/Terraform provider into bin/terraform-provider-arrayplan (docs/terraform.md)
+	cd clients/terraform && go build -o $(CURDIR)/bin/terraform-provider-arrayplan .
+
 .PHONY: cluster-tools
-cluster-tools: ## Build helm, otelcol, kube-apiserver and link etcd into bin/ (test-setup runs it; cached in ~/.cache/arrayplan)
+cluster-tools: ## Build helm, otelcol, kube-apiserver, tofu and link etcd into bin/ (test-setup runs it; cached in ~/.cache/arrayplan)
 	bash scripts/cluster_tools.sh
 
 .PHONY: helm-docs

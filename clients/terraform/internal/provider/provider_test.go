@@ -71,7 +71,8 @@ var factories = map[string]func() (tfprotov6.ProviderServer, error){
 }
 
 func providerBlock() string {
-	return fmt.Sprintf("provider \"arrayplan\" {\n  address   = %q\n  plaintext = true\n}\n", server.Address)
+	return fmt.Sprintf("terraform {\n  required_providers {\n    arrayplan = { source = \"arrayplan/arrayplan\" }\n  }\n}\n"+
+		"provider \"arrayplan\" {\n  address   = %q\n  plaintext = true\n}\n", server.Address)
 }
 
 // The Go client's small plan (clients/go/arrayplan/client_test.go): RAID 10 of Intel DC S3700
@@ -108,7 +109,8 @@ func TestAccDataSourceFeedsDriveCountAndModel(t *testing.T) {
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownOutputValue("buy", knownvalue.StringExact("8 x intel-dc-s3700-400gb")),
 				statecheck.ExpectKnownValue("data.arrayplan_plan.db", tfjsonpath.New("recommendations").AtSliceIndex(0).AtMapKey("layout"), knownvalue.StringExact("raid10")),
-				statecheck.ExpectKnownValue("data.arrayplan_plan.db", tfjsonpath.New("recommendations").AtSliceIndex(0).AtMapKey("group_width"), knownvalue.Int64Exact(2)),
+				// The planner's RAID 10 group is the striped mirror set: all 8 drives.
+				statecheck.ExpectKnownValue("data.arrayplan_plan.db", tfjsonpath.New("recommendations").AtSliceIndex(0).AtMapKey("group_width"), knownvalue.Int64Exact(8)),
 				statecheck.ExpectKnownValue("data.arrayplan_plan.db", tfjsonpath.New("recommendations").AtSliceIndex(0).AtMapKey("latency_percentile"), knownvalue.Float64Exact(99)),
 				statecheck.ExpectKnownValue("data.arrayplan_plan.db", tfjsonpath.New("name"), knownvalue.StringRegexp(planName)),
 				statecheck.ExpectKnownValue("data.arrayplan_plan.db", tfjsonpath.New("trace_id"), knownvalue.StringRegexp(traceID)),
@@ -138,7 +140,7 @@ func TestAccErrorsNameTheAttribute(t *testing.T) {
 		Steps: []resource.TestStep{{
 			// A value the server refuses: reported on the HCL attribute, with the allowed range.
 			Config:      providerBlock() + "data \"arrayplan_plan\" \"db\" {" + strings.Replace(hclQuestion, "= 0.7", "= 1.5", 1) + "}\n",
-			ExpectError: regexp.MustCompile(`(?s)read_fraction = 1.5.*read_fraction: must be in \[0, 1\]`),
+			ExpectError: regexp.MustCompile(`(?s)read_fraction\s+= 1.5.*read_fraction: must be in \[0, 1\], got 1.5`),
 		}, {
 			// A unit the grammar does not know.
 			Config:      providerBlock() + "data \"arrayplan_plan\" \"db\" {" + strings.Replace(hclQuestion, `"1 TB"`, `"1 TX"`, 1) + "}\n",
