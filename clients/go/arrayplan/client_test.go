@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/arrayplan/arrayplan/clients/go/arrayplan"
+	"github.com/arrayplan/arrayplan/clients/go/arrayplantest"
 	arrayplanv1 "github.com/arrayplan/arrayplan/clients/go/proto/arrayplan/v1"
 )
 
@@ -239,7 +240,7 @@ func TestResourceExhaustedIsRetriedAfterTheServersDelay(t *testing.T) {
 
 func TestTLSWithAToken(t *testing.T) {
 	dir := t.TempDir()
-	p, err := makePKI(dir)
+	p, err := arrayplantest.NewPKI(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,18 +248,18 @@ func TestTLSWithAToken(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "tokens"), []byte("alice "+alice+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cert, err := p.clientCredentials()
+	cert, err := p.ClientCredentials()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := startServer(filepath.Join(dir, "data"), cert, "--executor", "local", "--tls-cert", p.serverCert, "--tls-key", p.serverKey,
-		"--tls-client-ca", p.ca, "--auth-token-file", filepath.Join(dir, "tokens"))
+	s, err := startServer(filepath.Join(dir, "data"), cert, "--executor", "local", "--tls-cert", p.ServerCert, "--tls-key", p.ServerKey,
+		"--tls-client-ca", p.CA, "--auth-token-file", filepath.Join(dir, "tokens"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Stop()
 	ctx := context.Background()
-	tlsOpts := []arrayplan.Option{arrayplan.WithTLSCACert(p.ca), arrayplan.WithTLSClientCert(p.clientCert, p.clientKey)}
+	tlsOpts := []arrayplan.Option{arrayplan.WithTLSCACert(p.CA), arrayplan.WithTLSClientCert(p.ClientCert, p.ClientKey)}
 
 	c, err := arrayplan.NewClient(s.Address, append(tlsOpts, arrayplan.WithToken(alice))...)
 	if err != nil {

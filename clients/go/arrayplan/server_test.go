@@ -5,16 +5,7 @@ package arrayplan_test
 // waits for its health, and stops it by PID (SIGTERM, then SIGKILL of its process group).
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -80,81 +71,4 @@ func waitForLog(t *testing.T, s *arrayplantest.Server, re *regexp.Regexp, timeou
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// pki is a certificate authority made by the test, a server certificate for 127.0.0.1 and a
-// client certificate, all as PEM files in dir.
-type pki struct{ ca, serverCert, serverKey, clientCert, clientKey string }
-
-func makePKI(dir string) (*pki, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "arrayplan test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	p := &pki{ca: filepath.Join(dir, "ca.pem"), serverCert: filepath.Join(dir, "server.pem"), serverKey: filepath.Join(dir, "server.key"),
-		clientCert: filepath.Join(dir, "client.pem"), clientKey: filepath.Join(dir, "client.key")}
-	if err := writePEM(p.ca, "CERTIFICATE", caDER); err != nil {
-		return nil, err
-	}
-	leaf := func(serial int64, cn string, usage x509.ExtKeyUsage, certPath, keyPath string) error {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return err
-		}
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn},
-			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
-			ExtKeyUsage: []x509.ExtKeyUsage{usage}}
-		if usage == x509.ExtKeyUsageServerAuth {
-			tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-			tmpl.DNSNames = []string{"localhost"}
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-		if err != nil {
-			return err
-		}
-		keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			return err
-		}
-		if err := writePEM(certPath, "CERTIFICATE", der); err != nil {
-			return err
-		}
-		return writePEM(keyPath, "PRIVATE KEY", keyDER)
-	}
-	if err := leaf(2, "127.0.0.1", x509.ExtKeyUsageServerAuth, p.serverCert, p.serverKey); err != nil {
-		return nil, err
-	}
-	if err := leaf(3, "arrayplan test client", x509.ExtKeyUsageClientAuth, p.clientCert, p.clientKey); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-// clientCredentials trust the test CA and present the client certificate (the health check of a
-// server with mutual TLS).
-func (p *pki) clientCredentials() (credentials.TransportCredentials, error) {
-	pair, err := tls.LoadX509KeyPair(p.clientCert, p.clientKey)
-	if err != nil {
-		return nil, err
-	}
-	ca, err := os.ReadFile(p.ca)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca)
-	return credentials.NewTLS(&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}), nil
-}
-
-func writePEM(path, kind string, der []byte) error {
-	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600)
 }

@@ -217,3 +217,50 @@ func TestAccResourceReplansOnlyWhenTheQuestionChanges(t *testing.T) {
 		}},
 	})
 }
+
+func TestAccTLSAndTokenFromTheEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	p, err := arrayplantest.NewPKI(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const alice = "alice-token-0123456789abcdef"
+	if err := os.WriteFile(filepath.Join(dir, "tokens"), []byte("alice "+alice+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	creds, err := p.ClientCredentials()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := arrayplantest.Start(arrayplantest.Options{Repo: repoRoot(), DataDir: filepath.Join(dir, "data"), Creds: creds,
+		Args: []string{"--executor", "local", "--tls-cert", p.ServerCert, "--tls-key", p.ServerKey, "--tls-client-ca", p.CA,
+			"--auth-token-file", filepath.Join(dir, "tokens")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	t.Setenv("ARRAYPLAN_TOKEN", alice)
+	head := "terraform {\n  required_providers {\n    arrayplan = { source = \"arrayplan/arrayplan\" }\n  }\n}\n"
+	tlsProvider := fmt.Sprintf("provider \"arrayplan\" {\n  address = %q\n  ca_file = %q\n  client_cert_file = %q\n  client_key_file = %q\n}\n",
+		s.Address, p.CA, p.ClientCert, p.ClientKey)
+	ds := "data \"arrayplan_plan\" \"db\" {" + hclQuestion + "}\n"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{{
+			// The token over plaintext: refused, on the token attribute's setting.
+			Config:      head + fmt.Sprintf("provider \"arrayplan\" {\n  address = %q\n  plaintext = true\n}\n", s.Address) + ds,
+			ExpectError: regexp.MustCompile(`(?s)Token over plaintext.*token_over_plaintext = true`),
+		}, {
+			// An unreadable CA file: on ca_file.
+			Config:      head + strings.Replace(tlsProvider, p.CA, filepath.Join(dir, "missing.pem"), 1) + ds,
+			ExpectError: regexp.MustCompile(`(?s)Unreadable file.*ca_file = .*missing.pem`),
+		}, {
+			// Mutual TLS with the test CA, the token from $ARRAYPLAN_TOKEN (last: the test's
+			// closing destroy runs with this configuration).
+			Config: head + tlsProvider + ds,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("data.arrayplan_plan.db", tfjsonpath.New("recommendations").AtSliceIndex(0).AtMapKey("drive_count"), knownvalue.Int64Exact(8)),
+			},
+		}},
+	})
+}

@@ -305,6 +305,10 @@ func (m *planModel) setAnswer(ctx context.Context, plan *arrayplanv1.Plan) diag.
 			MeetsConstraints: r.GetMeetsConstraints(), Warnings: warnings,
 		})
 	}
+	if !plan.GetResult().GetConstraintsMet() {
+		diags.AddWarning("No recommendation meets every constraint",
+			plan.GetName()+": the recommendations are the nearest misses (constraints_met is false). "+plan.GetResult().GetSummary())
+	}
 	list, d := types.ListValueFrom(ctx, types.ObjectType{AttrTypes: recAttrTypes}, recs)
 	diags.Append(d...)
 	m.Recommendations = list
