@@ -329,17 +329,35 @@ func TestTheServersTraceHoldsTheCallersTraceID(t *testing.T) {
 	if tr.GetTraceId() != traceID || len(tr.GetSpans()) == 0 {
 		t.Fatalf("server trace %s with %d spans, want %s", tr.GetTraceId(), len(tr.GetSpans()), traceID)
 	}
-	// The client's own otelgrpc spans are in the same trace, children of the caller's span.
-	var createSpans int
+	// The client's own otelgrpc spans are in the same trace, children of the caller's span ...
+	var createSpan string
 	for _, s := range exporter.GetSpans() {
 		if s.Name == "arrayplan.v1.PlannerService/CreatePlan" {
-			createSpans++
+			if createSpan != "" {
+				t.Error("two client CreatePlan spans")
+			}
+			createSpan = s.SpanContext.SpanID().String()
 			if s.SpanContext.TraceID().String() != traceID || s.Parent.SpanID() != span.SpanContext().SpanID() {
 				t.Errorf("client span %s in trace %s, parent %s", s.Name, s.SpanContext.TraceID(), s.Parent.SpanID())
 			}
 		}
 	}
-	if createSpans != 1 {
-		t.Errorf("%d client CreatePlan spans, want 1", createSpans)
+	// ... and the server's stored spans hang under the client's CreatePlan span: every stored span
+	// whose parent is not itself stored has that span as its parent.
+	stored := map[string]bool{}
+	for _, s := range tr.GetSpans() {
+		stored[s.GetSpanId()] = true
+	}
+	var roots int
+	for _, s := range tr.GetSpans() {
+		if !stored[s.GetParentSpanId()] {
+			roots++
+			if s.GetParentSpanId() != createSpan {
+				t.Errorf("server span %s (%s) has parent %q, not the client's CreatePlan span %s", s.GetName(), s.GetProcess(), s.GetParentSpanId(), createSpan)
+			}
+		}
+	}
+	if roots == 0 {
+		t.Error("no server span joins the client's span")
 	}
 }
