@@ -1,7 +1,7 @@
 """ParsePlanFile: the server parses a plan file's text with the CLI's own parser, so a client in
 another language (the Go client, the OpenTofu provider) sends plan files without a grammar of
-its own. The same text gives the same PlanSpec as `arrayplan plan` reads; problems are field
-violations naming the file's field path, each description starting with its line."""
+its own. The same text gives the same PlanSpec as `arrayplan plan` reads; each problem is a
+violation of the request's `text` described as the CLI prints it: `line N: FIELD: reason`."""
 
 from __future__ import annotations
 
@@ -44,12 +44,14 @@ def test_errors_name_the_field_and_line_with_the_clis_hints(stub) -> None:  # ty
     with pytest.raises(grpc.RpcError) as err:
         stub.ParsePlanFile(pb.ParsePlanFileRequest(text=text), timeout=30)
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    got = dict(_violations(err.value))
+    violations = _violations(err.value)
+    assert {field for field, _ in violations} == {"text"}
+    got = {d.split(": ")[1]: d for _, d in violations}
     assert set(got) == {"workload.read_fracton", "constraints.usable_capacity_bytes", "constraints.latency_target", "objective"}
-    assert got["workload.read_fracton"].startswith("line 2: unknown field; did you mean 'read_fraction'")
-    assert got["constraints.usable_capacity_bytes"].startswith("line 4: ")
-    assert got["constraints.latency_target"].startswith("line 5: ")
-    assert got["objective"].startswith("line 6: unknown value 'cheapest'; allowed: total_cost_of_ownership, purchase_cost")
+    assert got["workload.read_fracton"].startswith("line 2: workload.read_fracton: unknown field; did you mean 'read_fraction'")
+    assert got["constraints.usable_capacity_bytes"].startswith("line 4: constraints.usable_capacity_bytes: ")
+    assert got["constraints.latency_target"].startswith("line 5: constraints.latency_target: ")
+    assert got["objective"].startswith("line 6: objective: unknown value 'cheapest'; allowed: total_cost_of_ownership, purchase_cost")
 
 
 def test_workload_files_and_empty_text_are_refused(stub, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -61,7 +63,7 @@ def test_workload_files_and_empty_text_are_refused(stub, tmp_path: Path) -> None
                                timeout=30)
         assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         [(field, description)] = _violations(err.value)
-        assert field == f"workload.{key}" and description.startswith("line 1: a workload file names a path on the caller's machine")
+        assert field == "text" and description.startswith(f"line 1: workload.{key}: a workload file names a path on the caller's machine")
         assert "randread" not in description
     with pytest.raises(grpc.RpcError) as err:
         stub.ParsePlanFile(pb.ParsePlanFileRequest(text=""), timeout=30)

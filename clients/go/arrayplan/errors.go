@@ -19,7 +19,8 @@ import (
 type FieldViolation struct {
 	// Field is the field's path: in a request, e.g. plan.spec.workload.read_fraction; in a plan
 	// file (PlanFromYAML), its path in the file, e.g. workload.read_fraction ("text" for the
-	// document as a whole).
+	// document as a whole: the server's violation is of the request's text, and the client reads
+	// the file's field and line out of its "line N: FIELD: reason" description).
 	Field string
 	// Description says what is wrong and what is allowed.
 	Description string
@@ -71,7 +72,12 @@ func (e *InvalidArgumentError) Field(name string) (FieldViolation, bool) {
 	return FieldViolation{}, false
 }
 
-var linePrefix = regexp.MustCompile(`^line (\d+): `)
+// A plan-file problem (ParsePlanFile): a violation of the request's text described as
+// "line N: FIELD: reason" (FIELD the file's path) or "line N: reason".
+var (
+	linePrefix  = regexp.MustCompile(`^line (\d+|\?): `)
+	fieldPrefix = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*(?:\[\d+\]|\.[A-Za-z_][A-Za-z0-9_]*)*): `)
+)
 
 // typedError turns an INVALID_ARGUMENT status into an *InvalidArgumentError; other errors are
 // returned as they are (their status.Code is the server's).
@@ -89,9 +95,12 @@ func typedError(err error) error {
 		case *errdetails.BadRequest:
 			for _, fv := range d.GetFieldViolations() {
 				v := FieldViolation{Field: fv.GetField(), Description: fv.GetDescription()}
-				if m := linePrefix.FindStringSubmatch(v.Description); m != nil {
+				if m := linePrefix.FindStringSubmatch(v.Description); m != nil && v.Field == "text" {
 					v.Line, _ = strconv.Atoi(m[1])
 					v.Description = v.Description[len(m[0]):]
+					if f := fieldPrefix.FindStringSubmatch(v.Description); f != nil {
+						v.Field, v.Description = f[1], v.Description[len(f[0]):]
+					}
 				}
 				out.Violations = append(out.Violations, v)
 			}

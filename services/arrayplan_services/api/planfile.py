@@ -392,15 +392,16 @@ MAX_FILE_NAME_CHARS = 200
 
 def parse_plan_file_request(request: pb.ParsePlanFileRequest) -> pb.ParsePlanFileResponse:
     """ParsePlanFile: a client's plan-file text -> the PlanSpec, through the CLI's own parser (one
-    grammar: units, durations, enums, did-you-mean). Every problem is a violation naming the
-    file's field path (``text`` for the document as a whole) whose reason starts with its line;
-    workload files are refused (their paths are on the caller's machine)."""
+    grammar: units, durations, enums, did-you-mean). Every problem is a violation of the request's
+    ``text`` whose description is the CLI's line without the file name: ``line N: FIELD: reason``
+    (FIELD the file's path, e.g. ``workload.read_fraction``; ``line N: reason`` for the document
+    as a whole). Workload files are refused (their paths are on the caller's machine)."""
     from arrayplan_engine.errors import InvalidInputError, Violation
 
     name = request.file_name[:MAX_FILE_NAME_CHARS] or "<plan>"
     try:
         spec, warnings = plan_spec_from_text(request.text, name, workload_files=False)
     except PlanFileError as exc:
-        raise InvalidInputError([Violation(field=field or "text", reason=f"line {line}: {reason}" if line else reason)
+        raise InvalidInputError([Violation(field="text", reason=f"line {line or '?'}: " + (f"{field}: {reason}" if field else reason))
                                  for line, field, reason in exc.problems]) from None
     return pb.ParsePlanFileResponse(spec=spec, warnings=warnings)

@@ -88,8 +88,9 @@ type PlannerServiceClient interface {
 	// CreatePlan takes, with the server's own parser, so that clients in other languages send plan
 	// files without a grammar of their own. It only parses: CreatePlan checks the spec's values.
 	// Workload files (workload.fio, workload.trace) name paths on the caller's machine and are
-	// refused here. Bad input: INVALID_ARGUMENT with a BadRequest whose field violations name the
-	// file's field path (e.g. workload.read_fraction) and whose descriptions start with "line N: ".
+	// refused here. Bad input: INVALID_ARGUMENT with a BadRequest of one violation of `text` per
+	// problem, described as the CLI prints it without the file name: "line N: FIELD: reason" (FIELD
+	// the file's path, e.g. workload.read_fraction), "line N: reason" for the document as a whole.
 	ParsePlanFile(ctx context.Context, in *ParsePlanFileRequest, opts ...grpc.CallOption) (*ParsePlanFileResponse, error)
 }
 
@@ -285,8 +286,9 @@ type PlannerServiceServer interface {
 	// CreatePlan takes, with the server's own parser, so that clients in other languages send plan
 	// files without a grammar of their own. It only parses: CreatePlan checks the spec's values.
 	// Workload files (workload.fio, workload.trace) name paths on the caller's machine and are
-	// refused here. Bad input: INVALID_ARGUMENT with a BadRequest whose field violations name the
-	// file's field path (e.g. workload.read_fraction) and whose descriptions start with "line N: ".
+	// refused here. Bad input: INVALID_ARGUMENT with a BadRequest of one violation of `text` per
+	// problem, described as the CLI prints it without the file name: "line N: FIELD: reason" (FIELD
+	// the file's path, e.g. workload.read_fraction), "line N: reason" for the document as a whole.
 	ParsePlanFile(context.Context, *ParsePlanFileRequest) (*ParsePlanFileResponse, error)
 	mustEmbedUnimplementedPlannerServiceServer()
 }
