@@ -28,7 +28,11 @@ func (d *planDataSource) Configure(_ context.Context, req datasource.ConfigureRe
 func (d *planDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var m planModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || d.cd == nil {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if d.cd == nil {
+		resp.Diagnostics.AddError("Provider not configured", "the arrayplan provider has no client (its configuration failed)")
 		return
 	}
 	spec, diags := m.spec(ctx, d.cd.client)

@@ -67,6 +67,10 @@ func (r *planResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 }
 
 func (r *planResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	if r.cd == nil {
+		resp.Diagnostics.AddError("Provider not configured", "the arrayplan provider has no client (its configuration failed)")
+		return
+	}
 	var m planModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
@@ -86,6 +90,10 @@ func (r *planResource) Create(ctx context.Context, req resource.CreateRequest, r
 
 // Read refreshes the answer from the stored plan; a plan the server no longer has is gone.
 func (r *planResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if r.cd == nil {
+		resp.Diagnostics.AddError("Provider not configured", "the arrayplan provider has no client (its configuration failed)")
+		return
+	}
 	var m planModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
