@@ -29,7 +29,7 @@ def _violations(err: grpc.RpcError) -> list[tuple[str, str]]:
 def test_an_example_plan_file_parses_to_the_spec_the_cli_reads(stub, name: str) -> None:  # type: ignore[no-untyped-def]
     path = ROOT / "examples" / name
     local, local_warnings = load_plan_file(path)
-    response = stub.ParsePlanFile(pb.ParsePlanFileRequest(text=path.read_text(), file_name=name), timeout=30)
+    response = stub.ParsePlanFile(pb.ParsePlanFileRequest(text=path.read_text()), timeout=30)
     assert response.spec == local
     assert list(response.warnings) == local_warnings
 

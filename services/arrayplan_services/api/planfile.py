@@ -387,9 +387,6 @@ def line_of(path_text: str, field: str) -> int | None:
     return _line_in(doc, field.removeprefix("plan.spec."))
 
 
-MAX_FILE_NAME_CHARS = 200
-
-
 def parse_plan_file_request(request: pb.ParsePlanFileRequest) -> pb.ParsePlanFileResponse:
     """ParsePlanFile: a client's plan-file text -> the PlanSpec, through the CLI's own parser (one
     grammar: units, durations, enums, did-you-mean). Every problem is a violation of the request's
@@ -398,9 +395,8 @@ def parse_plan_file_request(request: pb.ParsePlanFileRequest) -> pb.ParsePlanFil
     as a whole). Workload files are refused (their paths are on the caller's machine)."""
     from arrayplan_engine.errors import InvalidInputError, Violation
 
-    name = request.file_name[:MAX_FILE_NAME_CHARS] or "<plan>"
     try:
-        spec, warnings = plan_spec_from_text(request.text, name, workload_files=False)
+        spec, warnings = plan_spec_from_text(request.text, "<plan>", workload_files=False)
     except PlanFileError as exc:
         raise InvalidInputError([Violation(field="text", reason=f"line {line or '?'}: " + (f"{field}: {reason}" if field else reason))
                                  for line, field, reason in exc.problems]) from None

@@ -6065,9 +6065,7 @@ type ParsePlanFileRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The plan file's text: one YAML document in UTF-8, under 1 MiB (a request over 1 MiB is
 	// refused). REQUIRED.
-	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
-	// The file's name, only for the messages (default "<plan>").
-	FileName      string `protobuf:"bytes,2,opt,name=file_name,json=fileName,proto3" json:"file_name,omitempty"`
+	Text          string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6105,13 +6103,6 @@ func (*ParsePlanFileRequest) Descriptor() ([]byte, []int) {
 func (x *ParsePlanFileRequest) GetText() string {
 	if x != nil {
 		return x.Text
-	}
-	return ""
-}
-
-func (x *ParsePlanFileRequest) GetFileName() string {
-	if x != nil {
-		return x.FileName
 	}
 	return ""
 }
@@ -6787,10 +6778,9 @@ const file_arrayplan_v1_planner_proto_rawDesc = "" +
 	"\freplan_notes\x18\v \x03(\tR\vreplanNotes\x12\x19\n" +
 	"\btrace_id\x18\f \x01(\tR\atraceId\x12'\n" +
 	"\x0ftelemetry_stale\x18\r \x01(\bR\x0etelemetryStale\x125\n" +
-	"\tas_of_age\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\aasOfAge\"G\n" +
+	"\tas_of_age\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\aasOfAge\"*\n" +
 	"\x14ParsePlanFileRequest\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1b\n" +
-	"\tfile_name\x18\x02 \x01(\tR\bfileName\"_\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"_\n" +
 	"\x15ParsePlanFileResponse\x12*\n" +
 	"\x04spec\x18\x01 \x01(\v2\x16.arrayplan.v1.PlanSpecR\x04spec\x12\x1a\n" +
 	"\bwarnings\x18\x02 \x03(\tR\bwarnings*\x97\x01\n" +
