@@ -54,6 +54,7 @@ REPLICATIONS: Final = 5  # kernel replications per cluster candidate (the latenc
 OPS_PER_REPLICATION: Final = 20_000  # client operations sampled per replication
 MAX_SIMULATED_S: Final = 10.0  # kernel seconds per replication, cut to MAX_SIMULATED_HOST_IOS
 MIN_SHARD_BYTES: Final = 4096
+MIN_DRIVE_IOS: Final = 5_000  # shard IOs per replication at the least
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -177,7 +178,9 @@ def _latency(req: PlanRequest, drive: Drive, placement: Placement, fill: float, 
     dwl = Workload(name="cluster shard IOs", read_fraction=reads / rate if rate > 0 else w.read_fraction,
                    random_fraction=w.random_fraction, io_size_mix=((shard, 1.0),), queue_depth=w.queue_depth,
                    target_iops=max(rate, 1e-3))
-    duration = simulation.capped_duration_s(min(req.simulated_seconds, MAX_SIMULATED_S), max(rate, 1.0))
+    # at least MIN_DRIVE_IOS shard IOs per replication (a slow drive's tail needs them), at most the kernel's cap
+    duration = simulation.capped_duration_s(max(req.simulated_seconds, min(MAX_SIMULATED_S * 50, MIN_DRIVE_IOS / max(rate, 1e-3))),
+                                            max(rate, 1.0))
     q = req.constraints.latency_percentile / 100.0
     p50s, pcts, pooled = [], [], []
     achieved = []
@@ -208,7 +211,7 @@ def _latency(req: PlanRequest, drive: Drive, placement: Placement, fill: float, 
     pct = simulation.sectioning_interval(float(np.quantile(allops, q)), pcts)
     notes = [f"latency: the array kernel simulated one {drive.name} at its share of the shard IOs "
              f"({reads:,.1f} reads + {writes:,.1f} writes/s of {shard:,} B, {fill:.0%} full) in {REPLICATIONS} "
-             f"replications of {duration:g} s; each client operation is the slowest of its shards' paths "
+             f"replications of {duration:.3g} s; each client operation is the slowest of its shards' paths "
              f"(drive + M/G/1 NIC wait at the average load + transfer + {topo.server.nic_hop_latency_s * 1e6:g} us hops), "
              f"{OPS_PER_REPLICATION:,} operations per replication; interval by sectioning over the replications"]
     return p50, pct, float(np.mean(achieved)), rate, notes

@@ -50,8 +50,8 @@ class PoolChoice:
             from .errors import did_you_mean
 
             v.append(Violation(field=f"{prefix}.failure_domain",
-                               reason=f"must be one of {', '.join(FailureDomain)}, got {self.failure_domain!r}"
-                                      f"{did_you_mean(self.failure_domain, list(FailureDomain))}"))
+                               reason=f"must be one of {', '.join(d.value for d in FailureDomain)}, got {self.failure_domain!r}"
+                                      f"{did_you_mean(self.failure_domain, [str(d.value) for d in FailureDomain])}"))
         if self.min_size:
             lo, hi = (1, s.width) if s.kind.value == "replicated" else (s.data_shards, s.width)
             check_range(v, f"{prefix}.min_size", self.min_size, lo, hi, integer=True,

@@ -160,5 +160,8 @@ def merge_clusters(result: pb.PlanResult, outcome: ClusterPlanOutcome, *, max_re
                               "front were checked against every constraint.")
     result.models.append("arrayplan_engine.cluster_plan (cluster search, Copysets-style loss, declustered rebuild, "
                          "kernel drive x M/G/1 NIC latency)")
-    if result.recommendations and result.recommendations[0].HasField("cluster"):
-        result.summary = f"Best: {result.recommendations[0].explanation} " + result.summary
+    best = result.recommendations[0] if result.recommendations else None
+    head = (f"Best: {best.explanation}" if best is not None and best.HasField("cluster") and best.meets_constraints
+            else f"Clusters: {len(outcome.recommendations)} checked, {sum(r.meets_constraints for r in outcome.recommendations)} "
+                 "meet every constraint.")
+    result.summary = f"{head} Single boxes: {result.summary}"

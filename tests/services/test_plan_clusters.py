@@ -1,0 +1,97 @@
+"""Clusters as one more kind of plan candidate: the two example questions run end to end through
+`arrayplan plan --local` (the in-process executor), and the plan file's cluster fields refused
+with their field and range. Figures derived in each test from the example's stated inputs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arrayplan_services.api.convert import plan_request_from_proto
+from arrayplan_services.api.planfile import PlanFileError, plan_spec_from_text
+from arrayplan_engine.errors import InvalidInputError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _plan(name: str, tmp_path: Path) -> dict:
+    out = subprocess.run([sys.executable, "-m", "arrayplan_services.cli.main", "plan", str(ROOT / "examples" / name), "--local",
+                          "--executor", "local", "--data-dir", str(tmp_path), "--format", "json"],
+                         capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    doc = json.loads(out.stdout)
+    plan = doc.get("plan", doc)
+    assert plan["state"] == "STATE_SUCCEEDED"
+    return plan["result"]
+
+
+def test_object_store_minio_example(tmp_path: Path) -> None:
+    r = _plan("object-store-minio.yaml", tmp_path)
+    assert r["constraints_met"]
+    recs = r["recommendations"]
+    assert recs and all("cluster" in x for x in recs)  # 96 disks in one box cannot hold it durably: clusters win
+    final_year = 1e15 * 1.1**4  # 1 PB growing 10 % a year, year 5
+    prices = {"wd-ultrastar-hc560-20tb": 680.0, "wd-ultrastar-hc570-22tb": 450.0, "wd-ultrastar-hc670-26tb": 480.0}  # catalog
+    for x in recs:
+        c = x["cluster"]
+        assert x["meets_constraints"] and x["usable_capacity_bytes"] >= final_year
+        assert c["data_loss_probability"] <= 1e-6
+        assert x["drive_count"] == c["server_count"] * c["drives_per_server"]
+        # every bay paid with its server: servers x (9,000 USD + drives x drive price)
+        assert x["purchase_cost_usd"] == pytest.approx(c["server_count"] * (9000 + c["drives_per_server"] * prices[x["drive_model"]]))
+        assert c["host_rebuild_duration_s"] > c["drive_rebuild_duration_s"] > 0
+        # the latency interval brackets its estimate; a 1 MiB object over 7,200 rpm disks waits at
+        # least half a rotation (4.17 ms) on some shard at p99, and meets the 500 ms target
+        assert x["latency_at_percentile_low_s"] <= x["latency_at_percentile_s"] <= x["latency_at_percentile_high_s"] <= 0.5
+        assert x["latency_at_percentile_s"] > 60 / 7200 / 2
+    best = recs[0]["cluster"]
+    # MinIO (cmd/endpoint-ellipses.go, storageclass DefaultParityBlocks): 7 servers x 16 drives -> sets
+    # of 14 (the largest size in 2..16 dividing 112 and symmetric with 7 hosts), EC:4 for 8-16 drives
+    assert best["scheme"] == "minio EC:4 sets of 14" and best["server_count"] == 7
+    # usable = raw x k/(k+m) x nearfull 0.85 (no failed-server reserve: MinIO heals onto the replacement)
+    assert best["usable_capacity_bytes"] == pytest.approx(best["raw_capacity_bytes"] * 10 / 14 * 0.85, rel=1e-9)
+    assert any(a.startswith("clusters: latency is one drive's kernel simulation") for a in r["assumptions"])
+
+
+def test_block_ceph_rbd_example(tmp_path: Path) -> None:
+    r = _plan("block-ceph-rbd.yaml", tmp_path)
+    assert r["constraints_met"]
+    best = r["recommendations"][0]
+    c = best["cluster"]  # a 12-bay box cannot hold 187.5 TB: the clusters rank first
+    assert (c["scheme"], c["server_count"], c["drives_per_server"]) == ("ec:4+2", 6, 6)
+    # 6 hosts for a 6-wide stripe: no failed-host reserve, nearfull 0.85 binds: 36 x 7.68 TB x 4/6 x 0.85
+    assert best["usable_capacity_bytes"] == pytest.approx(36 * 7.68e12 * 4 / 6 * 0.85, rel=1e-9)
+    # NIC bound (cluster_network): 16 KiB ops, 70 % reads; a host's TX per op is 0.7 (s + 3 s/4) + 0.3 (5 s/4)
+    # = 1.6 s; six 100 GbE hosts saturate at 6 x 12.5e9 / (1.6 x 16,384) ops/s
+    assert best["predicted_iops"] == pytest.approx(6 * 12.5e9 / (1.6 * 16384), rel=1e-6)
+    assert best["latency_at_percentile_low_s"] <= best["latency_at_percentile_s"] <= best["latency_at_percentile_high_s"] <= 5e-3
+    assert best["latency_at_percentile_s"] >= 2 * 50e-6  # at least the request and reply hops
+    checks = {k["constraint"]: k for k in best["checks"]}
+    assert checks["latency"]["confidence_level"] == pytest.approx(0.95) and checks["latency"]["met"]
+    assert checks["durability"]["predicted"] == c["data_loss_probability"] <= 1e-6
+
+
+BASE = """
+workload: {read_fraction: 0.7, io_size_mix: [{io_bytes: 16 KiB, weight: 1}], target_iops: 1000}
+constraints: {usable_capacity_bytes: 100 TB}
+candidate_space:
+  servers:
+"""
+
+
+def test_plan_file_cluster_fields_are_checked() -> None:
+    with pytest.raises(PlanFileError) as exc:
+        plan_spec_from_text(BASE + "    bay_counts: 12\n")
+    assert "did you mean 'bay_count'" in str(exc.value)
+    spec, _ = plan_spec_from_text(BASE + "    nic_bytes_per_s: 12.5 GB\n    pools: [{scheme: 'ec:4+2', failure_domain: hots}]\n"
+                                  "    drives_per_server: [20]\n")
+    assert spec.candidate_space.servers.nic_bytes_per_s == 12.5e9
+    with pytest.raises(InvalidInputError) as err:
+        plan_request_from_proto(spec)
+    fields = {v.field: v.reason for v in err.value.violations}
+    assert "did you mean 'host'" in fields["plan.spec.candidate_space.servers.pools[0].failure_domain"]
+    assert "[1, bay_count" in fields["plan.spec.candidate_space.servers.drives_per_server[0]"].replace("= ", "")
