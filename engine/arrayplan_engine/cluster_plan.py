@@ -54,6 +54,7 @@ REPLICATIONS: Final = 5  # kernel replications per cluster candidate (the latenc
 OPS_PER_REPLICATION: Final = 20_000  # client operations sampled per replication
 MAX_SIMULATED_S: Final = 10.0  # kernel seconds per replication, cut to MAX_SIMULATED_HOST_IOS
 MIN_SHARD_BYTES: Final = 4096
+MAX_CONFIGURATIONS_PER_DRIVE: Final = 50_000  # ~1 CPU s per 60,000 (docs/clusters.md): the whole catalog in under a minute
 MIN_DRIVE_IOS: Final = 5_000  # shard IOs per replication at the least
 
 
@@ -89,6 +90,14 @@ class ClusterSpace:
                 head = x.field.split("[")[0].split(".")[0]
                 if head in names:
                     v.append(Violation(field=f"{prefix}.{x.field}", reason=x.reason.replace("server.bay_count", "bay_count")))
+        if not v:
+            per_drive = (len(self.drives_per_server) or s.bay_count) * len(self.pools) \
+                * max(1, self.max_server_count - self.min_server_count + 1)
+            if per_drive > MAX_CONFIGURATIONS_PER_DRIVE:
+                v.append(Violation(field=f"{prefix}.max_server_count", reason=(
+                    f"the cluster search would walk up to {per_drive:,} configurations per drive model (drives per server x "
+                    f"pools x server counts); at most {MAX_CONFIGURATIONS_PER_DRIVE:,}: narrow the server count range, "
+                    f"drives_per_server or pools")))
         if self.rack_count and self.rack_count > self.max_server_count:
             v.append(Violation(field=f"{prefix}.rack_count", reason=f"must be <= max_server_count ({self.max_server_count}), "
                                                                     f"got {self.rack_count}"))

@@ -87,11 +87,28 @@ def test_plan_file_cluster_fields_are_checked() -> None:
     with pytest.raises(PlanFileError) as exc:
         plan_spec_from_text(BASE + "    bay_counts: 12\n")
     assert "did you mean 'bay_count'" in str(exc.value)
-    spec, _ = plan_spec_from_text(BASE + "    nic_bytes_per_s: 12.5 GB\n    pools: [{scheme: 'ec:4+2', failure_domain: hots}]\n"
-                                  "    drives_per_server: [20]\n")
+    bad = BASE + "    nic_bytes_per_s: 12.5 GB\n    pools: [{scheme: 'ec:4+2', failure_domain: hots}]\n    drives_per_server: [20]\n"
+    with pytest.raises(PlanFileError) as exc:  # the plan file names the lines
+        plan_spec_from_text(bad)
+    lines = {field: (line, reason) for line, field, reason in exc.value.problems}
+    assert lines["candidate_space.servers.pools[0].failure_domain"][0] == 7
+    assert "did you mean 'host'" in lines["candidate_space.servers.pools[0].failure_domain"][1]
+    assert lines["candidate_space.servers.drives_per_server[0]"][0] == 8
+    # the API refuses the same message, naming the fields and ranges
+    spec, _ = plan_spec_from_text(BASE + "    nic_bytes_per_s: 12.5 GB\n")
     assert spec.candidate_space.servers.nic_bytes_per_s == 12.5e9
+    spec.candidate_space.servers.pools.add(scheme="ec:4+2", failure_domain="hots")
+    spec.candidate_space.servers.drives_per_server.append(20)
+    spec.candidate_space.servers.max_server_count = 1000
     with pytest.raises(InvalidInputError) as err:
         plan_request_from_proto(spec)
     fields = {v.field: v.reason for v in err.value.violations}
     assert "did you mean 'host'" in fields["plan.spec.candidate_space.servers.pools[0].failure_domain"]
-    assert "[1, bay_count" in fields["plan.spec.candidate_space.servers.drives_per_server[0]"].replace("= ", "")
+    assert "in [1, bay_count" in fields["plan.spec.candidate_space.servers.drives_per_server[0]"]
+    spec.candidate_space.servers.ClearField("pools")
+    spec.candidate_space.servers.ClearField("drives_per_server")
+    with pytest.raises(InvalidInputError) as err:  # 12 x 3 pools x 1,000 server counts = 36,000: allowed; x 16 pools: not
+        for _ in range(16):
+            spec.candidate_space.servers.pools.add(scheme="rep:3")
+        plan_request_from_proto(spec)
+    assert "at most 50,000" in {v.field: v.reason for v in err.value.violations}["plan.spec.candidate_space.servers.max_server_count"]

@@ -18,6 +18,7 @@ from arrayplan_engine.cluster_search import PoolChoice
 from arrayplan_engine.errors import InvalidInputError, is_finite
 
 MAX_POOLS = 16
+MAX_DRIVES_PER_SERVER_OPTIONS = 1000
 
 
 def cluster_space_from_proto(cs: pb.CandidateSpace, prefix: str) -> ClusterSpace | None:
@@ -29,6 +30,9 @@ def cluster_space_from_proto(cs: pb.CandidateSpace, prefix: str) -> ClusterSpace
     at = f"{prefix}.candidate_space.servers"
     if len(s.pools) > MAX_POOLS:
         raise InvalidInputError.one(f"{at}.pools", f"must list at most {MAX_POOLS} pools, got {len(s.pools)}")
+    if len(s.drives_per_server) > MAX_DRIVES_PER_SERVER_OPTIONS:
+        raise InvalidInputError.one(f"{at}.drives_per_server", f"must list at most {MAX_DRIVES_PER_SERVER_OPTIONS} counts, "
+                                                                f"got {len(s.drives_per_server)}")
     server = ServerSpec(bay_count=s.bay_count or 12, nic_bytes_per_s=s.nic_bytes_per_s or 25e9 / 8,
                         nic_hop_latency_s=(s.nic_hop_latency.seconds + s.nic_hop_latency.nanos * 1e-9)
                         if s.HasField("nic_hop_latency") else 50e-6,
