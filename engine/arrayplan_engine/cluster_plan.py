@@ -35,8 +35,7 @@ from . import simulation
 from .catalog import Catalog, Drive
 from .cluster import ClusterTopology, Placement, SchemeKind, ServerSpec, cluster_capacity, cluster_cost, place
 from .cluster_durability import FailureModel, RebuildTime, RecoveryLimits, cluster_loss_probability, rebuild_time
-from .cluster_network import (ClusterWorkload, drive_latency_samples, nic_load, operation_latency_samples,
-                              shard_iops_per_drive)
+from .cluster_network import ClusterWorkload, drive_latency_samples, nic_load, operation_latency_samples, shard_iops_per_drive
 from .cluster_search import ClusterCandidate, ClusterQuestion, PoolChoice, pool_for, search_clusters
 from .errors import InvalidInputError, Violation, check_range
 from .evaluation import ConstraintCheck
@@ -232,18 +231,18 @@ def _recommend(req: PlanRequest, c: ClusterCandidate, drive: Drive, space: Clust
                            rack_count=space.rack_count)
     placement = place(topo, pool_for(space.pools[c.pool_index], c.server_count, c.drives_per_server))
     cap = cluster_capacity(placement, float(drive.capacity_bytes), metadata_overhead_fraction=space.metadata_overhead_fraction)
-    limits = RecoveryLimits(drive_bytes_per_s=float(drive.seq_write_bytes_per_s), recovery_fraction=space.recovery_fraction)
+    limits = RecoveryLimits(drive_bytes_per_s=float(drive.seq_write_bytes_per_s or 0.0), recovery_fraction=space.recovery_fraction)
     fill = cap.fill_ceiling_fraction
     rd = rebuild_time(placement, drive_capacity_bytes=float(drive.capacity_bytes), fill_fraction=fill, limits=limits, failed="drive")
     rh = rebuild_time(placement, drive_capacity_bytes=float(drive.capacity_bytes), fill_fraction=fill, limits=limits, failed="host")
-    loss = cluster_loss_probability(placement, FailureModel(drive_annual_failure_rate=float(drive.annual_failure_rate),
+    loss = cluster_loss_probability(placement, FailureModel(drive_annual_failure_rate=float(drive.annual_failure_rate or 0.0),
                                                             host_annual_loss_rate=space.host_annual_loss_rate),
                                     drive_down_s=rd.time_s, host_down_s=rh.time_s, service_life_years=req.service_life_years)
-    cost = cluster_cost(topo, drive_price_usd=float(drive.price_usd), drive_power_w=float(drive.active_power_w or 0.0))
+    cost = cluster_cost(topo, drive_price_usd=float(drive.price_usd or 0.0), drive_power_w=float(drive.active_power_w or 0.0))
     hours = req.service_life_years * YEAR_HOURS
     power_cost = cost.power_w / 1000.0 * hours * req.electricity_usd_per_kwh
     drives = topo.drive_count
-    replacement = drives * float(drive.annual_failure_rate) * req.service_life_years * float(drive.price_usd)
+    replacement = drives * float(drive.annual_failure_rate or 0.0) * req.service_life_years * float(drive.price_usd or 0.0)
     required_iops = req.required_iops()
     io = float(req.workload.mean_io_bytes)
     load = nic_load(topo, placement.pool.scheme, ClusterWorkload(iops=max(required_iops, 1e-9),

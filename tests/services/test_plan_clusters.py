@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from arrayplan_engine.errors import InvalidInputError
 from arrayplan_services.api.convert import plan_request_from_proto
 from arrayplan_services.api.planfile import PlanFileError, plan_spec_from_text
-from arrayplan_engine.errors import InvalidInputError
 
 ROOT = Path(__file__).resolve().parents[2]
 
