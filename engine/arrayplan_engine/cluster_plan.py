@@ -8,8 +8,9 @@ The cheapest columns are then checked like a box:
 
 * capacity, durability (the plan's ``max_data_loss_probability`` or ``max_array_loss_probability``),
   purchase cost and power, analytically;
-* IOPS: the client rate at which the busier NIC direction saturates (``nic_load``), provided the
-  drives keep up with their share of the shard IOs at the required rate (the kernel, below);
+* IOPS: the lower of the client rate at which the busier NIC direction saturates (``nic_load``)
+  and the rate at which the drives do: the kernel's closed-loop saturation run of one drive under
+  the shard mix, times the drives, over the shard IOs per client operation (with its interval);
 * latency at the plan's percentile, with a 95 % interval: the array kernel simulates ONE drive of
   the candidate at its per-drive share of the shard reads and writes (``shard_iops_per_drive``,
   shard-sized IOs, the cluster's fill), in independent replications. Each replication's latency
@@ -31,7 +32,7 @@ from typing import Final
 import numpy as np
 
 from . import array as arr
-from . import simulation
+from . import performance, simulation
 from .catalog import Catalog, Drive
 from .cluster import ClusterTopology, Placement, SchemeKind, ServerSpec, cluster_capacity, cluster_cost, place
 from .cluster_durability import FailureModel, RebuildTime, RecoveryLimits, cluster_loss_probability, rebuild_time
@@ -140,6 +141,8 @@ class ClusterRecommendation:
     nic_max_iops: float
     shard_iops_per_drive: float
     predicted_iops: float
+    predicted_iops_low: float
+    predicted_iops_high: float
     latency_p50_s: float
     latency_p50_low_s: float
     latency_p50_high_s: float
@@ -172,9 +175,11 @@ def _loss_limit(req: PlanRequest) -> float:
 
 
 def _latency(req: PlanRequest, drive: Drive, placement: Placement, fill: float, required_iops: float,
-             seed: int) -> tuple[simulation.Interval, simulation.Interval, float, float, list[str]]:
+             seed: int) -> tuple[simulation.Interval, simulation.Interval, float, float, simulation.Interval, list[str]]:
     """(p50, percentile) of client operations with intervals, the drives' achieved share of their
-    offered shard rate, the shard IOs per drive, and notes."""
+    offered shard rate, the shard IOs per drive, the client rate at which the drives saturate
+    (each replication's closed-loop saturation run of the drive, scaled by the shard IOs per client
+    operation), and notes."""
     w = req.workload
     topo, scheme = placement.topology, placement.pool.scheme
     io = float(w.mean_io_bytes)
@@ -191,12 +196,18 @@ def _latency(req: PlanRequest, drive: Drive, placement: Placement, fill: float, 
                                             max(rate, 1.0))
     q = req.constraints.latency_percentile / 100.0
     p50s, pcts, pooled = [], [], []
-    achieved = []
+    achieved: list[float] = []
+    saturation: list[float] = []
+    layout = make_layout("raid0", 1)
+    bound = performance.iops_upper_bound(drive, layout, 1, dwl)
     rng = np.random.default_rng(np.random.SeedSequence([req.seed, seed]))
     for r in range(REPLICATIONS):
-        result = arr.simulate(simulation.array_spec(drive, make_layout("raid0", 1), 1, dwl, fill_fraction=fill,
-                                                    duration_s=duration, seed=req.seed * 1000 + seed * REPLICATIONS + r))
+        spec = simulation.array_spec(drive, layout, 1, dwl, fill_fraction=fill, duration_s=duration,
+                                     seed=req.seed * 1000 + seed * REPLICATIONS + r)
+        result = arr.simulate(spec)
         achieved.append(result.achieved_iops / max(rate, 1e-9))
+        sat = arr.simulate(simulation.saturation_spec(spec, simulated_s=duration, upper_bound_iops=bound))
+        saturation.append(0.0 if sat.saturated else float(sat.achieved_iops))
         have_r = reads > 0 and result.latency_count("read") > 0
         have_w = writes > 0 and result.latency_count("write") > 0
         all_s = drive_latency_samples(result, kind="all", samples=OPS_PER_REPLICATION, rng=rng)
@@ -222,7 +233,12 @@ def _latency(req: PlanRequest, drive: Drive, placement: Placement, fill: float, 
              f"replications of {duration:.3g} s; each client operation is the slowest of its shards' paths "
              f"(drive + M/G/1 NIC wait at the average load + transfer + {topo.server.nic_hop_latency_s * 1e6:g} us hops), "
              f"{OPS_PER_REPLICATION:,} operations per replication; interval by sectioning over the replications"]
-    return p50, pct, float(np.mean(achieved)), rate, notes
+    per_op = rate / required_iops  # shard IOs per drive per client op/s
+    sat_i = simulation.mean_interval(saturation)
+    drive_bound = simulation.Interval(value=sat_i.value / per_op, low=sat_i.low / per_op, high=sat_i.high / per_op)
+    notes.append(f"drive bound: the drive saturates at {sat_i.value:,.0f} shard IOs/s (closed loop, {REPLICATIONS} "
+                 f"replications), that is {drive_bound.value:,.0f} client ops/s over the cluster's drives")
+    return p50, pct, float(np.mean(achieved)), rate, drive_bound, notes
 
 
 def _recommend(req: PlanRequest, c: ClusterCandidate, drive: Drive, space: ClusterSpace, index: int) -> ClusterRecommendation:
@@ -254,23 +270,31 @@ def _recommend(req: PlanRequest, c: ClusterCandidate, drive: Drive, space: Clust
     checks.append(check("usable_capacity", required_bytes, cap.usable_bytes, "bytes", at_most=False))
     p50 = pct = simulation.Interval(value=math.nan)
     predicted_iops = load.max_iops
+    iops_low = iops_high = math.nan
     shard_rate = 0.0
     replications = 0
     if required_iops > 0 and load.saturated:
         notes.append(f"the hosts' {load.binding} saturates at {load.max_iops:,.0f} client ops/s, below the required "
                      f"{required_iops:,.0f}: latency not simulated")
     elif required_iops > 0:
-        p50, pct, achieved_share, shard_rate, lat_notes = _latency(req, drive, placement, fill, required_iops, index)
+        p50, pct, achieved_share, shard_rate, drive_bound, lat_notes = _latency(req, drive, placement, fill, required_iops, index)
         replications = REPLICATIONS
         notes.extend(lat_notes)
-        if achieved_share < 0.95:  # the drives fall behind their share: the cluster is drive-bound below the target
-            predicted_iops = min(load.max_iops, required_iops * achieved_share)
-            notes.append(f"the drives complete {achieved_share:.0%} of their offered shard IOs: drive-bound")
+        if drive_bound.value < load.max_iops:
+            predicted_iops, iops_low, iops_high = drive_bound.value, drive_bound.low, drive_bound.high
+            notes.append(f"IOPS: the drives bind ({drive_bound.value:,.0f} client ops/s) before the hosts' {load.binding} "
+                         f"({load.max_iops:,.0f})")
         else:
-            notes.append(f"IOPS: the NIC bound ({load.binding}, {load.max_iops:,.0f} client ops/s); the drives keep up at "
-                         f"the required rate (their own saturation rate is not searched)")
+            iops_low = iops_high = load.max_iops  # analytic
+            notes.append(f"IOPS: the hosts' {load.binding} binds ({load.max_iops:,.0f} client ops/s) before the drives "
+                         f"({drive_bound.value:,.0f})")
+        if achieved_share < 0.95:
+            notes.append(f"the drives complete {achieved_share:.0%} of their offered shard IOs at the required rate")
     if required_iops > 0:
-        checks.append(check("iops", required_iops, predicted_iops, "iops", at_most=False))
+        if iops_low == iops_low:
+            checks.append(check("iops", required_iops, predicted_iops, "iops", at_most=False, low=iops_low, high=iops_high))
+        else:
+            checks.append(check("iops", required_iops, predicted_iops, "iops", at_most=False))
     if cons.latency_target_s > 0:
         if pct.value == pct.value:
             checks.append(check("latency", cons.latency_target_s, pct.value, "s", at_most=True, low=pct.low, high=pct.high))
@@ -302,6 +326,7 @@ def _recommend(req: PlanRequest, c: ClusterCandidate, drive: Drive, space: Clust
         server_cost_usd=topo.server_count * space.server.cost_usd, purchase_cost_usd=cost.capex_usd, power_cost_usd=power_cost,
         replacement_cost_usd=replacement, total_cost_usd=total, power_w=cost.power_w, loss_probability=loss.loss_probability,
         nic_utilization=nic_util, nic_max_iops=load.max_iops, shard_iops_per_drive=shard_rate, predicted_iops=predicted_iops,
+        predicted_iops_low=iops_low, predicted_iops_high=iops_high,
         latency_p50_s=p50.value, latency_p50_low_s=p50.low, latency_p50_high_s=p50.high,
         latency_at_percentile_s=pct.value, latency_at_percentile_low_s=pct.low, latency_at_percentile_high_s=pct.high,
         replications=replications, checks=tuple(checks), meets_constraints=meets, binding_constraint=binding.constraint,

@@ -70,6 +70,7 @@ def cluster_recommendation_to_proto(r: ClusterRecommendation) -> pb.Recommendati
         array_loss_probability=r.loss_probability, pareto_optimal=r.pareto_optimal,
         cost_per_usable_tb_usd=r.total_cost_usd / (r.usable_bytes / 1e12) if r.usable_bytes > 0 else 0.0,
         cost_per_iops_usd=_f(r.total_cost_usd / r.predicted_iops) if r.predicted_iops > 0 else 0.0,
+        predicted_iops_low=_f(r.predicted_iops_low), predicted_iops_high=_f(r.predicted_iops_high),
         replacement_drive_count=0.0, simulation_replications=r.replications,
         simulation_precision="full" if r.replications else "", simulation_converged=False,
     )
