@@ -119,3 +119,27 @@ def test_plan_file_cluster_fields_are_checked() -> None:
             spec.candidate_space.servers.pools.add(scheme="rep:3")
         plan_request_from_proto(spec)
     assert "at most 50,000" in {v.field: v.reason for v in err.value.violations}["plan.spec.candidate_space.servers.max_server_count"]
+
+
+def test_a_saturated_nic_fails_the_iops_check_without_a_simulation() -> None:
+    # Reads of 1 MiB: a replicated read sends the object from its primary's TX once, so 4 hosts
+    # with 1 GB/s NICs carry at most 4 x 1e9 / 1,048,576 = 3,815 reads/s; 10,000 are asked.
+    from arrayplan_engine import cluster_plan
+    from arrayplan_engine.catalog import builtin_catalog
+
+    spec, _ = plan_spec_from_text("""
+workload: {read_fraction: 1.0, io_size_mix: [{io_bytes: 1 MiB, weight: 1}], target_iops: 10000}
+constraints: {usable_capacity_bytes: 10 TB}
+candidate_space:
+  drive_models: [wd-ultrastar-hc570-22tb]
+  servers: {bay_count: 4, drives_per_server: [4], nic_bytes_per_s: 1 GB, min_server_count: 4, max_server_count: 4,
+            pools: [{scheme: "rep:3"}]}
+""")
+    catalog = builtin_catalog()
+    req = plan_request_from_proto(spec, "plan.spec", catalog)
+    out = cluster_plan.evaluate_clusters(req, catalog, req.cluster)
+    (rec,) = out.recommendations
+    assert not rec.meets_constraints and rec.binding_constraint == "iops"
+    assert rec.predicted_iops == pytest.approx(4 * 1e9 / 1048576, rel=1e-9)
+    assert rec.replications == 0 and rec.latency_at_percentile_s != rec.latency_at_percentile_s  # NaN: not simulated
+    assert any("saturates at 3,815 client ops/s" in n for n in rec.notes)
