@@ -24,9 +24,46 @@ from .cluster_durability import FailureModel, RecoveryLimits, cluster_loss_proba
 from .errors import InvalidInputError, Violation, check_range
 from .units import YEAR_HOURS
 
-__all__ = ["ClusterCandidate", "ClusterQuestion", "ClusterSearchResult", "parse_pool_choice", "search_clusters"]
+__all__ = ["ClusterCandidate", "ClusterQuestion", "ClusterSearchResult", "PoolChoice", "parse_pool_choice", "search_clusters"]
 
 MAX_SERVER_COUNT: Final = 1_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PoolChoice:
+    """A pool with its failure domain and min_size (a plain string in ``pools`` is host domain,
+    default min_size). ``min_size`` 0 = the scheme's default; both are ignored for ``minio``."""
+
+    scheme: str
+    failure_domain: str = "host"
+    min_size: int = 0
+
+    def validate(self, prefix: str) -> list[Violation]:
+        v: list[Violation] = []
+        try:
+            s = parse_pool_choice(self.scheme)
+        except InvalidInputError as exc:
+            return [Violation(field=f"{prefix}.scheme", reason=x.reason) for x in exc.violations]
+        if s is None:
+            return v
+        if self.failure_domain not in tuple(FailureDomain):
+            from .errors import did_you_mean
+
+            v.append(Violation(field=f"{prefix}.failure_domain",
+                               reason=f"must be one of {', '.join(d.value for d in FailureDomain)}, got {self.failure_domain!r}"
+                                      f"{did_you_mean(self.failure_domain, [str(d.value) for d in FailureDomain])}"))
+        if self.min_size:
+            lo, hi = (1, s.width) if s.kind.value == "replicated" else (s.data_shards, s.width)
+            check_range(v, f"{prefix}.min_size", self.min_size, lo, hi, integer=True,
+                        note="(0 = default; replication: [1, size]; EC: [k, k + m])")
+        return v
+
+    @property
+    def label(self) -> str:
+        if self.scheme.strip().lower() == "minio":
+            return "minio"
+        extra = f" min_size {self.min_size}" if self.min_size else ""
+        return f"{self.scheme.strip().lower()}{'' if self.failure_domain == 'host' else ' by ' + self.failure_domain}{extra}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,7 +75,8 @@ class ClusterQuestion:
     min_server_count: int = 1
     max_server_count: int = 64
     drives_per_server: tuple[int, ...] = ()  # () = 1 .. server.bay_count
-    pools: tuple[str, ...] = ("rep:3", "ec:4+2", "ec:8+3")
+    pools: tuple[str | PoolChoice, ...] = ("rep:3", "ec:4+2", "ec:8+3")
+    rack_count: int = 0  # racks the servers spread over evenly (a server count they do not divide is skipped)
     host_annual_loss_rate: float = 0.01
     recovery_fraction: float = 0.5
     energy_usd_per_kwh: float = 0.0
@@ -61,7 +99,11 @@ class ClusterQuestion:
         check_range(v, "metadata_overhead_fraction", self.metadata_overhead_fraction, 0, 1, hi_open=True)
         if not self.pools:
             v.append(Violation(field="pools", reason="must name at least one pool ('rep:R', 'ec:K+M' or 'minio')"))
+        check_range(v, "rack_count", self.rack_count, 0, MAX_SERVER_COUNT, integer=True)
         for i, p in enumerate(self.pools):
+            if isinstance(p, PoolChoice):
+                v.extend(p.validate(f"pools[{i}]"))
+                continue
             try:
                 parse_pool_choice(p)
             except InvalidInputError as exc:
@@ -107,6 +149,7 @@ class ClusterCandidate:
     binding: str  # the constraint with the least headroom
     capacity_headroom_fraction: float  # usable / required - 1
     durability_headroom_decades: float  # log10(max_loss_probability / loss_probability)
+    pool_index: int = 0  # which of the question's pools
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,12 +163,23 @@ class ClusterSearchResult:
         return {"evaluated": self.evaluated, "rejected": dict(self.rejected), "feasible": len(self.candidates)}
 
 
-def _pool_for(choice: str, server_count: int, drives_per_server: int) -> Pool:
-    scheme = parse_pool_choice(choice)
+def _pool_for(choice: str | PoolChoice, server_count: int, drives_per_server: int) -> Pool:
+    text = choice.scheme if isinstance(choice, PoolChoice) else choice
+    scheme = parse_pool_choice(text)
     if scheme is None:
         pool, _ = minio_pool(server_count, drives_per_server)
         return pool
+    if isinstance(choice, PoolChoice):
+        if choice.min_size:
+            scheme = Scheme(kind=scheme.kind, data_shards=scheme.data_shards, parity_shards=scheme.parity_shards,
+                            min_size=choice.min_size)
+        return Pool(scheme=scheme, failure_domain=FailureDomain(choice.failure_domain), label=choice.label)
     return Pool(scheme=scheme, failure_domain=FailureDomain.HOST, label=choice)
+
+
+def pool_for(choice: str | PoolChoice, server_count: int, drives_per_server: int) -> Pool:
+    """The Pool a search column places (MinIO's chosen from the counts)."""
+    return _pool_for(choice, server_count, drives_per_server)
 
 
 def search_clusters(question: ClusterQuestion, drives: Sequence[Any]) -> ClusterSearchResult:
@@ -156,10 +210,13 @@ def search_clusters(question: ClusterQuestion, drives: Sequence[Any]) -> Cluster
         failures = FailureModel(drive_annual_failure_rate=float(d.annual_failure_rate),
                                 host_annual_loss_rate=q.host_annual_loss_rate)
         power_drive = float(d.active_power_w or 0.0)
-        for choice in q.pools:
+        for pool_index, choice in enumerate(q.pools):
             for dps in per_server_options:
                 for servers in range(q.min_server_count, q.max_server_count + 1):
-                    topo = ClusterTopology(server_count=servers, drives_per_server=dps, server=q.server)
+                    if q.rack_count and servers % q.rack_count:
+                        continue  # racks hold whole, equal shares of the servers
+                    topo = ClusterTopology(server_count=servers, drives_per_server=dps, server=q.server,
+                                           rack_count=q.rack_count)
                     evaluated += 1
                     try:
                         placement = place(topo, _pool_for(choice, servers, dps))
@@ -188,11 +245,11 @@ def search_clusters(question: ClusterQuestion, drives: Sequence[Any]) -> Cluster
                     # compare like with like: capacity headroom in decades too
                     binding = "capacity" if math.log10(1.0 + cap_head) <= dur_head else "durability"
                     feasible.append(ClusterCandidate(
-                        drive=d.name, pool=placement.pool.label or choice, server_count=servers, drives_per_server=dps,
+                        drive=d.name, pool=placement.pool.label or str(choice), server_count=servers, drives_per_server=dps,
                         usable_bytes=cap.usable_bytes, capex_usd=cost.capex_usd, energy_usd=energy,
                         cost_usd=cost.capex_usd + energy, power_w=cost.power_w, loss_probability=loss,
                         drive_rebuild_s=rd.time_s, host_rebuild_s=rh.time_s, binding=binding,
-                        capacity_headroom_fraction=cap_head, durability_headroom_decades=dur_head))
+                        capacity_headroom_fraction=cap_head, durability_headroom_decades=dur_head, pool_index=pool_index))
                     break  # more servers only cost more
     feasible.sort(key=lambda c: (c.cost_usd, c.loss_probability, c.drive, c.pool, c.server_count, c.drives_per_server))
     pareto: list[ClusterCandidate] = []

@@ -327,6 +327,18 @@ def plan_spec_from_text(text: str, path: str = "<plan>", base_dir: Path | None =
 
         for v in fill_target_violations(spec.constraints, "constraints"):
             builder.problems.append((_line_in(doc, v.field), v.field, v.reason))
+    if not builder.problems and spec.candidate_space.HasField("servers"):
+        # The cluster fields' ranges, with their lines (the server refuses them too).
+        from arrayplan_engine.errors import InvalidInputError
+
+        from .cluster_convert import cluster_space_from_proto
+
+        try:
+            cluster_space_from_proto(spec.candidate_space, "plan.spec")
+        except InvalidInputError as exc:
+            for v in exc.violations:
+                field = v.field.removeprefix("plan.spec.")
+                builder.problems.append((_line_in(doc, field), field, v.reason))
     if builder.problems:
         raise PlanFileError(path, builder.problems)
     return spec, builder.warnings
