@@ -253,7 +253,7 @@ func (x Plan_State) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Plan_State.Descriptor instead.
 func (Plan_State) EnumDescriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{5, 0}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{8, 0}
 }
 
 // An IO mix. Either a preset name, explicit fields, or a preset with some fields overridden.
@@ -652,8 +652,12 @@ type CandidateSpace struct {
 	// Short-stroke over-provisioning to try: the share of each drive's capacity left unused, each
 	// in [0, 0.9) (0.25 = the S3500 review's 25 % spare area). Empty = only 0.
 	OverProvisioningFractions []float64 `protobuf:"fixed64,6,rep,packed,name=over_provisioning_fractions,json=overProvisioningFractions,proto3" json:"over_provisioning_fractions,omitempty"`
-	unknownFields             protoimpl.UnknownFields
-	sizeCache                 protoimpl.SizeCache
+	// Arrays that span servers (docs/clusters.md): when set, cluster candidates (servers x drives
+	// per server x drive model x pool) are ranked with the single-box candidates in the same
+	// recommendations. Unset = single boxes only.
+	Servers       *ServerCandidateSpace `protobuf:"bytes,20,opt,name=servers,proto3" json:"servers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CandidateSpace) Reset() {
@@ -728,6 +732,462 @@ func (x *CandidateSpace) GetOverProvisioningFractions() []float64 {
 	return nil
 }
 
+func (x *CandidateSpace) GetServers() *ServerCandidateSpace {
+	if x != nil {
+		return x.Servers
+	}
+	return nil
+}
+
+// The servers a cluster is built of, and the pools to place on them (docs/clusters.md).
+type ServerCandidateSpace struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Fewest servers considered, in [1, 1000]. Default 1.
+	MinServerCount int32 `protobuf:"varint,1,opt,name=min_server_count,json=minServerCount,proto3" json:"min_server_count,omitempty"`
+	// Most servers considered, in [min_server_count, 1000]. Default 64.
+	MaxServerCount int32 `protobuf:"varint,2,opt,name=max_server_count,json=maxServerCount,proto3" json:"max_server_count,omitempty"`
+	// Drive bays per server, in [1, 1000]. Default 12.
+	BayCount int32 `protobuf:"varint,3,opt,name=bay_count,json=bayCount,proto3" json:"bay_count,omitempty"`
+	// Drives per server to try, each in [1, bay_count]; empty = 1 .. bay_count.
+	DrivesPerServer []int32 `protobuf:"varint,4,rep,packed,name=drives_per_server,json=drivesPerServer,proto3" json:"drives_per_server,omitempty"`
+	// Each server's NIC bandwidth, each direction, in (0, 1e12] bytes/s. Default 3.125e9 (25 GbE).
+	NicBytesPerS float64 `protobuf:"fixed64,5,opt,name=nic_bytes_per_s,json=nicBytesPerS,proto3" json:"nic_bytes_per_s,omitempty"`
+	// One network hop (switch and the receiving stack), in [0, 1 s]. Default 50 us.
+	NicHopLatency *durationpb.Duration `protobuf:"bytes,6,opt,name=nic_hop_latency,json=nicHopLatency,proto3" json:"nic_hop_latency,omitempty"`
+	// Price of one server without its drives (chassis, CPU, memory, NIC), in [0, 1e7]. Every bay
+	// is paid for with its server. Default 0.
+	ServerCostUsd float64 `protobuf:"fixed64,7,opt,name=server_cost_usd,json=serverCostUsd,proto3" json:"server_cost_usd,omitempty"`
+	// Power of one server without its drives, in [0, 1e5] W. Default 0.
+	ServerPowerW float64 `protobuf:"fixed64,8,opt,name=server_power_w,json=serverPowerW,proto3" json:"server_power_w,omitempty"`
+	// Racks the servers are spread over evenly (must divide the server count); 0 = no racks.
+	RackCount int32 `protobuf:"varint,9,opt,name=rack_count,json=rackCount,proto3" json:"rack_count,omitempty"`
+	// Pools to place; empty = replicated size 3, EC 4+2 and EC 8+3, one shard per host.
+	Pools []*ClusterPool `protobuf:"bytes,10,rep,name=pools,proto3" json:"pools,omitempty"`
+	// Whole hosts lost per host-year (their drives' data re-created), in [0, 100]. Unset = 0.01.
+	HostAnnualLossRate *float64 `protobuf:"fixed64,11,opt,name=host_annual_loss_rate,json=hostAnnualLossRate,proto3,oneof" json:"host_annual_loss_rate,omitempty"`
+	// Share of each drive's and NIC's bandwidth a rebuild may use (the recovery throttle: Ceph's
+	// osd_max_backfills / mClock), in (0, 1]. Unset = 0.5 (assumed).
+	RecoveryFraction *float64 `protobuf:"fixed64,12,opt,name=recovery_fraction,json=recoveryFraction,proto3,oneof" json:"recovery_fraction,omitempty"`
+	// Share of raw capacity taken by metadata (BlueStore DB/WAL, xl.meta), in [0, 1). Default 0.
+	MetadataOverheadFraction float64 `protobuf:"fixed64,13,opt,name=metadata_overhead_fraction,json=metadataOverheadFraction,proto3" json:"metadata_overhead_fraction,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
+}
+
+func (x *ServerCandidateSpace) Reset() {
+	*x = ServerCandidateSpace{}
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServerCandidateSpace) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServerCandidateSpace) ProtoMessage() {}
+
+func (x *ServerCandidateSpace) ProtoReflect() protoreflect.Message {
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServerCandidateSpace.ProtoReflect.Descriptor instead.
+func (*ServerCandidateSpace) Descriptor() ([]byte, []int) {
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ServerCandidateSpace) GetMinServerCount() int32 {
+	if x != nil {
+		return x.MinServerCount
+	}
+	return 0
+}
+
+func (x *ServerCandidateSpace) GetMaxServerCount() int32 {
+	if x != nil {
+		return x.MaxServerCount
+	}
+	return 0
+}
+
+func (x *ServerCandidateSpace) GetBayCount() int32 {
+	if x != nil {
+		return x.BayCount
+	}
+	return 0
+}
+
+func (x *ServerCandidateSpace) GetDrivesPerServer() []int32 {
+	if x != nil {
+		return x.DrivesPerServer
+	}
+	return nil
+}
+
+func (x *ServerCandidateSpace) GetNicBytesPerS() float64 {
+	if x != nil {
+		return x.NicBytesPerS
+	}
+	return 0
+}
+
+func (x *ServerCandidateSpace) GetNicHopLatency() *durationpb.Duration {
+	if x != nil {
+		return x.NicHopLatency
+	}
+	return nil
+}
+
+func (x *ServerCandidateSpace) GetServerCostUsd() float64 {
+	if x != nil {
+		return x.ServerCostUsd
+	}
+	return 0
+}
+
+func (x *ServerCandidateSpace) GetServerPowerW() float64 {
+	if x != nil {
+		return x.ServerPowerW
+	}
+	return 0
+}
+
+func (x *ServerCandidateSpace) GetRackCount() int32 {
+	if x != nil {
+		return x.RackCount
+	}
+	return 0
+}
+
+func (x *ServerCandidateSpace) GetPools() []*ClusterPool {
+	if x != nil {
+		return x.Pools
+	}
+	return nil
+}
+
+func (x *ServerCandidateSpace) GetHostAnnualLossRate() float64 {
+	if x != nil && x.HostAnnualLossRate != nil {
+		return *x.HostAnnualLossRate
+	}
+	return 0
+}
+
+func (x *ServerCandidateSpace) GetRecoveryFraction() float64 {
+	if x != nil && x.RecoveryFraction != nil {
+		return *x.RecoveryFraction
+	}
+	return 0
+}
+
+func (x *ServerCandidateSpace) GetMetadataOverheadFraction() float64 {
+	if x != nil {
+		return x.MetadataOverheadFraction
+	}
+	return 0
+}
+
+// One pool scheme a cluster may carry.
+type ClusterPool struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "rep:R" (replicated, size R), "ec:K+M" or "minio" (MinIO's erasure sets and default parity
+	// from the server and drive counts).
+	Scheme string `protobuf:"bytes,1,opt,name=scheme,proto3" json:"scheme,omitempty"`
+	// Failure domain: "host" (default), "rack" or "drive" (Ceph's crush-failure-domain=osd).
+	// Ignored for minio.
+	FailureDomain string `protobuf:"bytes,2,opt,name=failure_domain,json=failureDomain,proto3" json:"failure_domain,omitempty"`
+	// Ceph's min_size: shards a placement group needs to take writes; 0 = the default (k + 1 for
+	// EC, size - 1 for replication, at least 1). Ignored for minio.
+	MinSize       int32 `protobuf:"varint,3,opt,name=min_size,json=minSize,proto3" json:"min_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterPool) Reset() {
+	*x = ClusterPool{}
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterPool) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterPool) ProtoMessage() {}
+
+func (x *ClusterPool) ProtoReflect() protoreflect.Message {
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterPool.ProtoReflect.Descriptor instead.
+func (*ClusterPool) Descriptor() ([]byte, []int) {
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ClusterPool) GetScheme() string {
+	if x != nil {
+		return x.Scheme
+	}
+	return ""
+}
+
+func (x *ClusterPool) GetFailureDomain() string {
+	if x != nil {
+		return x.FailureDomain
+	}
+	return ""
+}
+
+func (x *ClusterPool) GetMinSize() int32 {
+	if x != nil {
+		return x.MinSize
+	}
+	return 0
+}
+
+// The cluster figures of a recommendation that spans servers.
+type ClusterFigures struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Servers in the cluster.
+	ServerCount int32 `protobuf:"varint,1,opt,name=server_count,json=serverCount,proto3" json:"server_count,omitempty"`
+	// Drives in each server.
+	DrivesPerServer int32 `protobuf:"varint,2,opt,name=drives_per_server,json=drivesPerServer,proto3" json:"drives_per_server,omitempty"`
+	// Drive bays in each server (every bay is paid for).
+	BayCount int32 `protobuf:"varint,3,opt,name=bay_count,json=bayCount,proto3" json:"bay_count,omitempty"`
+	// The pool: "rep:3", "ec:8+3", "minio ec:4 (8 sets of 16)".
+	Scheme string `protobuf:"bytes,4,opt,name=scheme,proto3" json:"scheme,omitempty"`
+	// Failure domain of the placement: host, rack or drive.
+	FailureDomain string `protobuf:"bytes,5,opt,name=failure_domain,json=failureDomain,proto3" json:"failure_domain,omitempty"`
+	// Shards of one stripe in one failure domain.
+	ShardsPerDomain int32 `protobuf:"varint,6,opt,name=shards_per_domain,json=shardsPerDomain,proto3" json:"shards_per_domain,omitempty"`
+	// Distinct stripe sets (PGs, MinIO erasure sets).
+	StripeSetCount int32 `protobuf:"varint,7,opt,name=stripe_set_count,json=stripeSetCount,proto3" json:"stripe_set_count,omitempty"`
+	// Time to re-protect a failed drive's data (detection included).
+	DriveRebuildDuration *durationpb.Duration `protobuf:"bytes,8,opt,name=drive_rebuild_duration,json=driveRebuildDuration,proto3" json:"drive_rebuild_duration,omitempty"`
+	// What limits it: drives, NICs, recovery throttle, replacement drive, ...
+	DriveRebuildLimit string `protobuf:"bytes,9,opt,name=drive_rebuild_limit,json=driveRebuildLimit,proto3" json:"drive_rebuild_limit,omitempty"`
+	// Time to re-protect a failed host's data.
+	HostRebuildDuration *durationpb.Duration `protobuf:"bytes,10,opt,name=host_rebuild_duration,json=hostRebuildDuration,proto3" json:"host_rebuild_duration,omitempty"`
+	// What limits it.
+	HostRebuildLimit string `protobuf:"bytes,11,opt,name=host_rebuild_limit,json=hostRebuildLimit,proto3" json:"host_rebuild_limit,omitempty"`
+	// Probability of data loss over the service life with drive and whole-host failures.
+	DataLossProbability float64 `protobuf:"fixed64,12,opt,name=data_loss_probability,json=dataLossProbability,proto3" json:"data_loss_probability,omitempty"`
+	// Raw capacity of every drive.
+	RawCapacityBytes int64 `protobuf:"varint,13,opt,name=raw_capacity_bytes,json=rawCapacityBytes,proto3" json:"raw_capacity_bytes,omitempty"`
+	// Usable capacity at the fill ceiling (Ceph's full ratios, room for a failed host's data).
+	UsableCapacityBytes int64 `protobuf:"varint,14,opt,name=usable_capacity_bytes,json=usableCapacityBytes,proto3" json:"usable_capacity_bytes,omitempty"`
+	// The fill ceiling applied, in (0, 1].
+	FillCeilingFraction float64 `protobuf:"fixed64,15,opt,name=fill_ceiling_fraction,json=fillCeilingFraction,proto3" json:"fill_ceiling_fraction,omitempty"`
+	// Which limit set it: nearfull, or backfillfull after a failed domain.
+	FillCeilingLimit string `protobuf:"bytes,16,opt,name=fill_ceiling_limit,json=fillCeilingLimit,proto3" json:"fill_ceiling_limit,omitempty"`
+	// Servers' share of the purchase cost (the drives are the rest).
+	ServerCostUsd float64 `protobuf:"fixed64,17,opt,name=server_cost_usd,json=serverCostUsd,proto3" json:"server_cost_usd,omitempty"`
+	// Busier NIC direction's utilization per host at the required rate.
+	NicUtilization float64 `protobuf:"fixed64,18,opt,name=nic_utilization,json=nicUtilization,proto3" json:"nic_utilization,omitempty"`
+	// Client operations per second at which the busier NIC direction saturates.
+	NicMaxIops float64 `protobuf:"fixed64,19,opt,name=nic_max_iops,json=nicMaxIops,proto3" json:"nic_max_iops,omitempty"`
+	// Shard IOs per second each drive serves at the required rate (reads + writes).
+	ShardIopsPerDrive float64 `protobuf:"fixed64,20,opt,name=shard_iops_per_drive,json=shardIopsPerDrive,proto3" json:"shard_iops_per_drive,omitempty"`
+	// Sentences: placement notes and what the cluster's latency is based on.
+	Notes         []string `protobuf:"bytes,21,rep,name=notes,proto3" json:"notes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterFigures) Reset() {
+	*x = ClusterFigures{}
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterFigures) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterFigures) ProtoMessage() {}
+
+func (x *ClusterFigures) ProtoReflect() protoreflect.Message {
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterFigures.ProtoReflect.Descriptor instead.
+func (*ClusterFigures) Descriptor() ([]byte, []int) {
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ClusterFigures) GetServerCount() int32 {
+	if x != nil {
+		return x.ServerCount
+	}
+	return 0
+}
+
+func (x *ClusterFigures) GetDrivesPerServer() int32 {
+	if x != nil {
+		return x.DrivesPerServer
+	}
+	return 0
+}
+
+func (x *ClusterFigures) GetBayCount() int32 {
+	if x != nil {
+		return x.BayCount
+	}
+	return 0
+}
+
+func (x *ClusterFigures) GetScheme() string {
+	if x != nil {
+		return x.Scheme
+	}
+	return ""
+}
+
+func (x *ClusterFigures) GetFailureDomain() string {
+	if x != nil {
+		return x.FailureDomain
+	}
+	return ""
+}
+
+func (x *ClusterFigures) GetShardsPerDomain() int32 {
+	if x != nil {
+		return x.ShardsPerDomain
+	}
+	return 0
+}
+
+func (x *ClusterFigures) GetStripeSetCount() int32 {
+	if x != nil {
+		return x.StripeSetCount
+	}
+	return 0
+}
+
+func (x *ClusterFigures) GetDriveRebuildDuration() *durationpb.Duration {
+	if x != nil {
+		return x.DriveRebuildDuration
+	}
+	return nil
+}
+
+func (x *ClusterFigures) GetDriveRebuildLimit() string {
+	if x != nil {
+		return x.DriveRebuildLimit
+	}
+	return ""
+}
+
+func (x *ClusterFigures) GetHostRebuildDuration() *durationpb.Duration {
+	if x != nil {
+		return x.HostRebuildDuration
+	}
+	return nil
+}
+
+func (x *ClusterFigures) GetHostRebuildLimit() string {
+	if x != nil {
+		return x.HostRebuildLimit
+	}
+	return ""
+}
+
+func (x *ClusterFigures) GetDataLossProbability() float64 {
+	if x != nil {
+		return x.DataLossProbability
+	}
+	return 0
+}
+
+func (x *ClusterFigures) GetRawCapacityBytes() int64 {
+	if x != nil {
+		return x.RawCapacityBytes
+	}
+	return 0
+}
+
+func (x *ClusterFigures) GetUsableCapacityBytes() int64 {
+	if x != nil {
+		return x.UsableCapacityBytes
+	}
+	return 0
+}
+
+func (x *ClusterFigures) GetFillCeilingFraction() float64 {
+	if x != nil {
+		return x.FillCeilingFraction
+	}
+	return 0
+}
+
+func (x *ClusterFigures) GetFillCeilingLimit() string {
+	if x != nil {
+		return x.FillCeilingLimit
+	}
+	return ""
+}
+
+func (x *ClusterFigures) GetServerCostUsd() float64 {
+	if x != nil {
+		return x.ServerCostUsd
+	}
+	return 0
+}
+
+func (x *ClusterFigures) GetNicUtilization() float64 {
+	if x != nil {
+		return x.NicUtilization
+	}
+	return 0
+}
+
+func (x *ClusterFigures) GetNicMaxIops() float64 {
+	if x != nil {
+		return x.NicMaxIops
+	}
+	return 0
+}
+
+func (x *ClusterFigures) GetShardIopsPerDrive() float64 {
+	if x != nil {
+		return x.ShardIopsPerDrive
+	}
+	return 0
+}
+
+func (x *ClusterFigures) GetNotes() []string {
+	if x != nil {
+		return x.Notes
+	}
+	return nil
+}
+
 // The question a plan answers.
 type PlanSpec struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -774,7 +1234,7 @@ type PlanSpec struct {
 
 func (x *PlanSpec) Reset() {
 	*x = PlanSpec{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[4]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -786,7 +1246,7 @@ func (x *PlanSpec) String() string {
 func (*PlanSpec) ProtoMessage() {}
 
 func (x *PlanSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[4]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -799,7 +1259,7 @@ func (x *PlanSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanSpec.ProtoReflect.Descriptor instead.
 func (*PlanSpec) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{4}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PlanSpec) GetWorkload() *Workload {
@@ -921,7 +1381,7 @@ type Plan struct {
 
 func (x *Plan) Reset() {
 	*x = Plan{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[5]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -933,7 +1393,7 @@ func (x *Plan) String() string {
 func (*Plan) ProtoMessage() {}
 
 func (x *Plan) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[5]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -946,7 +1406,7 @@ func (x *Plan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Plan.ProtoReflect.Descriptor instead.
 func (*Plan) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{5}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Plan) GetName() string {
@@ -1061,7 +1521,7 @@ type PlanProgress struct {
 
 func (x *PlanProgress) Reset() {
 	*x = PlanProgress{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[6]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1073,7 +1533,7 @@ func (x *PlanProgress) String() string {
 func (*PlanProgress) ProtoMessage() {}
 
 func (x *PlanProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[6]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1086,7 +1546,7 @@ func (x *PlanProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanProgress.ProtoReflect.Descriptor instead.
 func (*PlanProgress) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{6}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PlanProgress) GetCandidatesTotal() int32 {
@@ -1179,7 +1639,7 @@ type PlanResult struct {
 
 func (x *PlanResult) Reset() {
 	*x = PlanResult{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[7]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1191,7 +1651,7 @@ func (x *PlanResult) String() string {
 func (*PlanResult) ProtoMessage() {}
 
 func (x *PlanResult) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[7]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1204,7 +1664,7 @@ func (x *PlanResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanResult.ProtoReflect.Descriptor instead.
 func (*PlanResult) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{7}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PlanResult) GetRecommendations() []*Recommendation {
@@ -1297,7 +1757,7 @@ type BoundRemoval struct {
 
 func (x *BoundRemoval) Reset() {
 	*x = BoundRemoval{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[8]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1309,7 +1769,7 @@ func (x *BoundRemoval) String() string {
 func (*BoundRemoval) ProtoMessage() {}
 
 func (x *BoundRemoval) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[8]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1322,7 +1782,7 @@ func (x *BoundRemoval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BoundRemoval.ProtoReflect.Descriptor instead.
 func (*BoundRemoval) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{8}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *BoundRemoval) GetBound() string {
@@ -1360,7 +1820,7 @@ type NearMiss struct {
 
 func (x *NearMiss) Reset() {
 	*x = NearMiss{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[9]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1372,7 +1832,7 @@ func (x *NearMiss) String() string {
 func (*NearMiss) ProtoMessage() {}
 
 func (x *NearMiss) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[9]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1385,7 +1845,7 @@ func (x *NearMiss) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NearMiss.ProtoReflect.Descriptor instead.
 func (*NearMiss) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{9}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *NearMiss) GetDriveModel() string {
@@ -1465,7 +1925,7 @@ type ConstraintCheck struct {
 
 func (x *ConstraintCheck) Reset() {
 	*x = ConstraintCheck{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[10]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1477,7 +1937,7 @@ func (x *ConstraintCheck) String() string {
 func (*ConstraintCheck) ProtoMessage() {}
 
 func (x *ConstraintCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[10]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1490,7 +1950,7 @@ func (x *ConstraintCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConstraintCheck.ProtoReflect.Descriptor instead.
 func (*ConstraintCheck) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{10}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ConstraintCheck) GetConstraint() string {
@@ -1703,13 +2163,17 @@ type Recommendation struct {
 	// Stripe unit of the array (bytes per member per stripe): 64 KiB, or the searched unit that won
 	// when the workload's mean IO is 256 KiB or more.
 	StripeUnitBytes int64 `protobuf:"varint,52,opt,name=stripe_unit_bytes,json=stripeUnitBytes,proto3" json:"stripe_unit_bytes,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Set when the candidate spans servers (candidate_space.servers): its servers, pool and
+	// cluster figures. drive_count is then servers x drives per server, layout the pool,
+	// purchase_cost_usd includes the servers. Unset for a single box.
+	Cluster       *ClusterFigures `protobuf:"bytes,80,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Recommendation) Reset() {
 	*x = Recommendation{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[11]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1721,7 +2185,7 @@ func (x *Recommendation) String() string {
 func (*Recommendation) ProtoMessage() {}
 
 func (x *Recommendation) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[11]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1734,7 +2198,7 @@ func (x *Recommendation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Recommendation.ProtoReflect.Descriptor instead.
 func (*Recommendation) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{11}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Recommendation) GetRank() int32 {
@@ -2150,6 +2614,13 @@ func (x *Recommendation) GetStripeUnitBytes() int64 {
 	return 0
 }
 
+func (x *Recommendation) GetCluster() *ClusterFigures {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
 // One year of a recommendation's service life.
 type YearFigures struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2188,7 +2659,7 @@ type YearFigures struct {
 
 func (x *YearFigures) Reset() {
 	*x = YearFigures{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[12]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2200,7 +2671,7 @@ func (x *YearFigures) String() string {
 func (*YearFigures) ProtoMessage() {}
 
 func (x *YearFigures) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[12]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2213,7 +2684,7 @@ func (x *YearFigures) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use YearFigures.ProtoReflect.Descriptor instead.
 func (*YearFigures) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{12}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *YearFigures) GetYear() int32 {
@@ -2343,7 +2814,7 @@ type HddEquivalence struct {
 
 func (x *HddEquivalence) Reset() {
 	*x = HddEquivalence{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[13]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2355,7 +2826,7 @@ func (x *HddEquivalence) String() string {
 func (*HddEquivalence) ProtoMessage() {}
 
 func (x *HddEquivalence) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[13]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2368,7 +2839,7 @@ func (x *HddEquivalence) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HddEquivalence.ProtoReflect.Descriptor instead.
 func (*HddEquivalence) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{13}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HddEquivalence) GetHddModel() string {
@@ -2433,7 +2904,7 @@ type CreatePlanRequest struct {
 
 func (x *CreatePlanRequest) Reset() {
 	*x = CreatePlanRequest{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[14]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2445,7 +2916,7 @@ func (x *CreatePlanRequest) String() string {
 func (*CreatePlanRequest) ProtoMessage() {}
 
 func (x *CreatePlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[14]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2458,7 +2929,7 @@ func (x *CreatePlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePlanRequest.ProtoReflect.Descriptor instead.
 func (*CreatePlanRequest) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{14}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CreatePlanRequest) GetPlan() *Plan {
@@ -2486,7 +2957,7 @@ type GetPlanRequest struct {
 
 func (x *GetPlanRequest) Reset() {
 	*x = GetPlanRequest{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[15]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2498,7 +2969,7 @@ func (x *GetPlanRequest) String() string {
 func (*GetPlanRequest) ProtoMessage() {}
 
 func (x *GetPlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[15]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2511,7 +2982,7 @@ func (x *GetPlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlanRequest.ProtoReflect.Descriptor instead.
 func (*GetPlanRequest) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{15}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetPlanRequest) GetName() string {
@@ -2532,7 +3003,7 @@ type GetPlanTraceRequest struct {
 
 func (x *GetPlanTraceRequest) Reset() {
 	*x = GetPlanTraceRequest{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[16]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2544,7 +3015,7 @@ func (x *GetPlanTraceRequest) String() string {
 func (*GetPlanTraceRequest) ProtoMessage() {}
 
 func (x *GetPlanTraceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[16]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2557,7 +3028,7 @@ func (x *GetPlanTraceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlanTraceRequest.ProtoReflect.Descriptor instead.
 func (*GetPlanTraceRequest) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{16}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetPlanTraceRequest) GetName() string {
@@ -2580,7 +3051,7 @@ type GetPlanTraceResponse struct {
 
 func (x *GetPlanTraceResponse) Reset() {
 	*x = GetPlanTraceResponse{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[17]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2592,7 +3063,7 @@ func (x *GetPlanTraceResponse) String() string {
 func (*GetPlanTraceResponse) ProtoMessage() {}
 
 func (x *GetPlanTraceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[17]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2605,7 +3076,7 @@ func (x *GetPlanTraceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlanTraceResponse.ProtoReflect.Descriptor instead.
 func (*GetPlanTraceResponse) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{17}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetPlanTraceResponse) GetTraceId() string {
@@ -2649,7 +3120,7 @@ type TraceSpan struct {
 
 func (x *TraceSpan) Reset() {
 	*x = TraceSpan{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[18]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2661,7 +3132,7 @@ func (x *TraceSpan) String() string {
 func (*TraceSpan) ProtoMessage() {}
 
 func (x *TraceSpan) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[18]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2674,7 +3145,7 @@ func (x *TraceSpan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceSpan.ProtoReflect.Descriptor instead.
 func (*TraceSpan) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{18}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *TraceSpan) GetSpanId() string {
@@ -2756,7 +3227,7 @@ type ListPlansRequest struct {
 
 func (x *ListPlansRequest) Reset() {
 	*x = ListPlansRequest{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[19]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2768,7 +3239,7 @@ func (x *ListPlansRequest) String() string {
 func (*ListPlansRequest) ProtoMessage() {}
 
 func (x *ListPlansRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[19]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2781,7 +3252,7 @@ func (x *ListPlansRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPlansRequest.ProtoReflect.Descriptor instead.
 func (*ListPlansRequest) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{19}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListPlansRequest) GetPageSize() int32 {
@@ -2819,7 +3290,7 @@ type ListPlansResponse struct {
 
 func (x *ListPlansResponse) Reset() {
 	*x = ListPlansResponse{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[20]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2831,7 +3302,7 @@ func (x *ListPlansResponse) String() string {
 func (*ListPlansResponse) ProtoMessage() {}
 
 func (x *ListPlansResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[20]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2844,7 +3315,7 @@ func (x *ListPlansResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPlansResponse.ProtoReflect.Descriptor instead.
 func (*ListPlansResponse) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{20}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListPlansResponse) GetPlans() []*Plan {
@@ -2872,7 +3343,7 @@ type CancelPlanRequest struct {
 
 func (x *CancelPlanRequest) Reset() {
 	*x = CancelPlanRequest{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[21]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2884,7 +3355,7 @@ func (x *CancelPlanRequest) String() string {
 func (*CancelPlanRequest) ProtoMessage() {}
 
 func (x *CancelPlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[21]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2897,7 +3368,7 @@ func (x *CancelPlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelPlanRequest.ProtoReflect.Descriptor instead.
 func (*CancelPlanRequest) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{21}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CancelPlanRequest) GetName() string {
@@ -2923,7 +3394,7 @@ type WatchPlanRequest struct {
 
 func (x *WatchPlanRequest) Reset() {
 	*x = WatchPlanRequest{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[22]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2935,7 +3406,7 @@ func (x *WatchPlanRequest) String() string {
 func (*WatchPlanRequest) ProtoMessage() {}
 
 func (x *WatchPlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[22]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2948,7 +3419,7 @@ func (x *WatchPlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPlanRequest.ProtoReflect.Descriptor instead.
 func (*WatchPlanRequest) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{22}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WatchPlanRequest) GetName() string {
@@ -2983,7 +3454,7 @@ type WatchPlanResponse struct {
 
 func (x *WatchPlanResponse) Reset() {
 	*x = WatchPlanResponse{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[23]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2995,7 +3466,7 @@ func (x *WatchPlanResponse) String() string {
 func (*WatchPlanResponse) ProtoMessage() {}
 
 func (x *WatchPlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[23]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3008,7 +3479,7 @@ func (x *WatchPlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchPlanResponse.ProtoReflect.Descriptor instead.
 func (*WatchPlanResponse) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{23}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WatchPlanResponse) GetEvent() isWatchPlanResponse_Event {
@@ -3113,7 +3584,7 @@ type SimulateArrayRequest struct {
 
 func (x *SimulateArrayRequest) Reset() {
 	*x = SimulateArrayRequest{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[24]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3125,7 +3596,7 @@ func (x *SimulateArrayRequest) String() string {
 func (*SimulateArrayRequest) ProtoMessage() {}
 
 func (x *SimulateArrayRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[24]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3138,7 +3609,7 @@ func (x *SimulateArrayRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateArrayRequest.ProtoReflect.Descriptor instead.
 func (*SimulateArrayRequest) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{24}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SimulateArrayRequest) GetDriveModel() string {
@@ -3272,7 +3743,7 @@ type SlowDrive struct {
 
 func (x *SlowDrive) Reset() {
 	*x = SlowDrive{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[25]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3284,7 +3755,7 @@ func (x *SlowDrive) String() string {
 func (*SlowDrive) ProtoMessage() {}
 
 func (x *SlowDrive) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[25]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3297,7 +3768,7 @@ func (x *SlowDrive) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlowDrive.ProtoReflect.Descriptor instead.
 func (*SlowDrive) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{25}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SlowDrive) GetDriveIndex() int32 {
@@ -3392,7 +3863,7 @@ type SimulateArrayResponse struct {
 
 func (x *SimulateArrayResponse) Reset() {
 	*x = SimulateArrayResponse{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[26]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3404,7 +3875,7 @@ func (x *SimulateArrayResponse) String() string {
 func (*SimulateArrayResponse) ProtoMessage() {}
 
 func (x *SimulateArrayResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[26]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3417,7 +3888,7 @@ func (x *SimulateArrayResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateArrayResponse.ProtoReflect.Descriptor instead.
 func (*SimulateArrayResponse) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{26}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SimulateArrayResponse) GetUsableCapacityBytes() int64 {
@@ -3606,7 +4077,7 @@ type LatencySummary struct {
 
 func (x *LatencySummary) Reset() {
 	*x = LatencySummary{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[27]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3618,7 +4089,7 @@ func (x *LatencySummary) String() string {
 func (*LatencySummary) ProtoMessage() {}
 
 func (x *LatencySummary) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[27]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3631,7 +4102,7 @@ func (x *LatencySummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LatencySummary.ProtoReflect.Descriptor instead.
 func (*LatencySummary) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{27}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *LatencySummary) GetP50() *durationpb.Duration {
@@ -3718,7 +4189,7 @@ type LatencyBound struct {
 
 func (x *LatencyBound) Reset() {
 	*x = LatencyBound{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[28]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3730,7 +4201,7 @@ func (x *LatencyBound) String() string {
 func (*LatencyBound) ProtoMessage() {}
 
 func (x *LatencyBound) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[28]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3743,7 +4214,7 @@ func (x *LatencyBound) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LatencyBound.ProtoReflect.Descriptor instead.
 func (*LatencyBound) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{28}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *LatencyBound) GetP50() *durationpb.Duration {
@@ -3805,7 +4276,7 @@ type RunConsistencyTestRequest struct {
 
 func (x *RunConsistencyTestRequest) Reset() {
 	*x = RunConsistencyTestRequest{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[29]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3817,7 +4288,7 @@ func (x *RunConsistencyTestRequest) String() string {
 func (*RunConsistencyTestRequest) ProtoMessage() {}
 
 func (x *RunConsistencyTestRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[29]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3830,7 +4301,7 @@ func (x *RunConsistencyTestRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunConsistencyTestRequest.ProtoReflect.Descriptor instead.
 func (*RunConsistencyTestRequest) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{29}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RunConsistencyTestRequest) GetDriveModel() string {
@@ -3896,7 +4367,7 @@ type RunConsistencyTestResponse struct {
 
 func (x *RunConsistencyTestResponse) Reset() {
 	*x = RunConsistencyTestResponse{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[30]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3908,7 +4379,7 @@ func (x *RunConsistencyTestResponse) String() string {
 func (*RunConsistencyTestResponse) ProtoMessage() {}
 
 func (x *RunConsistencyTestResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[30]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3921,7 +4392,7 @@ func (x *RunConsistencyTestResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunConsistencyTestResponse.ProtoReflect.Descriptor instead.
 func (*RunConsistencyTestResponse) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{30}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RunConsistencyTestResponse) GetIopsPerSecond() []float64 {
@@ -4030,7 +4501,7 @@ type ListDrivesRequest struct {
 
 func (x *ListDrivesRequest) Reset() {
 	*x = ListDrivesRequest{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[31]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4042,7 +4513,7 @@ func (x *ListDrivesRequest) String() string {
 func (*ListDrivesRequest) ProtoMessage() {}
 
 func (x *ListDrivesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[31]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4055,7 +4526,7 @@ func (x *ListDrivesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrivesRequest.ProtoReflect.Descriptor instead.
 func (*ListDrivesRequest) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{31}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListDrivesRequest) GetPageSize() int32 {
@@ -4092,7 +4563,7 @@ type ListDrivesResponse struct {
 
 func (x *ListDrivesResponse) Reset() {
 	*x = ListDrivesResponse{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[32]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4104,7 +4575,7 @@ func (x *ListDrivesResponse) String() string {
 func (*ListDrivesResponse) ProtoMessage() {}
 
 func (x *ListDrivesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[32]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4117,7 +4588,7 @@ func (x *ListDrivesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDrivesResponse.ProtoReflect.Descriptor instead.
 func (*ListDrivesResponse) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{32}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListDrivesResponse) GetDrives() []*Drive {
@@ -4145,7 +4616,7 @@ type GetDriveRequest struct {
 
 func (x *GetDriveRequest) Reset() {
 	*x = GetDriveRequest{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[33]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4157,7 +4628,7 @@ func (x *GetDriveRequest) String() string {
 func (*GetDriveRequest) ProtoMessage() {}
 
 func (x *GetDriveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[33]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4170,7 +4641,7 @@ func (x *GetDriveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDriveRequest.ProtoReflect.Descriptor instead.
 func (*GetDriveRequest) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{33}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetDriveRequest) GetName() string {
@@ -4199,7 +4670,7 @@ type Provenance struct {
 
 func (x *Provenance) Reset() {
 	*x = Provenance{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[34]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4211,7 +4682,7 @@ func (x *Provenance) String() string {
 func (*Provenance) ProtoMessage() {}
 
 func (x *Provenance) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[34]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4224,7 +4695,7 @@ func (x *Provenance) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Provenance.ProtoReflect.Descriptor instead.
 func (*Provenance) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{34}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Provenance) GetField() string {
@@ -4361,7 +4832,7 @@ type DriveSpec struct {
 
 func (x *DriveSpec) Reset() {
 	*x = DriveSpec{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[35]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4373,7 +4844,7 @@ func (x *DriveSpec) String() string {
 func (*DriveSpec) ProtoMessage() {}
 
 func (x *DriveSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[35]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4386,7 +4857,7 @@ func (x *DriveSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriveSpec.ProtoReflect.Descriptor instead.
 func (*DriveSpec) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{35}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DriveSpec) GetName() string {
@@ -4733,7 +5204,7 @@ type Drive struct {
 
 func (x *Drive) Reset() {
 	*x = Drive{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[36]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4745,7 +5216,7 @@ func (x *Drive) String() string {
 func (*Drive) ProtoMessage() {}
 
 func (x *Drive) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[36]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4758,7 +5229,7 @@ func (x *Drive) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drive.ProtoReflect.Descriptor instead.
 func (*Drive) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{36}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *Drive) GetName() string {
@@ -4956,7 +5427,7 @@ type GroupMember struct {
 
 func (x *GroupMember) Reset() {
 	*x = GroupMember{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[37]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4968,7 +5439,7 @@ func (x *GroupMember) String() string {
 func (*GroupMember) ProtoMessage() {}
 
 func (x *GroupMember) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[37]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4981,7 +5452,7 @@ func (x *GroupMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupMember.ProtoReflect.Descriptor instead.
 func (*GroupMember) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{37}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GroupMember) GetSerial() string {
@@ -5011,7 +5482,7 @@ type RedundancyGroup struct {
 
 func (x *RedundancyGroup) Reset() {
 	*x = RedundancyGroup{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[38]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5023,7 +5494,7 @@ func (x *RedundancyGroup) String() string {
 func (*RedundancyGroup) ProtoMessage() {}
 
 func (x *RedundancyGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[38]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5036,7 +5507,7 @@ func (x *RedundancyGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedundancyGroup.ProtoReflect.Descriptor instead.
 func (*RedundancyGroup) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{38}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RedundancyGroup) GetName() string {
@@ -5085,7 +5556,7 @@ type ArrayInService struct {
 
 func (x *ArrayInService) Reset() {
 	*x = ArrayInService{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[39]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5097,7 +5568,7 @@ func (x *ArrayInService) String() string {
 func (*ArrayInService) ProtoMessage() {}
 
 func (x *ArrayInService) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[39]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5110,7 +5581,7 @@ func (x *ArrayInService) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArrayInService.ProtoReflect.Descriptor instead.
 func (*ArrayInService) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{39}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ArrayInService) GetDisplayName() string {
@@ -5204,7 +5675,7 @@ type TelemetryDocument struct {
 
 func (x *TelemetryDocument) Reset() {
 	*x = TelemetryDocument{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[40]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5216,7 +5687,7 @@ func (x *TelemetryDocument) String() string {
 func (*TelemetryDocument) ProtoMessage() {}
 
 func (x *TelemetryDocument) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[40]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5229,7 +5700,7 @@ func (x *TelemetryDocument) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TelemetryDocument.ProtoReflect.Descriptor instead.
 func (*TelemetryDocument) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{40}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *TelemetryDocument) GetSource() string {
@@ -5259,7 +5730,7 @@ type CapacitySample struct {
 
 func (x *CapacitySample) Reset() {
 	*x = CapacitySample{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[41]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5271,7 +5742,7 @@ func (x *CapacitySample) String() string {
 func (*CapacitySample) ProtoMessage() {}
 
 func (x *CapacitySample) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[41]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5284,7 +5755,7 @@ func (x *CapacitySample) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CapacitySample.ProtoReflect.Descriptor instead.
 func (*CapacitySample) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{41}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CapacitySample) GetTime() *timestamppb.Timestamp {
@@ -5328,7 +5799,7 @@ type ForecastArrayRequest struct {
 
 func (x *ForecastArrayRequest) Reset() {
 	*x = ForecastArrayRequest{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[42]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5340,7 +5811,7 @@ func (x *ForecastArrayRequest) String() string {
 func (*ForecastArrayRequest) ProtoMessage() {}
 
 func (x *ForecastArrayRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[42]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5353,7 +5824,7 @@ func (x *ForecastArrayRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastArrayRequest.ProtoReflect.Descriptor instead.
 func (*ForecastArrayRequest) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{42}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ForecastArrayRequest) GetArray() *ArrayInService {
@@ -5420,7 +5891,7 @@ type DateInterval struct {
 
 func (x *DateInterval) Reset() {
 	*x = DateInterval{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[43]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5432,7 +5903,7 @@ func (x *DateInterval) String() string {
 func (*DateInterval) ProtoMessage() {}
 
 func (x *DateInterval) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[43]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5445,7 +5916,7 @@ func (x *DateInterval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DateInterval.ProtoReflect.Descriptor instead.
 func (*DateInterval) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{43}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *DateInterval) GetTime() *timestamppb.Timestamp {
@@ -5508,7 +5979,7 @@ type DriveForecast struct {
 
 func (x *DriveForecast) Reset() {
 	*x = DriveForecast{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[44]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5520,7 +5991,7 @@ func (x *DriveForecast) String() string {
 func (*DriveForecast) ProtoMessage() {}
 
 func (x *DriveForecast) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[44]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5533,7 +6004,7 @@ func (x *DriveForecast) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DriveForecast.ProtoReflect.Descriptor instead.
 func (*DriveForecast) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{44}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *DriveForecast) GetGroup() string {
@@ -5662,7 +6133,7 @@ type GroupForecast struct {
 
 func (x *GroupForecast) Reset() {
 	*x = GroupForecast{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[45]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5674,7 +6145,7 @@ func (x *GroupForecast) String() string {
 func (*GroupForecast) ProtoMessage() {}
 
 func (x *GroupForecast) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[45]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5687,7 +6158,7 @@ func (x *GroupForecast) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupForecast.ProtoReflect.Descriptor instead.
 func (*GroupForecast) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{45}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GroupForecast) GetName() string {
@@ -5755,7 +6226,7 @@ type FillForecast struct {
 
 func (x *FillForecast) Reset() {
 	*x = FillForecast{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[46]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5767,7 +6238,7 @@ func (x *FillForecast) String() string {
 func (*FillForecast) ProtoMessage() {}
 
 func (x *FillForecast) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[46]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5780,7 +6251,7 @@ func (x *FillForecast) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FillForecast.ProtoReflect.Descriptor instead.
 func (*FillForecast) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{46}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *FillForecast) GetUsableCapacityBytes() float64 {
@@ -5847,7 +6318,7 @@ type ForecastOption struct {
 
 func (x *ForecastOption) Reset() {
 	*x = ForecastOption{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[47]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5859,7 +6330,7 @@ func (x *ForecastOption) String() string {
 func (*ForecastOption) ProtoMessage() {}
 
 func (x *ForecastOption) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[47]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5872,7 +6343,7 @@ func (x *ForecastOption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastOption.ProtoReflect.Descriptor instead.
 func (*ForecastOption) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{47}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ForecastOption) GetAction() string {
@@ -5934,7 +6405,7 @@ type ForecastArrayResponse struct {
 
 func (x *ForecastArrayResponse) Reset() {
 	*x = ForecastArrayResponse{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[48]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5946,7 +6417,7 @@ func (x *ForecastArrayResponse) String() string {
 func (*ForecastArrayResponse) ProtoMessage() {}
 
 func (x *ForecastArrayResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[48]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5959,7 +6430,7 @@ func (x *ForecastArrayResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastArrayResponse.ProtoReflect.Descriptor instead.
 func (*ForecastArrayResponse) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{48}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ForecastArrayResponse) GetDisplayName() string {
@@ -6072,7 +6543,7 @@ type ParsePlanFileRequest struct {
 
 func (x *ParsePlanFileRequest) Reset() {
 	*x = ParsePlanFileRequest{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[49]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6084,7 +6555,7 @@ func (x *ParsePlanFileRequest) String() string {
 func (*ParsePlanFileRequest) ProtoMessage() {}
 
 func (x *ParsePlanFileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[49]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6097,7 +6568,7 @@ func (x *ParsePlanFileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParsePlanFileRequest.ProtoReflect.Descriptor instead.
 func (*ParsePlanFileRequest) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{49}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ParsePlanFileRequest) GetText() string {
@@ -6120,7 +6591,7 @@ type ParsePlanFileResponse struct {
 
 func (x *ParsePlanFileResponse) Reset() {
 	*x = ParsePlanFileResponse{}
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[50]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6132,7 +6603,7 @@ func (x *ParsePlanFileResponse) String() string {
 func (*ParsePlanFileResponse) ProtoMessage() {}
 
 func (x *ParsePlanFileResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_arrayplan_v1_planner_proto_msgTypes[50]
+	mi := &file_arrayplan_v1_planner_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6145,7 +6616,7 @@ func (x *ParsePlanFileResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParsePlanFileResponse.ProtoReflect.Descriptor instead.
 func (*ParsePlanFileResponse) Descriptor() ([]byte, []int) {
-	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{50}
+	return file_arrayplan_v1_planner_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ParsePlanFileResponse) GetSpec() *PlanSpec {
@@ -6213,14 +6684,61 @@ const file_arrayplan_v1_planner_proto_rawDesc = "" +
 	"\x14worst_second_horizon\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\x12worstSecondHorizonB\x1c\n" +
 	"\x1a_endurance_margin_fractionB\x1d\n" +
 	"\x1b_max_array_loss_probabilityB\x14\n" +
-	"\x12_max_fill_fraction\"\x80\x02\n" +
+	"\x12_max_fill_fraction\"\xbe\x02\n" +
 	"\x0eCandidateSpace\x12!\n" +
 	"\fdrive_models\x18\x01 \x03(\tR\vdriveModels\x12\x18\n" +
 	"\alayouts\x18\x02 \x03(\tR\alayouts\x12!\n" +
 	"\fgroup_widths\x18\x03 \x03(\x05R\vgroupWidths\x12&\n" +
 	"\x0fmin_drive_count\x18\x04 \x01(\x05R\rminDriveCount\x12&\n" +
 	"\x0fmax_drive_count\x18\x05 \x01(\x05R\rmaxDriveCount\x12>\n" +
-	"\x1bover_provisioning_fractions\x18\x06 \x03(\x01R\x19overProvisioningFractions\"\xfd\x04\n" +
+	"\x1bover_provisioning_fractions\x18\x06 \x03(\x01R\x19overProvisioningFractions\x12<\n" +
+	"\aservers\x18\x14 \x01(\v2\".arrayplan.v1.ServerCandidateSpaceR\aservers\"\x93\x05\n" +
+	"\x14ServerCandidateSpace\x12(\n" +
+	"\x10min_server_count\x18\x01 \x01(\x05R\x0eminServerCount\x12(\n" +
+	"\x10max_server_count\x18\x02 \x01(\x05R\x0emaxServerCount\x12\x1b\n" +
+	"\tbay_count\x18\x03 \x01(\x05R\bbayCount\x12*\n" +
+	"\x11drives_per_server\x18\x04 \x03(\x05R\x0fdrivesPerServer\x12%\n" +
+	"\x0fnic_bytes_per_s\x18\x05 \x01(\x01R\fnicBytesPerS\x12A\n" +
+	"\x0fnic_hop_latency\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\rnicHopLatency\x12&\n" +
+	"\x0fserver_cost_usd\x18\a \x01(\x01R\rserverCostUsd\x12$\n" +
+	"\x0eserver_power_w\x18\b \x01(\x01R\fserverPowerW\x12\x1d\n" +
+	"\n" +
+	"rack_count\x18\t \x01(\x05R\trackCount\x12/\n" +
+	"\x05pools\x18\n" +
+	" \x03(\v2\x19.arrayplan.v1.ClusterPoolR\x05pools\x126\n" +
+	"\x15host_annual_loss_rate\x18\v \x01(\x01H\x00R\x12hostAnnualLossRate\x88\x01\x01\x120\n" +
+	"\x11recovery_fraction\x18\f \x01(\x01H\x01R\x10recoveryFraction\x88\x01\x01\x12<\n" +
+	"\x1ametadata_overhead_fraction\x18\r \x01(\x01R\x18metadataOverheadFractionB\x18\n" +
+	"\x16_host_annual_loss_rateB\x14\n" +
+	"\x12_recovery_fraction\"g\n" +
+	"\vClusterPool\x12\x16\n" +
+	"\x06scheme\x18\x01 \x01(\tR\x06scheme\x12%\n" +
+	"\x0efailure_domain\x18\x02 \x01(\tR\rfailureDomain\x12\x19\n" +
+	"\bmin_size\x18\x03 \x01(\x05R\aminSize\"\xc1\a\n" +
+	"\x0eClusterFigures\x12!\n" +
+	"\fserver_count\x18\x01 \x01(\x05R\vserverCount\x12*\n" +
+	"\x11drives_per_server\x18\x02 \x01(\x05R\x0fdrivesPerServer\x12\x1b\n" +
+	"\tbay_count\x18\x03 \x01(\x05R\bbayCount\x12\x16\n" +
+	"\x06scheme\x18\x04 \x01(\tR\x06scheme\x12%\n" +
+	"\x0efailure_domain\x18\x05 \x01(\tR\rfailureDomain\x12*\n" +
+	"\x11shards_per_domain\x18\x06 \x01(\x05R\x0fshardsPerDomain\x12(\n" +
+	"\x10stripe_set_count\x18\a \x01(\x05R\x0estripeSetCount\x12O\n" +
+	"\x16drive_rebuild_duration\x18\b \x01(\v2\x19.google.protobuf.DurationR\x14driveRebuildDuration\x12.\n" +
+	"\x13drive_rebuild_limit\x18\t \x01(\tR\x11driveRebuildLimit\x12M\n" +
+	"\x15host_rebuild_duration\x18\n" +
+	" \x01(\v2\x19.google.protobuf.DurationR\x13hostRebuildDuration\x12,\n" +
+	"\x12host_rebuild_limit\x18\v \x01(\tR\x10hostRebuildLimit\x122\n" +
+	"\x15data_loss_probability\x18\f \x01(\x01R\x13dataLossProbability\x12,\n" +
+	"\x12raw_capacity_bytes\x18\r \x01(\x03R\x10rawCapacityBytes\x122\n" +
+	"\x15usable_capacity_bytes\x18\x0e \x01(\x03R\x13usableCapacityBytes\x122\n" +
+	"\x15fill_ceiling_fraction\x18\x0f \x01(\x01R\x13fillCeilingFraction\x12,\n" +
+	"\x12fill_ceiling_limit\x18\x10 \x01(\tR\x10fillCeilingLimit\x12&\n" +
+	"\x0fserver_cost_usd\x18\x11 \x01(\x01R\rserverCostUsd\x12'\n" +
+	"\x0fnic_utilization\x18\x12 \x01(\x01R\x0enicUtilization\x12 \n" +
+	"\fnic_max_iops\x18\x13 \x01(\x01R\n" +
+	"nicMaxIops\x12/\n" +
+	"\x14shard_iops_per_drive\x18\x14 \x01(\x01R\x11shardIopsPerDrive\x12\x14\n" +
+	"\x05notes\x18\x15 \x03(\tR\x05notes\"\xfd\x04\n" +
 	"\bPlanSpec\x122\n" +
 	"\bworkload\x18\x01 \x01(\v2\x16.arrayplan.v1.WorkloadR\bworkload\x12;\n" +
 	"\vconstraints\x18\x02 \x01(\v2\x19.arrayplan.v1.ConstraintsR\vconstraints\x12,\n" +
@@ -6310,7 +6828,7 @@ const file_arrayplan_v1_planner_proto_rawDesc = "" +
 	"\x0epredicted_high\x18\b \x01(\x01R\rpredictedHigh\x12)\n" +
 	"\x10confidence_level\x18\t \x01(\x01R\x0fconfidenceLevel\x12B\n" +
 	"\x1dpessimistic_headroom_fraction\x18\n" +
-	" \x01(\x01R\x1bpessimisticHeadroomFraction\"\x99\x1b\n" +
+	" \x01(\x01R\x1bpessimisticHeadroomFraction\"\xd1\x1b\n" +
 	"\x0eRecommendation\x12\x12\n" +
 	"\x04rank\x18\x01 \x01(\x05R\x04rank\x12\x1f\n" +
 	"\vdrive_model\x18\x02 \x01(\tR\n" +
@@ -6376,7 +6894,8 @@ const file_arrayplan_v1_planner_proto_rawDesc = "" +
 	"\x14simulation_converged\x181 \x01(\bR\x13simulationConverged\x127\n" +
 	"\x17simulation_replications\x182 \x01(\x05R\x16simulationReplications\x121\n" +
 	"\x14simulation_precision\x183 \x01(\tR\x13simulationPrecision\x12*\n" +
-	"\x11stripe_unit_bytes\x184 \x01(\x03R\x0fstripeUnitBytes\"\xe9\x05\n" +
+	"\x11stripe_unit_bytes\x184 \x01(\x03R\x0fstripeUnitBytes\x126\n" +
+	"\acluster\x18P \x01(\v2\x1c.arrayplan.v1.ClusterFiguresR\acluster\"\xe9\x05\n" +
 	"\vYearFigures\x12\x12\n" +
 	"\x04year\x18\x01 \x01(\x05R\x04year\x12#\n" +
 	"\rfill_fraction\x18\x02 \x01(\x01R\ffillFraction\x12#\n" +
@@ -6828,7 +7347,7 @@ func file_arrayplan_v1_planner_proto_rawDescGZIP() []byte {
 }
 
 var file_arrayplan_v1_planner_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_arrayplan_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_arrayplan_v1_planner_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_arrayplan_v1_planner_proto_goTypes = []any{
 	(Objective)(0),                     // 0: arrayplan.v1.Objective
 	(PlanView)(0),                      // 1: arrayplan.v1.PlanView
@@ -6838,201 +7357,210 @@ var file_arrayplan_v1_planner_proto_goTypes = []any{
 	(*IoSizeShare)(nil),                // 5: arrayplan.v1.IoSizeShare
 	(*Constraints)(nil),                // 6: arrayplan.v1.Constraints
 	(*CandidateSpace)(nil),             // 7: arrayplan.v1.CandidateSpace
-	(*PlanSpec)(nil),                   // 8: arrayplan.v1.PlanSpec
-	(*Plan)(nil),                       // 9: arrayplan.v1.Plan
-	(*PlanProgress)(nil),               // 10: arrayplan.v1.PlanProgress
-	(*PlanResult)(nil),                 // 11: arrayplan.v1.PlanResult
-	(*BoundRemoval)(nil),               // 12: arrayplan.v1.BoundRemoval
-	(*NearMiss)(nil),                   // 13: arrayplan.v1.NearMiss
-	(*ConstraintCheck)(nil),            // 14: arrayplan.v1.ConstraintCheck
-	(*Recommendation)(nil),             // 15: arrayplan.v1.Recommendation
-	(*YearFigures)(nil),                // 16: arrayplan.v1.YearFigures
-	(*HddEquivalence)(nil),             // 17: arrayplan.v1.HddEquivalence
-	(*CreatePlanRequest)(nil),          // 18: arrayplan.v1.CreatePlanRequest
-	(*GetPlanRequest)(nil),             // 19: arrayplan.v1.GetPlanRequest
-	(*GetPlanTraceRequest)(nil),        // 20: arrayplan.v1.GetPlanTraceRequest
-	(*GetPlanTraceResponse)(nil),       // 21: arrayplan.v1.GetPlanTraceResponse
-	(*TraceSpan)(nil),                  // 22: arrayplan.v1.TraceSpan
-	(*ListPlansRequest)(nil),           // 23: arrayplan.v1.ListPlansRequest
-	(*ListPlansResponse)(nil),          // 24: arrayplan.v1.ListPlansResponse
-	(*CancelPlanRequest)(nil),          // 25: arrayplan.v1.CancelPlanRequest
-	(*WatchPlanRequest)(nil),           // 26: arrayplan.v1.WatchPlanRequest
-	(*WatchPlanResponse)(nil),          // 27: arrayplan.v1.WatchPlanResponse
-	(*SimulateArrayRequest)(nil),       // 28: arrayplan.v1.SimulateArrayRequest
-	(*SlowDrive)(nil),                  // 29: arrayplan.v1.SlowDrive
-	(*SimulateArrayResponse)(nil),      // 30: arrayplan.v1.SimulateArrayResponse
-	(*LatencySummary)(nil),             // 31: arrayplan.v1.LatencySummary
-	(*LatencyBound)(nil),               // 32: arrayplan.v1.LatencyBound
-	(*RunConsistencyTestRequest)(nil),  // 33: arrayplan.v1.RunConsistencyTestRequest
-	(*RunConsistencyTestResponse)(nil), // 34: arrayplan.v1.RunConsistencyTestResponse
-	(*ListDrivesRequest)(nil),          // 35: arrayplan.v1.ListDrivesRequest
-	(*ListDrivesResponse)(nil),         // 36: arrayplan.v1.ListDrivesResponse
-	(*GetDriveRequest)(nil),            // 37: arrayplan.v1.GetDriveRequest
-	(*Provenance)(nil),                 // 38: arrayplan.v1.Provenance
-	(*DriveSpec)(nil),                  // 39: arrayplan.v1.DriveSpec
-	(*Drive)(nil),                      // 40: arrayplan.v1.Drive
-	(*GroupMember)(nil),                // 41: arrayplan.v1.GroupMember
-	(*RedundancyGroup)(nil),            // 42: arrayplan.v1.RedundancyGroup
-	(*ArrayInService)(nil),             // 43: arrayplan.v1.ArrayInService
-	(*TelemetryDocument)(nil),          // 44: arrayplan.v1.TelemetryDocument
-	(*CapacitySample)(nil),             // 45: arrayplan.v1.CapacitySample
-	(*ForecastArrayRequest)(nil),       // 46: arrayplan.v1.ForecastArrayRequest
-	(*DateInterval)(nil),               // 47: arrayplan.v1.DateInterval
-	(*DriveForecast)(nil),              // 48: arrayplan.v1.DriveForecast
-	(*GroupForecast)(nil),              // 49: arrayplan.v1.GroupForecast
-	(*FillForecast)(nil),               // 50: arrayplan.v1.FillForecast
-	(*ForecastOption)(nil),             // 51: arrayplan.v1.ForecastOption
-	(*ForecastArrayResponse)(nil),      // 52: arrayplan.v1.ForecastArrayResponse
-	(*ParsePlanFileRequest)(nil),       // 53: arrayplan.v1.ParsePlanFileRequest
-	(*ParsePlanFileResponse)(nil),      // 54: arrayplan.v1.ParsePlanFileResponse
-	(*durationpb.Duration)(nil),        // 55: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),      // 56: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),            // 57: google.protobuf.Struct
+	(*ServerCandidateSpace)(nil),       // 8: arrayplan.v1.ServerCandidateSpace
+	(*ClusterPool)(nil),                // 9: arrayplan.v1.ClusterPool
+	(*ClusterFigures)(nil),             // 10: arrayplan.v1.ClusterFigures
+	(*PlanSpec)(nil),                   // 11: arrayplan.v1.PlanSpec
+	(*Plan)(nil),                       // 12: arrayplan.v1.Plan
+	(*PlanProgress)(nil),               // 13: arrayplan.v1.PlanProgress
+	(*PlanResult)(nil),                 // 14: arrayplan.v1.PlanResult
+	(*BoundRemoval)(nil),               // 15: arrayplan.v1.BoundRemoval
+	(*NearMiss)(nil),                   // 16: arrayplan.v1.NearMiss
+	(*ConstraintCheck)(nil),            // 17: arrayplan.v1.ConstraintCheck
+	(*Recommendation)(nil),             // 18: arrayplan.v1.Recommendation
+	(*YearFigures)(nil),                // 19: arrayplan.v1.YearFigures
+	(*HddEquivalence)(nil),             // 20: arrayplan.v1.HddEquivalence
+	(*CreatePlanRequest)(nil),          // 21: arrayplan.v1.CreatePlanRequest
+	(*GetPlanRequest)(nil),             // 22: arrayplan.v1.GetPlanRequest
+	(*GetPlanTraceRequest)(nil),        // 23: arrayplan.v1.GetPlanTraceRequest
+	(*GetPlanTraceResponse)(nil),       // 24: arrayplan.v1.GetPlanTraceResponse
+	(*TraceSpan)(nil),                  // 25: arrayplan.v1.TraceSpan
+	(*ListPlansRequest)(nil),           // 26: arrayplan.v1.ListPlansRequest
+	(*ListPlansResponse)(nil),          // 27: arrayplan.v1.ListPlansResponse
+	(*CancelPlanRequest)(nil),          // 28: arrayplan.v1.CancelPlanRequest
+	(*WatchPlanRequest)(nil),           // 29: arrayplan.v1.WatchPlanRequest
+	(*WatchPlanResponse)(nil),          // 30: arrayplan.v1.WatchPlanResponse
+	(*SimulateArrayRequest)(nil),       // 31: arrayplan.v1.SimulateArrayRequest
+	(*SlowDrive)(nil),                  // 32: arrayplan.v1.SlowDrive
+	(*SimulateArrayResponse)(nil),      // 33: arrayplan.v1.SimulateArrayResponse
+	(*LatencySummary)(nil),             // 34: arrayplan.v1.LatencySummary
+	(*LatencyBound)(nil),               // 35: arrayplan.v1.LatencyBound
+	(*RunConsistencyTestRequest)(nil),  // 36: arrayplan.v1.RunConsistencyTestRequest
+	(*RunConsistencyTestResponse)(nil), // 37: arrayplan.v1.RunConsistencyTestResponse
+	(*ListDrivesRequest)(nil),          // 38: arrayplan.v1.ListDrivesRequest
+	(*ListDrivesResponse)(nil),         // 39: arrayplan.v1.ListDrivesResponse
+	(*GetDriveRequest)(nil),            // 40: arrayplan.v1.GetDriveRequest
+	(*Provenance)(nil),                 // 41: arrayplan.v1.Provenance
+	(*DriveSpec)(nil),                  // 42: arrayplan.v1.DriveSpec
+	(*Drive)(nil),                      // 43: arrayplan.v1.Drive
+	(*GroupMember)(nil),                // 44: arrayplan.v1.GroupMember
+	(*RedundancyGroup)(nil),            // 45: arrayplan.v1.RedundancyGroup
+	(*ArrayInService)(nil),             // 46: arrayplan.v1.ArrayInService
+	(*TelemetryDocument)(nil),          // 47: arrayplan.v1.TelemetryDocument
+	(*CapacitySample)(nil),             // 48: arrayplan.v1.CapacitySample
+	(*ForecastArrayRequest)(nil),       // 49: arrayplan.v1.ForecastArrayRequest
+	(*DateInterval)(nil),               // 50: arrayplan.v1.DateInterval
+	(*DriveForecast)(nil),              // 51: arrayplan.v1.DriveForecast
+	(*GroupForecast)(nil),              // 52: arrayplan.v1.GroupForecast
+	(*FillForecast)(nil),               // 53: arrayplan.v1.FillForecast
+	(*ForecastOption)(nil),             // 54: arrayplan.v1.ForecastOption
+	(*ForecastArrayResponse)(nil),      // 55: arrayplan.v1.ForecastArrayResponse
+	(*ParsePlanFileRequest)(nil),       // 56: arrayplan.v1.ParsePlanFileRequest
+	(*ParsePlanFileResponse)(nil),      // 57: arrayplan.v1.ParsePlanFileResponse
+	(*durationpb.Duration)(nil),        // 58: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),      // 59: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),            // 60: google.protobuf.Struct
 }
 var file_arrayplan_v1_planner_proto_depIdxs = []int32{
 	5,   // 0: arrayplan.v1.Workload.io_size_mix:type_name -> arrayplan.v1.IoSizeShare
-	55,  // 1: arrayplan.v1.Constraints.latency_target:type_name -> google.protobuf.Duration
-	55,  // 2: arrayplan.v1.Constraints.worst_second_latency_target:type_name -> google.protobuf.Duration
-	55,  // 3: arrayplan.v1.Constraints.worst_second_horizon:type_name -> google.protobuf.Duration
-	4,   // 4: arrayplan.v1.PlanSpec.workload:type_name -> arrayplan.v1.Workload
-	6,   // 5: arrayplan.v1.PlanSpec.constraints:type_name -> arrayplan.v1.Constraints
-	0,   // 6: arrayplan.v1.PlanSpec.objective:type_name -> arrayplan.v1.Objective
-	7,   // 7: arrayplan.v1.PlanSpec.candidate_space:type_name -> arrayplan.v1.CandidateSpace
-	39,  // 8: arrayplan.v1.PlanSpec.custom_drives:type_name -> arrayplan.v1.DriveSpec
-	8,   // 9: arrayplan.v1.Plan.spec:type_name -> arrayplan.v1.PlanSpec
-	3,   // 10: arrayplan.v1.Plan.state:type_name -> arrayplan.v1.Plan.State
-	10,  // 11: arrayplan.v1.Plan.progress:type_name -> arrayplan.v1.PlanProgress
-	11,  // 12: arrayplan.v1.Plan.result:type_name -> arrayplan.v1.PlanResult
-	56,  // 13: arrayplan.v1.Plan.create_time:type_name -> google.protobuf.Timestamp
-	56,  // 14: arrayplan.v1.Plan.update_time:type_name -> google.protobuf.Timestamp
-	56,  // 15: arrayplan.v1.Plan.end_time:type_name -> google.protobuf.Timestamp
-	15,  // 16: arrayplan.v1.PlanResult.recommendations:type_name -> arrayplan.v1.Recommendation
-	15,  // 17: arrayplan.v1.PlanResult.pareto_front:type_name -> arrayplan.v1.Recommendation
-	17,  // 18: arrayplan.v1.PlanResult.hdd_equivalence:type_name -> arrayplan.v1.HddEquivalence
-	12,  // 19: arrayplan.v1.PlanResult.removed_by_bound:type_name -> arrayplan.v1.BoundRemoval
-	13,  // 20: arrayplan.v1.PlanResult.nearest_misses:type_name -> arrayplan.v1.NearMiss
-	55,  // 21: arrayplan.v1.Recommendation.latency_p50:type_name -> google.protobuf.Duration
-	55,  // 22: arrayplan.v1.Recommendation.latency_at_percentile:type_name -> google.protobuf.Duration
-	55,  // 23: arrayplan.v1.Recommendation.worst_second_latency:type_name -> google.protobuf.Duration
-	55,  // 24: arrayplan.v1.Recommendation.latency_at_percentile_with_fail_slow:type_name -> google.protobuf.Duration
-	55,  // 25: arrayplan.v1.Recommendation.latency_at_percentile_with_fail_slow_low:type_name -> google.protobuf.Duration
-	55,  // 26: arrayplan.v1.Recommendation.latency_at_percentile_with_fail_slow_high:type_name -> google.protobuf.Duration
-	14,  // 27: arrayplan.v1.Recommendation.checks:type_name -> arrayplan.v1.ConstraintCheck
-	16,  // 28: arrayplan.v1.Recommendation.years:type_name -> arrayplan.v1.YearFigures
-	55,  // 29: arrayplan.v1.Recommendation.rebuild_duration:type_name -> google.protobuf.Duration
-	55,  // 30: arrayplan.v1.Recommendation.latency_p50_low:type_name -> google.protobuf.Duration
-	55,  // 31: arrayplan.v1.Recommendation.latency_p50_high:type_name -> google.protobuf.Duration
-	55,  // 32: arrayplan.v1.Recommendation.latency_at_percentile_low:type_name -> google.protobuf.Duration
-	55,  // 33: arrayplan.v1.Recommendation.latency_at_percentile_high:type_name -> google.protobuf.Duration
-	55,  // 34: arrayplan.v1.Recommendation.worst_second_latency_low:type_name -> google.protobuf.Duration
-	55,  // 35: arrayplan.v1.Recommendation.worst_second_latency_high:type_name -> google.protobuf.Duration
-	55,  // 36: arrayplan.v1.Recommendation.latency_at_percentile_without_coordinated_reads:type_name -> google.protobuf.Duration
-	55,  // 37: arrayplan.v1.Recommendation.latency_at_percentile_without_coordinated_reads_low:type_name -> google.protobuf.Duration
-	55,  // 38: arrayplan.v1.Recommendation.latency_at_percentile_without_coordinated_reads_high:type_name -> google.protobuf.Duration
-	55,  // 39: arrayplan.v1.Recommendation.worst_second_horizon:type_name -> google.protobuf.Duration
-	55,  // 40: arrayplan.v1.YearFigures.latency_at_percentile:type_name -> google.protobuf.Duration
-	55,  // 41: arrayplan.v1.YearFigures.latency_at_percentile_low:type_name -> google.protobuf.Duration
-	55,  // 42: arrayplan.v1.YearFigures.latency_at_percentile_high:type_name -> google.protobuf.Duration
-	9,   // 43: arrayplan.v1.CreatePlanRequest.plan:type_name -> arrayplan.v1.Plan
-	22,  // 44: arrayplan.v1.GetPlanTraceResponse.spans:type_name -> arrayplan.v1.TraceSpan
-	56,  // 45: arrayplan.v1.TraceSpan.start_time:type_name -> google.protobuf.Timestamp
-	56,  // 46: arrayplan.v1.TraceSpan.end_time:type_name -> google.protobuf.Timestamp
-	57,  // 47: arrayplan.v1.TraceSpan.attributes:type_name -> google.protobuf.Struct
-	1,   // 48: arrayplan.v1.ListPlansRequest.view:type_name -> arrayplan.v1.PlanView
-	9,   // 49: arrayplan.v1.ListPlansResponse.plans:type_name -> arrayplan.v1.Plan
-	10,  // 50: arrayplan.v1.WatchPlanResponse.progress:type_name -> arrayplan.v1.PlanProgress
-	9,   // 51: arrayplan.v1.WatchPlanResponse.plan:type_name -> arrayplan.v1.Plan
-	4,   // 52: arrayplan.v1.SimulateArrayRequest.workload:type_name -> arrayplan.v1.Workload
-	55,  // 53: arrayplan.v1.SimulateArrayRequest.duration:type_name -> google.protobuf.Duration
-	29,  // 54: arrayplan.v1.SimulateArrayRequest.slow_drives:type_name -> arrayplan.v1.SlowDrive
-	55,  // 55: arrayplan.v1.SlowDrive.start:type_name -> google.protobuf.Duration
-	55,  // 56: arrayplan.v1.SlowDrive.duration:type_name -> google.protobuf.Duration
-	31,  // 57: arrayplan.v1.SimulateArrayResponse.latency:type_name -> arrayplan.v1.LatencySummary
-	31,  // 58: arrayplan.v1.SimulateArrayResponse.read_latency:type_name -> arrayplan.v1.LatencySummary
-	31,  // 59: arrayplan.v1.SimulateArrayResponse.write_latency:type_name -> arrayplan.v1.LatencySummary
-	55,  // 60: arrayplan.v1.SimulateArrayResponse.rebuild_duration:type_name -> google.protobuf.Duration
-	31,  // 61: arrayplan.v1.SimulateArrayResponse.latency_with_fail_slow:type_name -> arrayplan.v1.LatencySummary
-	31,  // 62: arrayplan.v1.SimulateArrayResponse.latency_without_coordinated_reads:type_name -> arrayplan.v1.LatencySummary
-	31,  // 63: arrayplan.v1.SimulateArrayResponse.read_latency_without_coordinated_reads:type_name -> arrayplan.v1.LatencySummary
-	55,  // 64: arrayplan.v1.LatencySummary.p50:type_name -> google.protobuf.Duration
-	55,  // 65: arrayplan.v1.LatencySummary.p90:type_name -> google.protobuf.Duration
-	55,  // 66: arrayplan.v1.LatencySummary.p99:type_name -> google.protobuf.Duration
-	55,  // 67: arrayplan.v1.LatencySummary.p999:type_name -> google.protobuf.Duration
-	55,  // 68: arrayplan.v1.LatencySummary.p9999:type_name -> google.protobuf.Duration
-	55,  // 69: arrayplan.v1.LatencySummary.max:type_name -> google.protobuf.Duration
-	55,  // 70: arrayplan.v1.LatencySummary.worst_second_p99:type_name -> google.protobuf.Duration
-	32,  // 71: arrayplan.v1.LatencySummary.low:type_name -> arrayplan.v1.LatencyBound
-	32,  // 72: arrayplan.v1.LatencySummary.high:type_name -> arrayplan.v1.LatencyBound
-	55,  // 73: arrayplan.v1.LatencyBound.p50:type_name -> google.protobuf.Duration
-	55,  // 74: arrayplan.v1.LatencyBound.p90:type_name -> google.protobuf.Duration
-	55,  // 75: arrayplan.v1.LatencyBound.p99:type_name -> google.protobuf.Duration
-	55,  // 76: arrayplan.v1.LatencyBound.p999:type_name -> google.protobuf.Duration
-	55,  // 77: arrayplan.v1.LatencyBound.p9999:type_name -> google.protobuf.Duration
-	55,  // 78: arrayplan.v1.LatencyBound.worst_second_p99:type_name -> google.protobuf.Duration
-	55,  // 79: arrayplan.v1.RunConsistencyTestRequest.duration:type_name -> google.protobuf.Duration
-	55,  // 80: arrayplan.v1.RunConsistencyTestResponse.dip_period:type_name -> google.protobuf.Duration
-	55,  // 81: arrayplan.v1.RunConsistencyTestResponse.worst_second_latency:type_name -> google.protobuf.Duration
-	2,   // 82: arrayplan.v1.ListDrivesRequest.kind:type_name -> arrayplan.v1.DriveKind
-	40,  // 83: arrayplan.v1.ListDrivesResponse.drives:type_name -> arrayplan.v1.Drive
-	38,  // 84: arrayplan.v1.DriveSpec.provenance:type_name -> arrayplan.v1.Provenance
-	2,   // 85: arrayplan.v1.Drive.kind:type_name -> arrayplan.v1.DriveKind
-	38,  // 86: arrayplan.v1.Drive.provenance:type_name -> arrayplan.v1.Provenance
-	41,  // 87: arrayplan.v1.RedundancyGroup.members:type_name -> arrayplan.v1.GroupMember
-	42,  // 88: arrayplan.v1.ArrayInService.groups:type_name -> arrayplan.v1.RedundancyGroup
-	56,  // 89: arrayplan.v1.ArrayInService.start_time:type_name -> google.protobuf.Timestamp
-	4,   // 90: arrayplan.v1.ArrayInService.workload:type_name -> arrayplan.v1.Workload
-	55,  // 91: arrayplan.v1.ArrayInService.lockstep_window:type_name -> google.protobuf.Duration
-	56,  // 92: arrayplan.v1.CapacitySample.time:type_name -> google.protobuf.Timestamp
-	43,  // 93: arrayplan.v1.ForecastArrayRequest.array:type_name -> arrayplan.v1.ArrayInService
-	44,  // 94: arrayplan.v1.ForecastArrayRequest.telemetry:type_name -> arrayplan.v1.TelemetryDocument
-	45,  // 95: arrayplan.v1.ForecastArrayRequest.capacity_samples:type_name -> arrayplan.v1.CapacitySample
-	8,   // 96: arrayplan.v1.ForecastArrayRequest.replan:type_name -> arrayplan.v1.PlanSpec
-	56,  // 97: arrayplan.v1.ForecastArrayRequest.now_time:type_name -> google.protobuf.Timestamp
-	55,  // 98: arrayplan.v1.ForecastArrayRequest.stale_after:type_name -> google.protobuf.Duration
-	56,  // 99: arrayplan.v1.DateInterval.time:type_name -> google.protobuf.Timestamp
-	56,  // 100: arrayplan.v1.DateInterval.earliest_time:type_name -> google.protobuf.Timestamp
-	56,  // 101: arrayplan.v1.DateInterval.latest_time:type_name -> google.protobuf.Timestamp
-	47,  // 102: arrayplan.v1.DriveForecast.wear_out:type_name -> arrayplan.v1.DateInterval
-	47,  // 103: arrayplan.v1.GroupForecast.wear_out:type_name -> arrayplan.v1.DateInterval
-	47,  // 104: arrayplan.v1.FillForecast.full:type_name -> arrayplan.v1.DateInterval
-	56,  // 105: arrayplan.v1.ForecastOption.by_time:type_name -> google.protobuf.Timestamp
-	56,  // 106: arrayplan.v1.ForecastArrayResponse.as_of_time:type_name -> google.protobuf.Timestamp
-	48,  // 107: arrayplan.v1.ForecastArrayResponse.drives:type_name -> arrayplan.v1.DriveForecast
-	49,  // 108: arrayplan.v1.ForecastArrayResponse.groups:type_name -> arrayplan.v1.GroupForecast
-	50,  // 109: arrayplan.v1.ForecastArrayResponse.fill:type_name -> arrayplan.v1.FillForecast
-	47,  // 110: arrayplan.v1.ForecastArrayResponse.wear_out:type_name -> arrayplan.v1.DateInterval
-	51,  // 111: arrayplan.v1.ForecastArrayResponse.options:type_name -> arrayplan.v1.ForecastOption
-	55,  // 112: arrayplan.v1.ForecastArrayResponse.as_of_age:type_name -> google.protobuf.Duration
-	8,   // 113: arrayplan.v1.ParsePlanFileResponse.spec:type_name -> arrayplan.v1.PlanSpec
-	18,  // 114: arrayplan.v1.PlannerService.CreatePlan:input_type -> arrayplan.v1.CreatePlanRequest
-	19,  // 115: arrayplan.v1.PlannerService.GetPlan:input_type -> arrayplan.v1.GetPlanRequest
-	23,  // 116: arrayplan.v1.PlannerService.ListPlans:input_type -> arrayplan.v1.ListPlansRequest
-	25,  // 117: arrayplan.v1.PlannerService.CancelPlan:input_type -> arrayplan.v1.CancelPlanRequest
-	26,  // 118: arrayplan.v1.PlannerService.WatchPlan:input_type -> arrayplan.v1.WatchPlanRequest
-	28,  // 119: arrayplan.v1.PlannerService.SimulateArray:input_type -> arrayplan.v1.SimulateArrayRequest
-	33,  // 120: arrayplan.v1.PlannerService.RunConsistencyTest:input_type -> arrayplan.v1.RunConsistencyTestRequest
-	35,  // 121: arrayplan.v1.PlannerService.ListDrives:input_type -> arrayplan.v1.ListDrivesRequest
-	37,  // 122: arrayplan.v1.PlannerService.GetDrive:input_type -> arrayplan.v1.GetDriveRequest
-	46,  // 123: arrayplan.v1.PlannerService.ForecastArray:input_type -> arrayplan.v1.ForecastArrayRequest
-	20,  // 124: arrayplan.v1.PlannerService.GetPlanTrace:input_type -> arrayplan.v1.GetPlanTraceRequest
-	53,  // 125: arrayplan.v1.PlannerService.ParsePlanFile:input_type -> arrayplan.v1.ParsePlanFileRequest
-	9,   // 126: arrayplan.v1.PlannerService.CreatePlan:output_type -> arrayplan.v1.Plan
-	9,   // 127: arrayplan.v1.PlannerService.GetPlan:output_type -> arrayplan.v1.Plan
-	24,  // 128: arrayplan.v1.PlannerService.ListPlans:output_type -> arrayplan.v1.ListPlansResponse
-	9,   // 129: arrayplan.v1.PlannerService.CancelPlan:output_type -> arrayplan.v1.Plan
-	27,  // 130: arrayplan.v1.PlannerService.WatchPlan:output_type -> arrayplan.v1.WatchPlanResponse
-	30,  // 131: arrayplan.v1.PlannerService.SimulateArray:output_type -> arrayplan.v1.SimulateArrayResponse
-	34,  // 132: arrayplan.v1.PlannerService.RunConsistencyTest:output_type -> arrayplan.v1.RunConsistencyTestResponse
-	36,  // 133: arrayplan.v1.PlannerService.ListDrives:output_type -> arrayplan.v1.ListDrivesResponse
-	40,  // 134: arrayplan.v1.PlannerService.GetDrive:output_type -> arrayplan.v1.Drive
-	52,  // 135: arrayplan.v1.PlannerService.ForecastArray:output_type -> arrayplan.v1.ForecastArrayResponse
-	21,  // 136: arrayplan.v1.PlannerService.GetPlanTrace:output_type -> arrayplan.v1.GetPlanTraceResponse
-	54,  // 137: arrayplan.v1.PlannerService.ParsePlanFile:output_type -> arrayplan.v1.ParsePlanFileResponse
-	126, // [126:138] is the sub-list for method output_type
-	114, // [114:126] is the sub-list for method input_type
-	114, // [114:114] is the sub-list for extension type_name
-	114, // [114:114] is the sub-list for extension extendee
-	0,   // [0:114] is the sub-list for field type_name
+	58,  // 1: arrayplan.v1.Constraints.latency_target:type_name -> google.protobuf.Duration
+	58,  // 2: arrayplan.v1.Constraints.worst_second_latency_target:type_name -> google.protobuf.Duration
+	58,  // 3: arrayplan.v1.Constraints.worst_second_horizon:type_name -> google.protobuf.Duration
+	8,   // 4: arrayplan.v1.CandidateSpace.servers:type_name -> arrayplan.v1.ServerCandidateSpace
+	58,  // 5: arrayplan.v1.ServerCandidateSpace.nic_hop_latency:type_name -> google.protobuf.Duration
+	9,   // 6: arrayplan.v1.ServerCandidateSpace.pools:type_name -> arrayplan.v1.ClusterPool
+	58,  // 7: arrayplan.v1.ClusterFigures.drive_rebuild_duration:type_name -> google.protobuf.Duration
+	58,  // 8: arrayplan.v1.ClusterFigures.host_rebuild_duration:type_name -> google.protobuf.Duration
+	4,   // 9: arrayplan.v1.PlanSpec.workload:type_name -> arrayplan.v1.Workload
+	6,   // 10: arrayplan.v1.PlanSpec.constraints:type_name -> arrayplan.v1.Constraints
+	0,   // 11: arrayplan.v1.PlanSpec.objective:type_name -> arrayplan.v1.Objective
+	7,   // 12: arrayplan.v1.PlanSpec.candidate_space:type_name -> arrayplan.v1.CandidateSpace
+	42,  // 13: arrayplan.v1.PlanSpec.custom_drives:type_name -> arrayplan.v1.DriveSpec
+	11,  // 14: arrayplan.v1.Plan.spec:type_name -> arrayplan.v1.PlanSpec
+	3,   // 15: arrayplan.v1.Plan.state:type_name -> arrayplan.v1.Plan.State
+	13,  // 16: arrayplan.v1.Plan.progress:type_name -> arrayplan.v1.PlanProgress
+	14,  // 17: arrayplan.v1.Plan.result:type_name -> arrayplan.v1.PlanResult
+	59,  // 18: arrayplan.v1.Plan.create_time:type_name -> google.protobuf.Timestamp
+	59,  // 19: arrayplan.v1.Plan.update_time:type_name -> google.protobuf.Timestamp
+	59,  // 20: arrayplan.v1.Plan.end_time:type_name -> google.protobuf.Timestamp
+	18,  // 21: arrayplan.v1.PlanResult.recommendations:type_name -> arrayplan.v1.Recommendation
+	18,  // 22: arrayplan.v1.PlanResult.pareto_front:type_name -> arrayplan.v1.Recommendation
+	20,  // 23: arrayplan.v1.PlanResult.hdd_equivalence:type_name -> arrayplan.v1.HddEquivalence
+	15,  // 24: arrayplan.v1.PlanResult.removed_by_bound:type_name -> arrayplan.v1.BoundRemoval
+	16,  // 25: arrayplan.v1.PlanResult.nearest_misses:type_name -> arrayplan.v1.NearMiss
+	58,  // 26: arrayplan.v1.Recommendation.latency_p50:type_name -> google.protobuf.Duration
+	58,  // 27: arrayplan.v1.Recommendation.latency_at_percentile:type_name -> google.protobuf.Duration
+	58,  // 28: arrayplan.v1.Recommendation.worst_second_latency:type_name -> google.protobuf.Duration
+	58,  // 29: arrayplan.v1.Recommendation.latency_at_percentile_with_fail_slow:type_name -> google.protobuf.Duration
+	58,  // 30: arrayplan.v1.Recommendation.latency_at_percentile_with_fail_slow_low:type_name -> google.protobuf.Duration
+	58,  // 31: arrayplan.v1.Recommendation.latency_at_percentile_with_fail_slow_high:type_name -> google.protobuf.Duration
+	17,  // 32: arrayplan.v1.Recommendation.checks:type_name -> arrayplan.v1.ConstraintCheck
+	19,  // 33: arrayplan.v1.Recommendation.years:type_name -> arrayplan.v1.YearFigures
+	58,  // 34: arrayplan.v1.Recommendation.rebuild_duration:type_name -> google.protobuf.Duration
+	58,  // 35: arrayplan.v1.Recommendation.latency_p50_low:type_name -> google.protobuf.Duration
+	58,  // 36: arrayplan.v1.Recommendation.latency_p50_high:type_name -> google.protobuf.Duration
+	58,  // 37: arrayplan.v1.Recommendation.latency_at_percentile_low:type_name -> google.protobuf.Duration
+	58,  // 38: arrayplan.v1.Recommendation.latency_at_percentile_high:type_name -> google.protobuf.Duration
+	58,  // 39: arrayplan.v1.Recommendation.worst_second_latency_low:type_name -> google.protobuf.Duration
+	58,  // 40: arrayplan.v1.Recommendation.worst_second_latency_high:type_name -> google.protobuf.Duration
+	58,  // 41: arrayplan.v1.Recommendation.latency_at_percentile_without_coordinated_reads:type_name -> google.protobuf.Duration
+	58,  // 42: arrayplan.v1.Recommendation.latency_at_percentile_without_coordinated_reads_low:type_name -> google.protobuf.Duration
+	58,  // 43: arrayplan.v1.Recommendation.latency_at_percentile_without_coordinated_reads_high:type_name -> google.protobuf.Duration
+	58,  // 44: arrayplan.v1.Recommendation.worst_second_horizon:type_name -> google.protobuf.Duration
+	10,  // 45: arrayplan.v1.Recommendation.cluster:type_name -> arrayplan.v1.ClusterFigures
+	58,  // 46: arrayplan.v1.YearFigures.latency_at_percentile:type_name -> google.protobuf.Duration
+	58,  // 47: arrayplan.v1.YearFigures.latency_at_percentile_low:type_name -> google.protobuf.Duration
+	58,  // 48: arrayplan.v1.YearFigures.latency_at_percentile_high:type_name -> google.protobuf.Duration
+	12,  // 49: arrayplan.v1.CreatePlanRequest.plan:type_name -> arrayplan.v1.Plan
+	25,  // 50: arrayplan.v1.GetPlanTraceResponse.spans:type_name -> arrayplan.v1.TraceSpan
+	59,  // 51: arrayplan.v1.TraceSpan.start_time:type_name -> google.protobuf.Timestamp
+	59,  // 52: arrayplan.v1.TraceSpan.end_time:type_name -> google.protobuf.Timestamp
+	60,  // 53: arrayplan.v1.TraceSpan.attributes:type_name -> google.protobuf.Struct
+	1,   // 54: arrayplan.v1.ListPlansRequest.view:type_name -> arrayplan.v1.PlanView
+	12,  // 55: arrayplan.v1.ListPlansResponse.plans:type_name -> arrayplan.v1.Plan
+	13,  // 56: arrayplan.v1.WatchPlanResponse.progress:type_name -> arrayplan.v1.PlanProgress
+	12,  // 57: arrayplan.v1.WatchPlanResponse.plan:type_name -> arrayplan.v1.Plan
+	4,   // 58: arrayplan.v1.SimulateArrayRequest.workload:type_name -> arrayplan.v1.Workload
+	58,  // 59: arrayplan.v1.SimulateArrayRequest.duration:type_name -> google.protobuf.Duration
+	32,  // 60: arrayplan.v1.SimulateArrayRequest.slow_drives:type_name -> arrayplan.v1.SlowDrive
+	58,  // 61: arrayplan.v1.SlowDrive.start:type_name -> google.protobuf.Duration
+	58,  // 62: arrayplan.v1.SlowDrive.duration:type_name -> google.protobuf.Duration
+	34,  // 63: arrayplan.v1.SimulateArrayResponse.latency:type_name -> arrayplan.v1.LatencySummary
+	34,  // 64: arrayplan.v1.SimulateArrayResponse.read_latency:type_name -> arrayplan.v1.LatencySummary
+	34,  // 65: arrayplan.v1.SimulateArrayResponse.write_latency:type_name -> arrayplan.v1.LatencySummary
+	58,  // 66: arrayplan.v1.SimulateArrayResponse.rebuild_duration:type_name -> google.protobuf.Duration
+	34,  // 67: arrayplan.v1.SimulateArrayResponse.latency_with_fail_slow:type_name -> arrayplan.v1.LatencySummary
+	34,  // 68: arrayplan.v1.SimulateArrayResponse.latency_without_coordinated_reads:type_name -> arrayplan.v1.LatencySummary
+	34,  // 69: arrayplan.v1.SimulateArrayResponse.read_latency_without_coordinated_reads:type_name -> arrayplan.v1.LatencySummary
+	58,  // 70: arrayplan.v1.LatencySummary.p50:type_name -> google.protobuf.Duration
+	58,  // 71: arrayplan.v1.LatencySummary.p90:type_name -> google.protobuf.Duration
+	58,  // 72: arrayplan.v1.LatencySummary.p99:type_name -> google.protobuf.Duration
+	58,  // 73: arrayplan.v1.LatencySummary.p999:type_name -> google.protobuf.Duration
+	58,  // 74: arrayplan.v1.LatencySummary.p9999:type_name -> google.protobuf.Duration
+	58,  // 75: arrayplan.v1.LatencySummary.max:type_name -> google.protobuf.Duration
+	58,  // 76: arrayplan.v1.LatencySummary.worst_second_p99:type_name -> google.protobuf.Duration
+	35,  // 77: arrayplan.v1.LatencySummary.low:type_name -> arrayplan.v1.LatencyBound
+	35,  // 78: arrayplan.v1.LatencySummary.high:type_name -> arrayplan.v1.LatencyBound
+	58,  // 79: arrayplan.v1.LatencyBound.p50:type_name -> google.protobuf.Duration
+	58,  // 80: arrayplan.v1.LatencyBound.p90:type_name -> google.protobuf.Duration
+	58,  // 81: arrayplan.v1.LatencyBound.p99:type_name -> google.protobuf.Duration
+	58,  // 82: arrayplan.v1.LatencyBound.p999:type_name -> google.protobuf.Duration
+	58,  // 83: arrayplan.v1.LatencyBound.p9999:type_name -> google.protobuf.Duration
+	58,  // 84: arrayplan.v1.LatencyBound.worst_second_p99:type_name -> google.protobuf.Duration
+	58,  // 85: arrayplan.v1.RunConsistencyTestRequest.duration:type_name -> google.protobuf.Duration
+	58,  // 86: arrayplan.v1.RunConsistencyTestResponse.dip_period:type_name -> google.protobuf.Duration
+	58,  // 87: arrayplan.v1.RunConsistencyTestResponse.worst_second_latency:type_name -> google.protobuf.Duration
+	2,   // 88: arrayplan.v1.ListDrivesRequest.kind:type_name -> arrayplan.v1.DriveKind
+	43,  // 89: arrayplan.v1.ListDrivesResponse.drives:type_name -> arrayplan.v1.Drive
+	41,  // 90: arrayplan.v1.DriveSpec.provenance:type_name -> arrayplan.v1.Provenance
+	2,   // 91: arrayplan.v1.Drive.kind:type_name -> arrayplan.v1.DriveKind
+	41,  // 92: arrayplan.v1.Drive.provenance:type_name -> arrayplan.v1.Provenance
+	44,  // 93: arrayplan.v1.RedundancyGroup.members:type_name -> arrayplan.v1.GroupMember
+	45,  // 94: arrayplan.v1.ArrayInService.groups:type_name -> arrayplan.v1.RedundancyGroup
+	59,  // 95: arrayplan.v1.ArrayInService.start_time:type_name -> google.protobuf.Timestamp
+	4,   // 96: arrayplan.v1.ArrayInService.workload:type_name -> arrayplan.v1.Workload
+	58,  // 97: arrayplan.v1.ArrayInService.lockstep_window:type_name -> google.protobuf.Duration
+	59,  // 98: arrayplan.v1.CapacitySample.time:type_name -> google.protobuf.Timestamp
+	46,  // 99: arrayplan.v1.ForecastArrayRequest.array:type_name -> arrayplan.v1.ArrayInService
+	47,  // 100: arrayplan.v1.ForecastArrayRequest.telemetry:type_name -> arrayplan.v1.TelemetryDocument
+	48,  // 101: arrayplan.v1.ForecastArrayRequest.capacity_samples:type_name -> arrayplan.v1.CapacitySample
+	11,  // 102: arrayplan.v1.ForecastArrayRequest.replan:type_name -> arrayplan.v1.PlanSpec
+	59,  // 103: arrayplan.v1.ForecastArrayRequest.now_time:type_name -> google.protobuf.Timestamp
+	58,  // 104: arrayplan.v1.ForecastArrayRequest.stale_after:type_name -> google.protobuf.Duration
+	59,  // 105: arrayplan.v1.DateInterval.time:type_name -> google.protobuf.Timestamp
+	59,  // 106: arrayplan.v1.DateInterval.earliest_time:type_name -> google.protobuf.Timestamp
+	59,  // 107: arrayplan.v1.DateInterval.latest_time:type_name -> google.protobuf.Timestamp
+	50,  // 108: arrayplan.v1.DriveForecast.wear_out:type_name -> arrayplan.v1.DateInterval
+	50,  // 109: arrayplan.v1.GroupForecast.wear_out:type_name -> arrayplan.v1.DateInterval
+	50,  // 110: arrayplan.v1.FillForecast.full:type_name -> arrayplan.v1.DateInterval
+	59,  // 111: arrayplan.v1.ForecastOption.by_time:type_name -> google.protobuf.Timestamp
+	59,  // 112: arrayplan.v1.ForecastArrayResponse.as_of_time:type_name -> google.protobuf.Timestamp
+	51,  // 113: arrayplan.v1.ForecastArrayResponse.drives:type_name -> arrayplan.v1.DriveForecast
+	52,  // 114: arrayplan.v1.ForecastArrayResponse.groups:type_name -> arrayplan.v1.GroupForecast
+	53,  // 115: arrayplan.v1.ForecastArrayResponse.fill:type_name -> arrayplan.v1.FillForecast
+	50,  // 116: arrayplan.v1.ForecastArrayResponse.wear_out:type_name -> arrayplan.v1.DateInterval
+	54,  // 117: arrayplan.v1.ForecastArrayResponse.options:type_name -> arrayplan.v1.ForecastOption
+	58,  // 118: arrayplan.v1.ForecastArrayResponse.as_of_age:type_name -> google.protobuf.Duration
+	11,  // 119: arrayplan.v1.ParsePlanFileResponse.spec:type_name -> arrayplan.v1.PlanSpec
+	21,  // 120: arrayplan.v1.PlannerService.CreatePlan:input_type -> arrayplan.v1.CreatePlanRequest
+	22,  // 121: arrayplan.v1.PlannerService.GetPlan:input_type -> arrayplan.v1.GetPlanRequest
+	26,  // 122: arrayplan.v1.PlannerService.ListPlans:input_type -> arrayplan.v1.ListPlansRequest
+	28,  // 123: arrayplan.v1.PlannerService.CancelPlan:input_type -> arrayplan.v1.CancelPlanRequest
+	29,  // 124: arrayplan.v1.PlannerService.WatchPlan:input_type -> arrayplan.v1.WatchPlanRequest
+	31,  // 125: arrayplan.v1.PlannerService.SimulateArray:input_type -> arrayplan.v1.SimulateArrayRequest
+	36,  // 126: arrayplan.v1.PlannerService.RunConsistencyTest:input_type -> arrayplan.v1.RunConsistencyTestRequest
+	38,  // 127: arrayplan.v1.PlannerService.ListDrives:input_type -> arrayplan.v1.ListDrivesRequest
+	40,  // 128: arrayplan.v1.PlannerService.GetDrive:input_type -> arrayplan.v1.GetDriveRequest
+	49,  // 129: arrayplan.v1.PlannerService.ForecastArray:input_type -> arrayplan.v1.ForecastArrayRequest
+	23,  // 130: arrayplan.v1.PlannerService.GetPlanTrace:input_type -> arrayplan.v1.GetPlanTraceRequest
+	56,  // 131: arrayplan.v1.PlannerService.ParsePlanFile:input_type -> arrayplan.v1.ParsePlanFileRequest
+	12,  // 132: arrayplan.v1.PlannerService.CreatePlan:output_type -> arrayplan.v1.Plan
+	12,  // 133: arrayplan.v1.PlannerService.GetPlan:output_type -> arrayplan.v1.Plan
+	27,  // 134: arrayplan.v1.PlannerService.ListPlans:output_type -> arrayplan.v1.ListPlansResponse
+	12,  // 135: arrayplan.v1.PlannerService.CancelPlan:output_type -> arrayplan.v1.Plan
+	30,  // 136: arrayplan.v1.PlannerService.WatchPlan:output_type -> arrayplan.v1.WatchPlanResponse
+	33,  // 137: arrayplan.v1.PlannerService.SimulateArray:output_type -> arrayplan.v1.SimulateArrayResponse
+	37,  // 138: arrayplan.v1.PlannerService.RunConsistencyTest:output_type -> arrayplan.v1.RunConsistencyTestResponse
+	39,  // 139: arrayplan.v1.PlannerService.ListDrives:output_type -> arrayplan.v1.ListDrivesResponse
+	43,  // 140: arrayplan.v1.PlannerService.GetDrive:output_type -> arrayplan.v1.Drive
+	55,  // 141: arrayplan.v1.PlannerService.ForecastArray:output_type -> arrayplan.v1.ForecastArrayResponse
+	24,  // 142: arrayplan.v1.PlannerService.GetPlanTrace:output_type -> arrayplan.v1.GetPlanTraceResponse
+	57,  // 143: arrayplan.v1.PlannerService.ParsePlanFile:output_type -> arrayplan.v1.ParsePlanFileResponse
+	132, // [132:144] is the sub-list for method output_type
+	120, // [120:132] is the sub-list for method input_type
+	120, // [120:120] is the sub-list for extension type_name
+	120, // [120:120] is the sub-list for extension extendee
+	0,   // [0:120] is the sub-list for field type_name
 }
 
 func init() { file_arrayplan_v1_planner_proto_init() }
@@ -7043,22 +7571,23 @@ func file_arrayplan_v1_planner_proto_init() {
 	file_arrayplan_v1_planner_proto_msgTypes[0].OneofWrappers = []any{}
 	file_arrayplan_v1_planner_proto_msgTypes[2].OneofWrappers = []any{}
 	file_arrayplan_v1_planner_proto_msgTypes[4].OneofWrappers = []any{}
-	file_arrayplan_v1_planner_proto_msgTypes[8].OneofWrappers = []any{}
-	file_arrayplan_v1_planner_proto_msgTypes[23].OneofWrappers = []any{
+	file_arrayplan_v1_planner_proto_msgTypes[7].OneofWrappers = []any{}
+	file_arrayplan_v1_planner_proto_msgTypes[11].OneofWrappers = []any{}
+	file_arrayplan_v1_planner_proto_msgTypes[26].OneofWrappers = []any{
 		(*WatchPlanResponse_Progress)(nil),
 		(*WatchPlanResponse_Plan)(nil),
 	}
-	file_arrayplan_v1_planner_proto_msgTypes[24].OneofWrappers = []any{}
-	file_arrayplan_v1_planner_proto_msgTypes[35].OneofWrappers = []any{}
-	file_arrayplan_v1_planner_proto_msgTypes[44].OneofWrappers = []any{}
-	file_arrayplan_v1_planner_proto_msgTypes[46].OneofWrappers = []any{}
+	file_arrayplan_v1_planner_proto_msgTypes[27].OneofWrappers = []any{}
+	file_arrayplan_v1_planner_proto_msgTypes[38].OneofWrappers = []any{}
+	file_arrayplan_v1_planner_proto_msgTypes[47].OneofWrappers = []any{}
+	file_arrayplan_v1_planner_proto_msgTypes[49].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_arrayplan_v1_planner_proto_rawDesc), len(file_arrayplan_v1_planner_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   51,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
