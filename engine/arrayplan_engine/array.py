@@ -66,6 +66,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 import numpy as np
+from numba import config as numba_config
 from numba import njit, types
 from numba.extending import intrinsic
 
@@ -820,6 +821,13 @@ def _float_bits(typingctx, x):
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], context.get_value_type(types.int64))
     return types.int64(types.float64), codegen
+
+
+if numba_config.DISABLE_JIT:
+    # The reference path (NUMBA_DISABLE_JIT=1: the kernel's own Python, tests/engine/test_kernel_reference.py)
+    # has no intrinsics: the same bits through numpy's view.
+    def _float_bits(x):  # type: ignore[no-redef]
+        return int(np.array([x], np.float64).view(np.int64)[0])
 
 
 @njit(cache=True, _nrt=False, inline="always")

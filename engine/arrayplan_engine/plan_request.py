@@ -148,6 +148,9 @@ class PlanRequest:
     # simulated without (nothing to read around). Each candidate it applies to also reports its
     # tail without the policy (``evaluation.Evaluation.latency_at_percentile_without_coordinated_reads_s``).
     coordinated_reads: bool = False
+    # Arrays that span servers (``cluster_plan.ClusterSpace``; CandidateSpace.servers): cluster
+    # candidates ranked with the boxes. None = single boxes only.
+    cluster: Any = None
 
     def required_iops(self) -> float:
         return self.constraints.min_iops or self.workload.target_iops

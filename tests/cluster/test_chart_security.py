@@ -1,4 +1,4 @@
-"""The chart's TLS, token and admission values (issue 12): the planner gets its certificate and
+"""The chart's TLS, token and admission values: the planner gets its certificate and
 token file from Secrets (cert-manager optional), probes use the plaintext health-only port while
 TLS is on, and the controller reaches the planner with the CA and its own token."""
 

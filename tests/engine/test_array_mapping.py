@@ -1,4 +1,4 @@
-"""The array kernel's host-IO mapping stages, called directly (issue 10 part 5).
+"""The array kernel's host-IO mapping stages, called directly.
 
 For every layout family (RAID 0, mirrors, parity RAID 5/6 and k+m erasure coding), with and
 without failed members, random host IOs (offsets and sizes in 512-byte sectors, inside one unit or

@@ -51,7 +51,7 @@ def test_hotcold_against_formula(r_: float, f_: float) -> None:
     # Desnoyers' hot/cold LRW formula (wa.wa_hotcold_lrw): exact for FIFO; 3% (issue #3).
     assert fifo.wa_measured == pytest.approx(wa.wa_hotcold_lrw(0.1, r_, f_), rel=0.03)
     greedy = ftl.simulate(ftl.FtlConfig(user_pages=1 << 18, pages_per_block=64, spare_factor=0.1, policy="greedy"), w, seed=2)
-    # Greedy hot/cold model (wa.wa_greedy_hotcold, issue 10): 10%, and the simulation lies between
+    # Greedy hot/cold model (wa.wa_greedy_hotcold): 10%, and the simulation lies between
     # the segregated (uniform greedy) and mixed (greedy-corrected LRW class formula) bounds.
     assert greedy.wa_measured == pytest.approx(greedy.wa_model, rel=0.10)
     assert wa.wa_greedy(0.1, 64) < greedy.wa_measured < wa.wa_hotcold_lrw(wa.greedy_spare_fraction_of_raw(0.1, 64), r_, f_)

@@ -1,4 +1,4 @@
-"""HDD model and HDD equivalence (issue 4), with sources and tolerances next to the checks."""
+"""HDD model and HDD equivalence, with sources and tolerances next to the checks."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ DATASHEET = {
     "10k": dict(rpm=10_000, average_seek_s=4.2e-3, media_bytes_per_s=120 * MB),
     "7k2": dict(rpm=7_200, average_seek_s=8.5e-3, media_bytes_per_s=150 * MB),
 }
-# Issue 4 acceptance ranges for QD1 4 KB random reads (common rules of thumb for enterprise disks).
+# Acceptance ranges for QD1 4 KB random reads (common rules of thumb for enterprise disks).
 RANGES = {"15k": (175, 210), "10k": (125, 150), "7k2": (75, 100)}
 
 

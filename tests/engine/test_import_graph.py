@@ -1,4 +1,4 @@
-"""The engine's modules import one another without a cycle (issue 14 part 5).
+"""The engine's modules import one another without a cycle.
 
 Every import counts, including those inside functions (a deferred import hides a cycle from the
 interpreter, not from the reader). The graph is read from the sources with ``ast``, so the test

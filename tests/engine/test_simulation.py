@@ -1,4 +1,4 @@
-"""One path for every answer (issue 10, part 2): the planner, the SimulateArray factory and the
+"""One path for every answer: the planner, the SimulateArray factory and the
 report's rerun give identical figures for the same (request, candidate, year); every figure of an
 evaluation is the simulation's; the pruning screen never drops a candidate the simulation
 accepts; the HDD equivalence says "no number holds" only when that is true."""
@@ -137,7 +137,7 @@ def test_pruning_screen_never_rejects_what_the_simulation_accepts(drive_name: st
         assert figs.max_iops <= bound * (1 + performance.SCREEN_MARGIN), (load, figs)
         best = max(best, figs.max_iops)
     if drive.kind == "ssd" and drive.gc_policy == "lazy" and workload.write_fraction > 0:
-        return  # a lazy drive's cleaning can cost 1000x per write (issue 10 part 1): no tightness claim
+        return  # a lazy drive's cleaning can cost 1000x per write: no tightness claim
     assert best > bound / (4.0 if drive.kind == "ssd" else 40.0)
 
 

@@ -86,7 +86,7 @@ def test_consistency_reaches_pts_steady_state(runs: dict[str, ssd.ConsistencyRes
 
 @pytest.mark.slow
 def test_consistency_run_emerges_from_the_array_kernel(runs: dict[str, ssd.ConsistencyResult]) -> None:
-    # Issue 10 part 1: the consistency run is an array simulation (nothing recorded is fed in),
+    # The consistency run is an array simulation (nothing recorded is fed in),
     # and its steady state is what a used drive in an array reaches at the same load.
     from arrayplan_engine import array as arr
     from arrayplan_engine.layout import make_layout
@@ -234,7 +234,7 @@ def test_bad_inputs_raise_typed_errors() -> None:
 
 @pytest.mark.parametrize("drive", ["intel-ssd-320-300gb", "intel-dc-s3500-480gb", "micron-p320h-700gb"])
 def test_used_state_starts_past_the_transient(drive: str) -> None:
-    # Issue 10: the planner's drives must be past the fill-to-steady transient. A used drive
+    # The planner's drives must be past the fill-to-steady transient. A used drive
     # (three span writes of preconditioning) cleans greedy victims at wa.py's steady greedy write
     # amplification (Desnoyers' greedy correction); a freshly filled one has every block fully
     # valid (the consistency run's plateau and cliff).

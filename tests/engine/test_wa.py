@@ -104,7 +104,7 @@ def test_static_region_is_excluded_from_greedy_cleaning() -> None:
     sf_hot = wa.spare_fraction_of_raw_without_static(sf, 1 - f)
     assert sf_hot == pytest.approx(sf / (sf + f * (1 - sf)), rel=1e-12)
     assert wa.wa_greedy_hotcold(sf, 128, 1.0, f) == pytest.approx(wa.wa_greedy(sf_hot, 128), rel=1e-12)
-    # Issue 10: `arrayplan ftl --spare-factor 0.0687 --pages-per-block 128 --policy greedy
+    # `arrayplan ftl --spare-factor 0.0687 --pages-per-block 128 --policy greedy
     # --workload hotcold:1.0,0.1` measures 1.41; the FIFO class formula said 8.36.
     assert wa.write_amplification(spare_fraction_of_raw=sf, pages_per_block=128, policy="greedy",
                                   hot_write_fraction=1.0, hot_space_fraction=f) == pytest.approx(1.41, rel=0.02)
@@ -135,7 +135,7 @@ _GRID = [(r, f, sf, np_) for r in (0.5, 0.9, 1.0) for f in (0.05, 0.3) for sf in
 
 
 def test_greedy_hotcold_model_matches_the_ftl_simulation() -> None:
-    """Greedy hot/cold write amplification: model vs the FTL simulation (ftl.py), 10% (issue 10).
+    """Greedy hot/cold write amplification: model vs the FTL simulation (ftl.py), 10%.
 
     Model (wa.py ``wa_greedy_hotcold``; derivation in docs/ssd-model.md "Greedy hot/cold"): a
     region that is never written (r = 1) holds no spare and is never cleaned, so the hot region

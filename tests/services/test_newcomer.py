@@ -1,4 +1,4 @@
-"""A newcomer's first hour (issue 13): the correctness bugs a first user hit, the one JSON
+"""A newcomer's first hour: the correctness bugs a first user hit, the one JSON
 convention, and what a piped or pasted output looks like. Sample trace: tests/data/traces
 (SNIA MSR Cambridge excerpt, 1,000 IOs of which 492 writes; tests/data/README.md)."""
 

@@ -1,4 +1,4 @@
-"""Faults (issue 12, part 5): a full run store is UNAVAILABLE (not INTERNAL), health goes
+"""Faults: a full run store is UNAVAILABLE (not INTERNAL), health goes
 NOT_SERVING, a running plan keeps its result and writes it once space returns; an unusable data
 dir at start exits 2 with one line; a killed server's local Ray is cleaned up at the next start.
 

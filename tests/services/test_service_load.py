@@ -1,4 +1,4 @@
-"""The service under load (issue 12, parts 1 and 2): a thousand WatchPlan streams do not starve
+"""The service under load: a thousand WatchPlan streams do not starve
 health, GetPlan or ListDrives; plans beyond the run slots queue PENDING with their position, and
 beyond the queue CreatePlan answers RESOURCE_EXHAUSTED with a RetryInfo.
 

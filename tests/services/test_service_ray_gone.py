@@ -1,4 +1,4 @@
-"""An external Ray cluster that goes away mid-plan (issue 12, part 5), on a real `ray start` head
+"""An external Ray cluster that goes away mid-plan, on a real `ray start` head
 (127.0.0.2, stopped by its process group): the server's watchdog disconnects from Ray before
 Ray's driver library would end the process, so the server stays up (GetPlan, ListDrives and the
 liveness check answer; readiness is NOT_SERVING while Ray is gone); a start while Ray is down exits 1

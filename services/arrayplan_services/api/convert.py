@@ -7,6 +7,7 @@ sees the name it sent.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -282,6 +283,10 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
         exhaustive=spec.exhaustive,
         coordinated_reads=spec.coordinated_reads,
     )
+    if cs.HasField("servers"):  # arrays that span servers: cluster candidates beside the boxes
+        from .cluster_convert import cluster_space_from_proto
+
+        req = dataclasses.replace(req, cluster=cluster_space_from_proto(cs, prefix))
     if spec.objective not in _OBJECTIVES:
         raise InvalidInputError.one(f"{prefix}.objective", f"unknown objective {spec.objective}; known: {', '.join(pb.Objective.keys())}")
     try:

@@ -100,11 +100,12 @@ _WORKLOAD_FILE_KEYS = ("fio", "trace", "format", "env", "time_unit", "blkparse_a
 
 
 class _Builder:
-    def __init__(self, doc: _Doc, path: str, base_dir: Path, allow_outside_paths: bool = False) -> None:
+    def __init__(self, doc: _Doc, path: str, base_dir: Path, allow_outside_paths: bool = False, workload_files: bool = True) -> None:
         self.doc = doc
         self.path = path
         self.base_dir = base_dir
         self.allow_outside_paths = allow_outside_paths
+        self.workload_files = workload_files
         self.problems: list[tuple[int | None, str, str]] = []
         self.warnings: list[str] = []
 
@@ -130,6 +131,11 @@ class _Builder:
                 continue
             self.set_field(msg, fields[key], value, where)
         if msg.DESCRIPTOR.name == "Workload" and any(k in data for k in ("fio", "trace")):
+            if not self.workload_files:
+                key = "fio" if "fio" in data else "trace"
+                self.fail(at + (key,), "a workload file names a path on the caller's machine, which the server does not read: "
+                                       "give the workload's fields (read_fraction, io_size_mix, target_iops, ...) instead")
+                return
             self.workload_file(msg, data, at)
 
     def workload_file(self, msg: Message, data: Mapping[str, Any], at: tuple[Any, ...]) -> None:
@@ -306,11 +312,12 @@ class _Builder:
 
 
 def plan_spec_from_text(text: str, path: str = "<plan>", base_dir: Path | None = None, *,
-                        allow_outside_paths: bool = False) -> tuple[pb.PlanSpec, list[str]]:
+                        allow_outside_paths: bool = False, workload_files: bool = True) -> tuple[pb.PlanSpec, list[str]]:
     """Parse a plan file; raises ``PlanFileError`` listing every problem with its line. Files it
-    names (``fio:``, ``trace:``) must lie under ``base_dir`` unless ``allow_outside_paths``."""
+    names (``fio:``, ``trace:``) must lie under ``base_dir`` unless ``allow_outside_paths``; with
+    ``workload_files`` false they are refused (the server parsing a client's text)."""
     doc = load_yaml(text, path)
-    builder = _Builder(doc, path, base_dir or Path.cwd(), allow_outside_paths)
+    builder = _Builder(doc, path, base_dir or Path.cwd(), allow_outside_paths, workload_files)
     spec = pb.PlanSpec()
     builder.fill(spec, doc.data, ())
     if isinstance(doc.data, Mapping):
@@ -330,6 +337,18 @@ def plan_spec_from_text(text: str, path: str = "<plan>", base_dir: Path | None =
 
         for v in fill_target_violations(spec.constraints, "constraints"):
             builder.problems.append((_line_in(doc, v.field), v.field, v.reason))
+    if not builder.problems and spec.candidate_space.HasField("servers"):
+        # The cluster fields' ranges, with their lines (the server refuses them too).
+        from arrayplan_engine.errors import InvalidInputError
+
+        from .cluster_convert import cluster_space_from_proto
+
+        try:
+            cluster_space_from_proto(spec.candidate_space, "plan.spec")
+        except InvalidInputError as exc:
+            for v in exc.violations:
+                field = v.field.removeprefix("plan.spec.")
+                builder.problems.append((_line_in(doc, field), field, v.reason))
     if builder.problems:
         raise PlanFileError(path, builder.problems)
     return spec, builder.warnings
@@ -413,3 +432,19 @@ def line_of(path_text: str, field: str) -> int | None:
     except PlanFileError:
         return None
     return _line_in(doc, field.removeprefix("plan.spec."))
+
+
+def parse_plan_file_request(request: pb.ParsePlanFileRequest) -> pb.ParsePlanFileResponse:
+    """ParsePlanFile: a client's plan-file text -> the PlanSpec, through the CLI's own parser (one
+    grammar: units, durations, enums, did-you-mean). Every problem is a violation of the request's
+    ``text`` whose description is the CLI's line without the file name: ``line N: FIELD: reason``
+    (FIELD the file's path, e.g. ``workload.read_fraction``; ``line N: reason`` for the document
+    as a whole). Workload files are refused (their paths are on the caller's machine)."""
+    from arrayplan_engine.errors import InvalidInputError, Violation
+
+    try:
+        spec, warnings = plan_spec_from_text(request.text, "<plan>", workload_files=False)
+    except PlanFileError as exc:
+        raise InvalidInputError([Violation(field="text", reason=f"line {line or '?'}: " + (f"{field}: {reason}" if field else reason))
+                                 for line, field, reason in exc.problems]) from None
+    return pb.ParsePlanFileResponse(spec=spec, warnings=warnings)

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-MODULES = ("plan", "ftl", "array", "ray_scale")
+MODULES = ("plan", "ftl", "array", "ray_scale", "cluster", "clients")
 
 
 def _cpu() -> dict[str, object]:

@@ -40,7 +40,8 @@ def user_data_dir() -> Path:
 # Subcommands contributed by other modules: each has register(subparsers).
 _PLUGINS = ("arrayplan_services.cli.ssd_commands", "arrayplan_services.cli.fit_command", "arrayplan_services.cli.simulate_command",
             "arrayplan_services.cli.reliability_command", "arrayplan_services.cli.cluster_commands",
-            "arrayplan_services.cli.forecast_commands", "arrayplan_services.cli.store_commands")
+            "arrayplan_services.cli.forecast_commands", "arrayplan_services.cli.store_commands",
+            "arrayplan_services.cli.servers_command")
 
 
 def _err(msg: str) -> None:

@@ -321,7 +321,10 @@ class PlanRunner:
                                                                 error_reason="CANCELLED"), live)
                     span.set_attribute("arrayplan.cancelled", True)
                     return
-                result_json = json_format.MessageToJson(outcome_to_proto(outcome), indent=None, preserving_proto_field_name=True)
+                result = outcome_to_proto(outcome)
+                if req.cluster is not None:  # arrays that span servers, ranked with the boxes
+                    self._add_clusters(req, result, live)
+                result_json = json_format.MessageToJson(result, indent=None, preserving_proto_field_name=True)
                 self._store_retry(lambda: self.store.finish(run_id, "SUCCEEDED", result_json=result_json,
                                                                  progress=self._progress_mem.get(run_id)), live)
                 span.set_attribute("arrayplan.constraints_met", outcome.constraints_met)
@@ -427,6 +430,20 @@ class PlanRunner:
             self.executor.run(rank_evaluations, shared, [TaskCall(batch=list(found.evaluations), weight=len(found.evaluations))],
                               telemetry.inject_carrier(), on_result=lambda _call, outcome: ranked.append(outcome), cancel=live.cancel)
             return ranked[0]
+
+    def _add_clusters(self, req: plan_request.PlanRequest, result: pb.PlanResult, live: _Live) -> None:
+        """Cluster candidates (fanout/cluster_task.py, on the executor) merged into ``result``."""
+        from ..api.cluster_convert import merge_clusters
+        from ..fanout.cluster_task import evaluate_cluster_candidates
+
+        catalog = plan_request.request_catalog(req, self.catalog)
+        found: list[Any] = []
+        with telemetry.tracer().start_as_current_span("arrayplan.clusters") as s:
+            self.executor.run(evaluate_cluster_candidates, (req, tuple(catalog)), [TaskCall(batch=[0], weight=1)],
+                              telemetry.inject_carrier(), on_result=lambda _call, out: found.append(out), cancel=live.cancel)
+            s.set_attribute("arrayplan.cluster_evaluated", found[0].evaluated)
+            s.set_attribute("arrayplan.cluster_checked", len(found[0].recommendations))
+        merge_clusters(result, found[0], max_recommendations=req.max_recommendations, objective=str(req.objective.value))
 
     def _restore_checkpoints(self, run_id: str, fingerprint: str,
                              kept: list[candidates.Candidate]) -> dict[int, evaluation.Evaluation]:

@@ -42,6 +42,8 @@ def pct(x: float, *, signed: bool = False) -> str:
 
 
 def layout_name(r: pb.Recommendation) -> str:
+    if r.HasField("cluster"):  # spans servers: servers x drives each, and the pool
+        return f"{r.cluster.server_count} × {r.cluster.drives_per_server} servers, {r.cluster.scheme} by {r.cluster.failure_domain}"
     name = r.layout.upper() if not r.layout.startswith("ec:") else f"EC {r.layout[3:]}"
     if r.layout in ("raid5", "raid6") and r.group_width and r.group_width != r.drive_count:
         name += f" ({r.group_width}-wide)"

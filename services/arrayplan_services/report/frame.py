@@ -164,6 +164,8 @@ def simulate_cdfs(plan: pb.Plan, frame: Frame, *, executor: Executor | None = No
     try:
         req = plan_request_from_proto(plan.spec, "plan.spec")
         for r in frame.top:
+            if r.HasField("cluster"):  # its latency is composed per drive (cluster_plan), not one array's window
+                continue
             year = worst_year(r)
             cand = candidates.find_candidate(req, drive_model=r.drive_model, layout=r.layout, group_width=r.group_width,
                                             drive_count=r.drive_count, over_provisioning_fraction=r.over_provisioning_fraction)

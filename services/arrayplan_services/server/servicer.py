@@ -320,6 +320,11 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
             return response
         return await self._run_heavy(context, "ForecastArray", run)
 
+    async def ParsePlanFile(self, request: pb.ParsePlanFileRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.ParsePlanFileResponse:
+        from ..api.planfile import parse_plan_file_request
+
+        return await self._run(context, parse_plan_file_request, request)
+
 
 def _cancel_when_gone(is_active: Callable[[], bool], cancel: threading.Event) -> None:
     while not cancel.wait(0.2):
