@@ -110,17 +110,21 @@ _C_COUNT = 17
 # per-drive float parameters (``dpar``, one row per kernel row): read and write service (fixed,
 # per byte), seek curve, full rotation, profile slot and phase, capacity
 _D_RFIX, _D_RPB, _D_WFIX, _D_WPB, _D_SEEK_A, _D_SEEK_B, _D_ROT, _D_SLOT, _D_PHASE, _D_CAP = range(10)
-_D_COUNT = 10
+# a read's latency beyond its unit's service: an SSD's fitted fixed read time raised to its die's
+# array read tR (``ServiceModel.read_array_s``), which the unit does not wait for
+_D_RTR = 10
+_D_COUNT = 11
 # per-drive integer parameters (``ipar``, the wrapper's only): units, profile offset and length
 # for writes and reads, mechanical
 _I_UNITS, _I_WOFF, _I_WLEN, _I_ROFF, _I_RLEN, _I_MECH = range(6)
 _I_COUNT = 6
 # the packed per-drive rows: ``dr`` (floats, ``DW = _R_UNITS + ucap + 1`` per row): profile
-# multiplier caches [slot end, multiplier] for writes then reads, [fixed, per-byte] service for
-# writes and reads, busy time, profile slot and phase, then the units' free times in ascending
-# order and a +inf sentinel; ``di`` (integers, ``_J_COUNT`` per row): mechanical, profile
+# multiplier caches [slot end, multiplier] for writes then reads, [fixed, per-byte, latency after
+# the unit] service for writes and reads (the last: an SSD read's ``max(tR - fixed, 0)``, 0
+# elsewhere), busy time, profile slot and phase, then the units' free times in ascending order and
+# a +inf sentinel; ``di`` (integers, ``_J_COUNT`` per row): mechanical, profile
 # [offset, length] for writes and for reads
-_R_MC, _R_WFIX, _R_RFIX, _R_BUSY, _R_SLOT, _R_PHASE, _R_UNITS = 0, 4, 6, 8, 9, 10, 11
+_R_MC, _R_WFIX, _R_RFIX, _R_BUSY, _R_SLOT, _R_PHASE, _R_UNITS = 0, 4, 7, 10, 11, 12, 13
 _J_MECH, _J_WOFF, _J_ROFF, _J_COUNT = 0, 1, 3, 8  # rows padded to 8
 # layout integer parameters (``lay``)
 _L_KIND, _L_W, _L_K, _L_M, _L_COPIES, _L_G, _L_U, _L_ROWS, _L_FAILED = range(9)
@@ -1810,7 +1814,10 @@ def _event_loop(closed, ins, outs):
                 dr[_u(rb0 + j)] = min(max(dr[_u(rb0 + j)], c), dr[_u(rb0 + j + 1)])
             if s >= w_start and s < w_end:
                 dr[_u(fb + _R_BUSY)] += svc
-            c_max = max(c_max, _posted_ack(cl, du, is_w, t, c, nbytes))
+            # an SSD read's fixed time is at least its die's array read (tR): the host sees it
+            # max(tR - fixed, 0) after its unit is done (0 for writes and disks); the unit's
+            # occupancy, and so the FOB rates, stay the fitted ones
+            c_max = max(c_max, _posted_ack(cl, du, is_w, t, c + dr[_u(fb + c_fix + 2)], nbytes))
 
         # ---- stage C: what follows ------------------------------------------------------------
         if skip:
@@ -2070,6 +2077,7 @@ def _validate_model(mo: ServiceModel, path: str) -> list[Violation]:
     if not v and mo.write_fixed_s + 4096 * mo.write_per_byte_s <= 0:
         v.append(Violation(field=f"{path}.write_fixed_s", reason="a 4 KiB write must take > 0 s (write_fixed_s + 4096 write_per_byte_s)"))
     check_range(v, f"{path}.profile_slot_s", mo.profile_slot_s, 1e-6, 1e6, unit="s")
+    check_range(v, f"{path}.read_array_s", mo.read_array_s, 0, 0.01, unit="s")
     for name in ("write_multiplier_profile", "read_multiplier_profile"):
         p = np.asarray(getattr(mo, name), dtype=float)
         if p.ndim != 1 or p.size < 1 or p.size > 10_000_000 or not np.all(np.isfinite(p)) or np.any(p <= 0) or np.any(p > 1e4):
@@ -2467,7 +2475,7 @@ def _drive_arrays(spec: ArraySpec, rng_phase: np.random.Generator) -> tuple[np.n
         cycle = mo.profile_slot_s * max(wlen, rlen)
         dpar[d] = (mo.read_fixed_s, mo.read_per_byte_s, mo.write_fixed_s, mo.write_per_byte_s, a, b,
                    mo.full_rotation_s if mo.mechanical else 0.0, mo.profile_slot_s,
-                   rng_phase.random() * cycle, cap)
+                   rng_phase.random() * cycle, cap, max(mo.read_array_s - mo.read_fixed_s, 0.0))
         ipar[d] = (mo.parallel_units, woff, wlen, roff, rlen, 1 if mo.mechanical else 0)
     return dpar, ipar, prof
 
@@ -2514,7 +2522,8 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
         row[_K_NP] = npg
         row[_K_INVNP] = 1.0 / npg
         row[_K_DWSTEP] = mo.span_pages / (npg * _AGE_STEPS)
-        row[_K_RMW] = mo.read_fixed_s + 4096 * mo.read_per_byte_s
+        # a partial page's read: a 4 KiB read, its fixed time at least the die's array read
+        row[_K_RMW] = max(mo.read_fixed_s, mo.read_array_s) + 4096 * mo.read_per_byte_s
         row[_K_NUNITS] = float(mo.parallel_units)
         if mo.parallel_units & (mo.parallel_units - 1) == 0:
             row[_K_INVNUNITS] = 1.0 / mo.parallel_units
@@ -2611,6 +2620,7 @@ def _drive_rows(dpar: np.ndarray, ipar: np.ndarray, t_begin: float, unit_cap: in
     dr[:, _R_MC + 3] = 1.0
     dr[:, _R_WFIX], dr[:, _R_WFIX + 1] = dpar[:, _D_WFIX], dpar[:, _D_WPB]
     dr[:, _R_RFIX], dr[:, _R_RFIX + 1] = dpar[:, _D_RFIX], dpar[:, _D_RPB]
+    dr[:, _R_RFIX + 2] = dpar[:, _D_RTR]
     dr[:, _R_SLOT], dr[:, _R_PHASE] = dpar[:, _D_SLOT], dpar[:, _D_PHASE]
     units = np.arange(unit_cap + 1)[None, :]
     dr[:, _R_UNITS:] = np.where(units < ipar[:, _I_UNITS:_I_UNITS + 1], t_begin, np.inf)

@@ -382,12 +382,14 @@ class ObjectiveBounds:
 def latency_floor_s(req: PlanRequest, drive: Drive) -> float:
     """A lower bound on the request's latency percentile on ``drive``: a disk's rotational delay
     (``_latency_floor_s``); for an SSD, when reads are more than ``1 - p`` of the IOs, the fresh
-    read command's fixed cost (every read waits at least that long; writes are taken as instant)."""
+    read command's fixed cost, at least its die's array read tR (every read waits at least that
+    long; writes are taken as instant)."""
     floor = _latency_floor_s(req, drive)
     if drive.kind == "ssd":
         p = req.constraints.latency_percentile / 100.0
         if req.workload.read_fraction > 1.0 - p:
-            floor = max(floor, performance.fresh_service_model(drive).read_fixed_s)
+            m = performance.fresh_service_model(drive)
+            floor = max(floor, m.read_fixed_s, m.read_array_s)
     return floor
 
 

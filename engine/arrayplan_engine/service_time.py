@@ -7,7 +7,12 @@ contract to plain numbers and numpy arrays lets the array kernel stay a numba ``
 
 Service time of one IO of ``io_bytes`` on one of the drive's ``parallel_units``:
 
-* SSD read:  ``read_fixed_s + io_bytes * read_per_byte_s``
+* SSD read:  ``read_fixed_s + io_bytes * read_per_byte_s`` on its unit (the command and data
+  path, fitted to the FOB rates); its latency has ``max(read_fixed_s, read_array_s) + io_bytes *
+  read_per_byte_s``: the fixed part is at least the die's array read tR, every read senses a page
+  (a 512 B read is never cheaper than tR plus its transfer). The unit does not wait for the part
+  of tR beyond the fitted fixed time (the die senses while the unit serves other IOs), so the
+  units' rates, the FOB figures, are unchanged
 * SSD write: ``write_fixed_s + io_bytes * write_per_byte_s`` (the fresh-drive command and data
   path). With ``cleaning`` the drive also carries its own free-space state in the simulation
   (docs/ssd-model.md, "Cleaning as work"): every write takes free 4 KiB pages and its pages pass
@@ -52,6 +57,9 @@ class ServiceModel:
     read_per_byte_s: float
     write_fixed_s: float
     write_per_byte_s: float
+    # SSD reads: the die's array read (tR, ``ssd.NAND_OPS``), the least fixed time of a read's
+    # latency. 0: none (disks, custom models).
+    read_array_s: float = 0.0
     # Mechanical drives only (zero for SSDs).
     full_rotation_s: float = 0.0
     average_seek_s: float = 0.0

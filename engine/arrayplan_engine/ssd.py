@@ -75,6 +75,8 @@ class NandOps:
     erase_s: float       # tBERS, one block erase
     planes: int          # pages programmed together (multi-plane operations)
     source: str
+    read_s: float = 0.0  # tR, one page read from the array into the die's register
+    read_source: str = ""
 
 
 # SLC: Micron 2-8Gb x8 SLC NAND (MT29F2G08AACWP family), https://www.yumpu.com/en/document/view/40037130/nand-flash-datasheet-micron:
@@ -85,15 +87,32 @@ class NandOps:
 # MLC cells programmed for endurance; no timing of its own is public: MLC's (assumed). TLC and QLC
 # program longer than MLC (more levels to place); no datasheet time in reach: MLC's, a lower
 # bound of their waits (assumed).
+# tR, the array read every flash read pays (docs/ssd-model.md, "NAND operations"):
+# SLC: the same Micron SLC datasheet, "READ performance - Random READ: 25us".
+# MLC: Micron 16-128Gb MLC NAND (MT29F16G08MAAWP family), https://ru.scribd.com/document/349416667/Micron-NAND-Flash-MLC-16-32-64-128Gb:
+# "READ performance Random READ: 50us" (the MT29F64G08CBAB page above gives no tR in reach).
+# TLC: Kioxia/WD BiCS4 96-layer 512Gb TLC (ISSCC 2018), the AnandTech ISSCC 2021 table,
+# https://www.anandtech.com/show/16491/flash-memory-at-isscc-2021: "Read Latency (tR) ... 58 us" (the
+# catalog's TLC drives are 96-layer parts: CM6, CD6, PM6 BiCS4; 7400 "96-layer"; P5500/P5600 96L).
+# QLC: FEMU's QLC (ucare-uchicago/FEMU hw/femu/nand/nand.h: "Read Latency is extrapolated from TLC
+# drives based on Micron FMS'19 Presentation: Component-Level Characterization of 3D TLC, QLC, and
+# Low-Latency NAND"): 1.05 / 1.1 / 1.2 / 1.6 x SimpleSSD's TLC page reads 56.5 / 77.5 / 106 / 106 us,
+# i.e. 59.3 / 85.3 / 127.2 / 169.6 us by page type, 110.3 us over the four.
+_MLC_READ = dict(read_s=50e-6, read_source="Micron MLC NAND datasheet (MT29F16G08MAAWP family): random read 50us")
 _MLC_OPS = NandOps(program_s=1.3e-3, erase_s=3.0e-3, planes=2,
-                   source="Micron MLC NAND datasheet (MT29F64G08CBAB): program page 1300us typ, erase block 3ms typ, 2 planes")
+                   source="Micron MLC NAND datasheet (MT29F64G08CBAB): program page 1300us typ, erase block 3ms typ, 2 planes",
+                   **_MLC_READ)
+_QLC_READ_S = (56.5e-6 * 1.05 + 77.5e-6 * 1.1 + 106e-6 * 1.2 + 106e-6 * 1.6) / 4.0
 NAND_OPS = {
     "slc": NandOps(program_s=300e-6, erase_s=2.0e-3, planes=1,
-                   source="Micron SLC NAND datasheet (MT29F2G08AACWP family): program page 300us typ, block erase 2ms typ"),
+                   source="Micron SLC NAND datasheet (MT29F2G08AACWP family): program page 300us typ, block erase 2ms typ",
+                   read_s=25e-6, read_source="Micron SLC NAND datasheet (MT29F2G08AACWP family): random read 25us"),
     "mlc": _MLC_OPS,
     "emlc": replace(_MLC_OPS, source="assumed: eMLC/HET-MLC at MLC's datasheet times (none public)"),
-    "tlc": replace(_MLC_OPS, source="assumed: MLC's datasheet times, a lower bound for TLC (none in reach)"),
-    "qlc": replace(_MLC_OPS, source="assumed: MLC's datasheet times, a lower bound for QLC (none in reach)"),
+    "tlc": replace(_MLC_OPS, source="assumed: MLC's datasheet times, a lower bound for TLC (none in reach)",
+                   read_s=58e-6, read_source="BiCS4 96L 512Gb TLC, ISSCC 2018, AnandTech 16491 table: tR 58 us"),
+    "qlc": replace(_MLC_OPS, source="assumed: MLC's datasheet times, a lower bound for QLC (none in reach)",
+                   read_s=_QLC_READ_S, read_source="FEMU QLC (Micron FMS'19 extrapolation): 59-170 us by page type, mean 110 us"),
 }
 # Erase time per block by NAND type (the datasheets' tBERS above) and die size (assumed).
 ERASE_S = {"slc": NAND_OPS["slc"].erase_s, "mlc": NAND_OPS["mlc"].erase_s, "emlc": NAND_OPS["emlc"].erase_s}
@@ -755,6 +774,7 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
         write_amplification=wa_target, controllers=1 if per_controller else t.controllers,
         slc_cache_pages=slc_pages, slc_page_s=slc_page_s / n, fold_page_s=fold_page_s / n,
         **_posted_writes(d, t, share, units, wf + MAP_BYTES * wpb)._asdict(),
+        read_array_s=NAND_OPS.get(d.nand_type or "", _MLC_OPS).read_s,
     )
 
 
