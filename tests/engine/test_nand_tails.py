@@ -71,7 +71,7 @@ def test_mixed_reads_wait_for_the_operation_on_their_die() -> None:
     tR) and the longest an erase's."""
     m = ssd.service_model(S3500)
     r = _run(S3500, read_fraction=0.7, queue_depth=32, iops=5_000, duration_s=20.0)
-    unloaded = m.read_fixed_s + 4096 * m.read_per_byte_s
+    unloaded = m.unloaded_read_s(4096)  # the fixed time raised to MLC's tR (50 us)
     assert r.latency_percentile_s(0.5, "read") == pytest.approx(unloaded, rel=0.02)
     waited = r.latency_fraction_above(2 * unloaded, "read")
     pages_per_s = float(r.drive_host_pages.sum() + r.drive_relocated_pages.sum()) / r.duration_s
