@@ -111,7 +111,16 @@ class ServiceModel:
     nand_program_s: float = 0.0
     nand_erase_s: float = 0.0
     nand_suspend_s: float = 0.0
+    # programs' times by page type in programming order, relative to ``nand_program_s`` (mean 1;
+    # empty: every program takes ``nand_program_s``): QLC's lower pages program faster than its
+    # upper ones (``ssd.NAND_OPS``), and a read waits for what is left of the one in flight
+    nand_program_spread: tuple[float, ...] = ()
     # A card of several controllers behind a bridge in RAID 0 (SSD 910, 002 seed): every number
     # above is one controller's; the simulation runs ``controllers`` of them per member and sends
     # each member IO to the controller of its 64 KiB chunk.
     controllers: int = 1
+
+    def unloaded_read_s(self, io_bytes: float) -> float:
+        """An SSD read's latency on an idle drive: its fixed time, at least the die's array read
+        (``read_array_s``), and its bytes' transfer (a disk's positioning not included)."""
+        return max(self.read_fixed_s, self.read_array_s) + io_bytes * self.read_per_byte_s
