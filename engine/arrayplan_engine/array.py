@@ -309,8 +309,12 @@ _K_LOW, _K_WCNT, _K_HOSTP, _K_OPEN, _K_HOSTPG, _K_NISSP, _K_RELOCS, _K_NOPPG = r
 _K_CLEANED, _K_NISSE, _K_NERPG, _K_DWSTEP, _K_DECW, _K_BLO, _K_UT, _K_U = range(24, 32)
 _K_PER, _K_INVGAIN, _K_INVPER, _K_INVNP, _K_RSCALE, _K_STEP_S, _K_INVSTEP_S, _K_WACK = range(32, 40)
 _K_WACKB, _K_NNEXT, _K_NPROG, _K_NBERS, _K_INVSPAN, _K_RELOC, _K_ERASE, _K_STEP = range(40, 48)
-_K_CHUNK, _K_QFREE, _K_QSLC, _K_QFOLD, _K_VSTEP, _K_NP = range(48, 54)
-_K_DIE0 = 56
+_K_CHUNK, _K_QFREE, _K_QSLC, _K_QFOLD, _K_VSTEP, _K_NP, _K_PTN, _K_PTI = range(48, 56)
+# programs' relative times by page type (``ServiceModel.nand_program_spread``): _K_PTN types
+# from _K_PT0, the next program's type _K_PTI
+_K_PT0 = 56
+_MAX_PAGE_TYPES = 8
+_K_DIE0 = 64
 _MAX_DIES = 64
 # programs laid out per call of _nand_issue (see _clean_write)
 _NAND_BATCH = 4.0
@@ -728,23 +732,33 @@ def _clean_read(cl, d, s, off_):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _nand_lay(cl, d, t, done, k_issued, k_pages, k_time, nxt, n_dies):
+def _nand_lay(cl, d, t, done, k_issued, k_pages, k_time, nxt, n_dies, spread):
     """Stage of ``_nand_issue``: of the ``done`` pages (programmed, or cleaned) those not yet laid
     out (``cl[d, k_issued]``) in whole operations of ``cl[d, k_pages]`` pages, each of
-    ``cl[d, k_time]`` seconds on the next die in turn after its last operation. Returns the next
-    die."""
+    ``cl[d, k_time]`` seconds (programs with ``spread``: times the next page type's relative time)
+    on the next die in turn after its last operation. Returns the next die."""
     left = done - cl[d, k_issued]
     per = cl[d, k_pages]
     if left >= per:
         n = math.floor(left / per)
         cl[d, k_issued] += n * per
         op_s = cl[d, k_time]
+        pti = np.int64(cl[d, _K_PTI])
+        ptn = np.int64(cl[d, _K_PTN])
         for _ in range(np.int64(n)):
             j = _K_DIE0 + nxt
-            cl[d, j] = max(cl[d, j], t) + op_s
+            if spread:
+                cl[d, j] = max(cl[d, j], t) + op_s * cl[d, _K_PT0 + pti]
+                pti += 1
+                if pti >= ptn:
+                    pti = 0
+            else:
+                cl[d, j] = max(cl[d, j], t) + op_s
             nxt += 1
             if nxt == n_dies:
                 nxt = 0
+        if spread:
+            cl[d, _K_PTI] = float(pti)
     return nxt
 
 
@@ -757,8 +771,8 @@ def _nand_issue(cl, d, t):
     last operation. Reads meet them through ``_nand_read``."""
     n_dies = np.int64(cl[d, _K_NDIES])
     nxt = np.int64(cl[d, _K_NNEXT])
-    nxt = _nand_lay(cl, d, t, cl[d, _K_HOSTP] + cl[d, _K_RELOCS], _K_NISSP, _K_NOPPG, _K_NPROG, nxt, n_dies)
-    nxt = _nand_lay(cl, d, t, cl[d, _K_CLEANED], _K_NISSE, _K_NERPG, _K_NBERS, nxt, n_dies)
+    nxt = _nand_lay(cl, d, t, cl[d, _K_HOSTP] + cl[d, _K_RELOCS], _K_NISSP, _K_NOPPG, _K_NPROG, nxt, n_dies, True)
+    nxt = _nand_lay(cl, d, t, cl[d, _K_CLEANED], _K_NISSE, _K_NERPG, _K_NBERS, nxt, n_dies, False)
     cl[d, _K_NNEXT] = float(nxt)
 
 
@@ -2101,6 +2115,10 @@ def _validate_model(mo: ServiceModel, path: str) -> list[Violation]:
         if isinstance(mo.nand_dies, int) and mo.nand_dies > 0:
             for name in ("nand_program_pages", "nand_erase_pages", "nand_program_s", "nand_erase_s"):
                 check_range(v, f"{path}.{name}", getattr(mo, name), 0, None, lo_open=True, note="with nand_dies > 0")
+            sp = tuple(mo.nand_program_spread)
+            if len(sp) > _MAX_PAGE_TYPES or any(not (0.0 < float(x) <= 100.0) for x in sp):
+                v.append(Violation(field=f"{path}.nand_program_spread",
+                                   reason=f"must be at most {_MAX_PAGE_TYPES} relative times in (0, 100], got {sp!r}"))
     return v
 
 
@@ -2541,6 +2559,9 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
             row[_K_NERPG] = mo.nand_erase_pages
             row[_K_NPROG] = mo.nand_program_s
             row[_K_NBERS] = mo.nand_erase_s
+            spread = mo.nand_program_spread or (1.0,)
+            row[_K_PTN] = float(len(spread))
+            row[_K_PT0:_K_PT0 + len(spread)] = spread
             # the longest a read waits: the suspend time, or a whole erase without suspend
             row[_K_NSUSP] = mo.nand_suspend_s if mo.nand_suspend_s > 0.0 else mo.nand_erase_s
         if mo.write_buffer_pages > 0.0:
