@@ -410,7 +410,7 @@ def objective_bounds(req: PlanRequest, cand: Candidate, catalog: Catalog | None 
     usable = usable_capacity_bytes(layout, cand.drive_count, per_drive)
     wear = endurance.service_life_wear(drive, layout, cand.drive_count, req.workload, years=years,
                                        data_bytes_year1=c.usable_capacity_bytes * req.workload.working_set_fraction,
-                                       usable_capacity_bytes=usable, extra_spare_fraction=op)
+                                       usable_capacity_bytes=usable, extra_spare_fraction=op, discards=req.discards)
     price = drive.price_usd or 0.0
     spares = cost.hot_spare_count(cand.drive_count, drives_per_spare=req.drives_per_hot_spare)
     purchase = cost.purchase_cost_usd(price, cand.drive_count + spares)
