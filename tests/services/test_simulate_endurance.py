@@ -30,17 +30,25 @@ def _request(*, random_fraction: float, io_bytes: int, target_iops: float, layou
 
 
 def test_simulate_wears_by_the_planners_model() -> None:
-    """The figure is service_life_wear's for the same drive, layout, workload and fill."""
+    """The figure is service_life_wear's for the same drive, layout, workload, fill and discards
+    (the request's default, auto, is none for RAID 5: the members' span stays mapped, and the
+    wear is at the full-span write amplification; passed wears at the fill's)."""
     catalog = builtin_catalog()
-    req = _request(random_fraction=1.0, io_bytes=4096, target_iops=8_000, layout="raid5", count=4, fill=0.6)
-    resp = simulate.simulate_array(req, catalog, LocalExecutor())
     drive = catalog.get(DRIVE)
     layout = make_layout("raid5", 4)
     usable = usable_capacity_bytes(layout, 4, drive.capacity_bytes)
-    wear = endurance.service_life_wear(drive, layout, 4, workload_from_proto(req.workload, "workload"), years=5,
-                                       data_bytes_year1=0.6 * usable, usable_capacity_bytes=usable)
-    assert resp.endurance_years == pytest.approx(wear.endurance_years, rel=1e-12)
-    assert 0 < resp.endurance_years < 1e9
+    years = {}
+    for discards in ("", "passed"):
+        req = _request(random_fraction=1.0, io_bytes=4096, target_iops=8_000, layout="raid5", count=4, fill=0.6)
+        req.discards = discards
+        resp = simulate.simulate_array(req, catalog, LocalExecutor())
+        wear = endurance.service_life_wear(drive, layout, 4, workload_from_proto(req.workload, "workload"), years=5,
+                                           data_bytes_year1=0.6 * usable, usable_capacity_bytes=usable,
+                                           discards=discards or "auto")
+        assert resp.endurance_years == pytest.approx(wear.endurance_years, rel=1e-12)
+        assert 0 < resp.endurance_years < 1e9
+        years[discards] = resp.endurance_years
+    assert years[""] < years["passed"]
 
 
 def test_sequential_writes_outlive_random_ones() -> None:
