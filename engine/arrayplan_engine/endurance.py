@@ -201,7 +201,8 @@ def service_life_wear(drive: Drive, layout: Layout, drive_count: int, workload: 
         grow = (1.0 + g) ** (y - 1)
         fill = min(1.0, data_bytes_year1 * grow / usable_capacity_bytes) if usable_capacity_bytes > 0 else 1.0
         host = per_day * grow * YEAR_DAYS
-        mapped = 1.0 if effective_discards(layout, discards) == "none" else fill
+        # (a disk has no FTL: its data stays where the fill puts it)
+        mapped = 1.0 if ssd_drive and effective_discards(layout, discards) == "none" else fill
         if ssd_drive:
             wa = _workload_wa(drive, workload, fill_fraction=mapped, extra_spare_fraction=extra_spare_fraction)
             if drive.endurance_bytes_written:

@@ -136,7 +136,7 @@ def _build(args: argparse.Namespace) -> tuple[arr.ArraySpec, Any]:
     rebuild_rate = (args.rebuild_rate_mb_s or 0.0) * MB
     # the planner's and SimulateArray's factory (service models at the fill, cached)
     # the members' used state: every LBA mapped without discards (``endurance.effective_discards``)
-    mapped = 1.0 if endurance.effective_discards(layout, args.discards) == "none" else args.fill_fraction
+    mapped = 1.0 if endurance.effective_discards(layout, args.discards) == "none" and drive.kind == "ssd" else args.fill_fraction
     spec = simulation.array_spec(drive, layout, args.drives, workload, fill_fraction=mapped,
                                duration_s=args.duration_s, warmup_s=args.warmup_s, seed=args.seed, failed_drives=args.failed,
                                rebuild_rate_bytes_per_s=rebuild_rate, reorder_window=args.reorder_window)

@@ -123,7 +123,7 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
     fill = request.fill_fraction if request.HasField("fill_fraction") else 1.0
     discards = endurance.effective_discards(layout, request.discards or "auto")
     # the members' used state: every LBA mapped without discards (the array as initialised)
-    mapped = 1.0 if discards == "none" else fill
+    mapped = 1.0 if discards == "none" and drive.kind == "ssd" else fill
     duration_s = _duration_s(request)
     replications = request.replications or DEFAULT_REPLICATIONS
     tracer = telemetry.tracer()
