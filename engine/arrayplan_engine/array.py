@@ -2459,6 +2459,9 @@ def _row_models(spec: ArraySpec) -> tuple[list[ServiceModel], np.ndarray, np.nda
     count."""
     n_sim = spec.simulated_drive_count
     models = spec.service_models if len(spec.service_models) == n_sim else spec.service_models * n_sim
+    if all(mo.controllers == 1 for mo in spec.service_models):
+        # one row per member (every drive but an SSD 910): no per-member loop (a disk array has hundreds)
+        return list(models), np.arange(n_sim, dtype=np.int64), np.ones(n_sim, np.int64)
     rows: list[ServiceModel] = []
     base = np.zeros(n_sim, np.int64)
     count = np.zeros(n_sim, np.int64)
@@ -2487,14 +2490,27 @@ def _drive_arrays(spec: ArraySpec, rng_phase: np.random.Generator) -> tuple[np.n
         profiles += [wp, rp]
         total += wp.size + rp.size
     prof = np.concatenate(profiles)
-    for d, mo in enumerate(models):
+    # each distinct model's row once, then every row from its model's (a disk array has hundreds
+    # of rows of one model); the profile phases drawn in row order, as one draw per row would
+    index: dict[int, int] = {}
+    frows: list[tuple[float, ...]] = []
+    irows: list[tuple[int, ...]] = []
+    cycles: list[float] = []
+    for mo in models:
+        if id(mo) in index:
+            continue
+        index[id(mo)] = len(frows)
         a, b = _seek_curve(mo.average_seek_s, mo.full_stroke_seek_s) if mo.mechanical else (0.0, 0.0)
         woff, wlen, roff, rlen = offsets[id(mo)]
-        cycle = mo.profile_slot_s * max(wlen, rlen)
-        dpar[d] = (mo.read_fixed_s, mo.read_per_byte_s, mo.write_fixed_s, mo.write_per_byte_s, a, b,
-                   mo.full_rotation_s if mo.mechanical else 0.0, mo.profile_slot_s,
-                   rng_phase.random() * cycle, cap, max(mo.read_array_s - mo.read_fixed_s, 0.0))
-        ipar[d] = (mo.parallel_units, woff, wlen, roff, rlen, 1 if mo.mechanical else 0)
+        cycles.append(mo.profile_slot_s * max(wlen, rlen))
+        frows.append((mo.read_fixed_s, mo.read_per_byte_s, mo.write_fixed_s, mo.write_per_byte_s, a, b,
+                      mo.full_rotation_s if mo.mechanical else 0.0, mo.profile_slot_s, 0.0, cap,
+                      max(mo.read_array_s - mo.read_fixed_s, 0.0)))
+        irows.append((mo.parallel_units, woff, wlen, roff, rlen, 1 if mo.mechanical else 0))
+    which = np.fromiter((index[id(mo)] for mo in models), np.int64, count=n_rows)
+    dpar[:] = np.asarray(frows, dtype=np.float64)[which]
+    dpar[:, _D_PHASE] = rng_phase.random(n_rows) * np.asarray(cycles)[which]
+    ipar[:] = np.asarray(irows, dtype=np.int64)[which]
     return dpar, ipar, prof
 
 

@@ -103,10 +103,9 @@ class NandOps:
 # drives based on Micron FMS'19 Presentation: Component-Level Characterization of 3D TLC, QLC, and
 # Low-Latency NAND"): 1.05 / 1.1 / 1.2 / 1.6 x SimpleSSD's TLC page reads 56.5 / 77.5 / 106 / 106 us,
 # i.e. 59.3 / 85.3 / 127.2 / 169.6 us by page type, 110.3 us over the four.
-_MLC_READ = dict(read_s=50e-6, read_source="Micron MLC NAND datasheet (MT29F16G08MAAWP family): random read 50us")
 _MLC_OPS = NandOps(program_s=1.3e-3, erase_s=3.0e-3, planes=2,
                    source="Micron MLC NAND datasheet (MT29F64G08CBAB): program page 1300us typ, erase block 3ms typ, 2 planes",
-                   **_MLC_READ)
+                   read_s=50e-6, read_source="Micron MLC NAND datasheet (MT29F16G08MAAWP family): random read 50us")
 _QLC_READ_S = (56.5e-6 * 1.05 + 77.5e-6 * 1.1 + 106e-6 * 1.2 + 106e-6 * 1.6) / 4.0
 # TLC's clock: the same BiCS4 96L column of the AnandTech table: "Program Throughput ... 57 MB/s",
 # "Erase Block Size ... 18 MB", "Planes ... 2"; BiCS programs a
