@@ -86,3 +86,21 @@ def test_hdd_has_no_write_endurance_figure() -> None:
     req = _request(random_fraction=1.0, io_bytes=4096, target_iops=100)
     req.drive_model = hdd.name
     assert simulate.simulate_array(req, catalog, LocalExecutor()).endurance_years == 0.0
+
+
+def test_the_cli_builds_the_members_used_state_from_discards() -> None:
+    """`arrayplan simulate --discards`: a RAID 5's members at fill 0.3 are simulated fully mapped
+    by default (auto = none for parity) and at the fill with passed; RAID 10's default is passed."""
+    from arrayplan_services.cli.main import build_parser
+    from arrayplan_services.cli.simulate_command import _build
+
+    def span(*extra: str) -> float:
+        args = build_parser().parse_args(["simulate", "--drive", DRIVE, "--drives", "4", "--layout", *extra,
+                                          "--fill-fraction", "0.3", "--read-fraction", "0.7", "--local", "--parts", "1"])
+        spec, _ = _build(args)
+        return spec.service_models[0].span_pages
+
+    full = span("raid5")
+    assert span("raid5", "--discards", "none") == full
+    assert span("raid5", "--discards", "passed") == pytest.approx(0.3 * full, rel=1e-9)
+    assert span("raid10") == pytest.approx(0.3 * full, rel=1e-9)
