@@ -87,3 +87,10 @@ def test_discards_pass_through_and_a_bad_value_is_named() -> None:
     with pytest.raises(InvalidInputError) as err:
         plan_request_from_proto(bad)
     assert err.value.violations[0].field == "plan.spec.discards"
+
+
+def test_the_crd_schema_keeps_discards_with_its_values() -> None:
+    crd = yaml.safe_load((ROOT / "helm/arrayplan/crds/capacityplans.yaml").read_text())
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    assert spec["discards"]["type"] == "string"
+    assert set(spec["discards"]["enum"]) == {"", "auto", "none", "passed"}
