@@ -90,6 +90,8 @@ def test_discards_pass_through_and_a_bad_value_is_named() -> None:
 
 
 def test_the_crd_schema_keeps_discards_with_its_values() -> None:
+    import yaml
+
     crd = yaml.safe_load((ROOT / "helm/arrayplan/crds/capacityplans.yaml").read_text())
     spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
     assert spec["discards"]["type"] == "string"
