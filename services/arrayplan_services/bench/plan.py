@@ -8,6 +8,10 @@
   each on 2 cores.
 * ``plan_catalog_s.oltp_growing``: a question with growing years and a percentile target (60K
   IOPS and 40 TB growing 20 %/year for 5 years, p99.9 <= 5 ms), the kind the three above miss.
+  Not yet within 10 s: in-process (``recommend.plan``) 17.3 s, half of it the winner's HDD
+  equivalence (19 disk-array simulations of hundreds of members), the search 7.8 s; its shortlist
+  (``AGREEMENT_DRIVES``) agrees with ``--exhaustive`` (``arrayplan plan --local``: 23 s against
+  227 s).
 * ``plan_10k_s``: a space of 10,556 candidates answered by the search (target <= 30 s).
 * ``plan_agreement_shortlist``: the search's top recommendations equal ``--exhaustive``'s on the
   three questions, each over a stated shortlist of drives (``AGREEMENT_DRIVES``, in the JSON as
