@@ -111,17 +111,21 @@ _C_COUNT = 17
 # per-drive float parameters (``dpar``, one row per kernel row): read and write service (fixed,
 # per byte), seek curve, full rotation, profile slot and phase, capacity
 _D_RFIX, _D_RPB, _D_WFIX, _D_WPB, _D_SEEK_A, _D_SEEK_B, _D_ROT, _D_SLOT, _D_PHASE, _D_CAP = range(10)
-_D_COUNT = 10
+# a read's latency beyond its unit's service: an SSD's fitted fixed read time raised to its die's
+# array read tR (``ServiceModel.read_array_s``), which the unit does not wait for
+_D_RTR = 10
+_D_COUNT = 11
 # per-drive integer parameters (``ipar``, the wrapper's only): units, profile offset and length
 # for writes and reads, mechanical
 _I_UNITS, _I_WOFF, _I_WLEN, _I_ROFF, _I_RLEN, _I_MECH = range(6)
 _I_COUNT = 6
 # the packed per-drive rows: ``dr`` (floats, ``DW = _R_UNITS + ucap + 1`` per row): profile
-# multiplier caches [slot end, multiplier] for writes then reads, [fixed, per-byte] service for
-# writes and reads, busy time, profile slot and phase, then the units' free times in ascending
-# order and a +inf sentinel; ``di`` (integers, ``_J_COUNT`` per row): mechanical, profile
+# multiplier caches [slot end, multiplier] for writes then reads, [fixed, per-byte, latency after
+# the unit] service for writes and reads (the last: an SSD read's ``max(tR - fixed, 0)``, 0
+# elsewhere), busy time, profile slot and phase, then the units' free times in ascending order and
+# a +inf sentinel; ``di`` (integers, ``_J_COUNT`` per row): mechanical, profile
 # [offset, length] for writes and for reads
-_R_MC, _R_WFIX, _R_RFIX, _R_BUSY, _R_SLOT, _R_PHASE, _R_UNITS = 0, 4, 6, 8, 9, 10, 11
+_R_MC, _R_WFIX, _R_RFIX, _R_BUSY, _R_SLOT, _R_PHASE, _R_UNITS = 0, 4, 7, 10, 11, 12, 13
 _J_MECH, _J_WOFF, _J_ROFF, _J_COUNT = 0, 1, 3, 8  # rows padded to 8
 # layout integer parameters (``lay``)
 _L_KIND, _L_W, _L_K, _L_M, _L_COPIES, _L_G, _L_U, _L_ROWS, _L_FAILED = range(9)
@@ -306,8 +310,12 @@ _K_LOW, _K_WCNT, _K_HOSTP, _K_OPEN, _K_HOSTPG, _K_NISSP, _K_RELOCS, _K_NOPPG = r
 _K_CLEANED, _K_NISSE, _K_NERPG, _K_DWSTEP, _K_DECW, _K_BLO, _K_UT, _K_U = range(24, 32)
 _K_PER, _K_INVGAIN, _K_INVPER, _K_INVNP, _K_RSCALE, _K_STEP_S, _K_INVSTEP_S, _K_WACK = range(32, 40)
 _K_WACKB, _K_NNEXT, _K_NPROG, _K_NBERS, _K_INVSPAN, _K_RELOC, _K_ERASE, _K_STEP = range(40, 48)
-_K_CHUNK, _K_QFREE, _K_QSLC, _K_QFOLD, _K_VSTEP, _K_NP = range(48, 54)
-_K_DIE0 = 56
+_K_CHUNK, _K_QFREE, _K_QSLC, _K_QFOLD, _K_VSTEP, _K_NP, _K_PTN, _K_PTI = range(48, 56)
+# programs' relative times by page type (``ServiceModel.nand_program_spread``): _K_PTN types
+# from _K_PT0, the next program's type _K_PTI
+_K_PT0 = 56
+_MAX_PAGE_TYPES = 8
+_K_DIE0 = 64
 _MAX_DIES = 64
 # programs laid out per call of _nand_issue (see _clean_write)
 _NAND_BATCH = 4.0
@@ -725,23 +733,33 @@ def _clean_read(cl, d, s, off_):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _nand_lay(cl, d, t, done, k_issued, k_pages, k_time, nxt, n_dies):
+def _nand_lay(cl, d, t, done, k_issued, k_pages, k_time, nxt, n_dies, spread):
     """Stage of ``_nand_issue``: of the ``done`` pages (programmed, or cleaned) those not yet laid
     out (``cl[d, k_issued]``) in whole operations of ``cl[d, k_pages]`` pages, each of
-    ``cl[d, k_time]`` seconds on the next die in turn after its last operation. Returns the next
-    die."""
+    ``cl[d, k_time]`` seconds (programs with ``spread``: times the next page type's relative time)
+    on the next die in turn after its last operation. Returns the next die."""
     left = done - cl[d, k_issued]
     per = cl[d, k_pages]
     if left >= per:
         n = math.floor(left / per)
         cl[d, k_issued] += n * per
         op_s = cl[d, k_time]
+        pti = np.int64(cl[d, _K_PTI])
+        ptn = np.int64(cl[d, _K_PTN])
         for _ in range(np.int64(n)):
             j = _K_DIE0 + nxt
-            cl[d, j] = max(cl[d, j], t) + op_s
+            if spread:
+                cl[d, j] = max(cl[d, j], t) + op_s * cl[d, _K_PT0 + pti]
+                pti += 1
+                if pti >= ptn:
+                    pti = 0
+            else:
+                cl[d, j] = max(cl[d, j], t) + op_s
             nxt += 1
             if nxt == n_dies:
                 nxt = 0
+        if spread:
+            cl[d, _K_PTI] = float(pti)
     return nxt
 
 
@@ -754,8 +772,8 @@ def _nand_issue(cl, d, t):
     last operation. Reads meet them through ``_nand_read``."""
     n_dies = np.int64(cl[d, _K_NDIES])
     nxt = np.int64(cl[d, _K_NNEXT])
-    nxt = _nand_lay(cl, d, t, cl[d, _K_HOSTP] + cl[d, _K_RELOCS], _K_NISSP, _K_NOPPG, _K_NPROG, nxt, n_dies)
-    nxt = _nand_lay(cl, d, t, cl[d, _K_CLEANED], _K_NISSE, _K_NERPG, _K_NBERS, nxt, n_dies)
+    nxt = _nand_lay(cl, d, t, cl[d, _K_HOSTP] + cl[d, _K_RELOCS], _K_NISSP, _K_NOPPG, _K_NPROG, nxt, n_dies, True)
+    nxt = _nand_lay(cl, d, t, cl[d, _K_CLEANED], _K_NISSE, _K_NERPG, _K_NBERS, nxt, n_dies, False)
     cl[d, _K_NNEXT] = float(nxt)
 
 
@@ -1818,7 +1836,10 @@ def _event_loop(closed, ins, outs):
                 dr[_u(rb0 + j)] = min(max(dr[_u(rb0 + j)], c), dr[_u(rb0 + j + 1)])
             if s >= w_start and s < w_end:
                 dr[_u(fb + _R_BUSY)] += svc
-            c_max = max(c_max, _posted_ack(cl, du, is_w, t, c, nbytes))
+            # an SSD read's fixed time is at least its die's array read (tR): the host sees it
+            # max(tR - fixed, 0) after its unit is done (0 for writes and disks); the unit's
+            # occupancy, and so the FOB rates, stay the fitted ones
+            c_max = max(c_max, _posted_ack(cl, du, is_w, t, c + dr[_u(fb + c_fix + 2)], nbytes))
 
         # ---- stage C: what follows ------------------------------------------------------------
         if skip:
@@ -2078,6 +2099,7 @@ def _validate_model(mo: ServiceModel, path: str) -> list[Violation]:
     if not v and mo.write_fixed_s + 4096 * mo.write_per_byte_s <= 0:
         v.append(Violation(field=f"{path}.write_fixed_s", reason="a 4 KiB write must take > 0 s (write_fixed_s + 4096 write_per_byte_s)"))
     check_range(v, f"{path}.profile_slot_s", mo.profile_slot_s, 1e-6, 1e6, unit="s")
+    check_range(v, f"{path}.read_array_s", mo.read_array_s, 0, 0.01, unit="s")
     for name in ("write_multiplier_profile", "read_multiplier_profile"):
         p = np.asarray(getattr(mo, name), dtype=float)
         if p.ndim != 1 or p.size < 1 or p.size > 10_000_000 or not np.all(np.isfinite(p)) or np.any(p <= 0) or np.any(p > 1e4):
@@ -2101,6 +2123,10 @@ def _validate_model(mo: ServiceModel, path: str) -> list[Violation]:
         if isinstance(mo.nand_dies, int) and mo.nand_dies > 0:
             for name in ("nand_program_pages", "nand_erase_pages", "nand_program_s", "nand_erase_s"):
                 check_range(v, f"{path}.{name}", getattr(mo, name), 0, None, lo_open=True, note="with nand_dies > 0")
+            sp = tuple(mo.nand_program_spread)
+            if len(sp) > _MAX_PAGE_TYPES or any(not (0.0 < float(x) <= 100.0) for x in sp):
+                v.append(Violation(field=f"{path}.nand_program_spread",
+                                   reason=f"must be at most {_MAX_PAGE_TYPES} relative times in (0, 100], got {sp!r}"))
     return v
 
 
@@ -2441,6 +2467,9 @@ def _row_models(spec: ArraySpec) -> tuple[list[ServiceModel], np.ndarray, np.nda
     count."""
     n_sim = spec.simulated_drive_count
     models = spec.service_models if len(spec.service_models) == n_sim else spec.service_models * n_sim
+    if all(mo.controllers == 1 for mo in spec.service_models):
+        # one row per member (every drive but an SSD 910): no per-member loop (a disk array has hundreds)
+        return list(models), np.arange(n_sim, dtype=np.int64), np.ones(n_sim, np.int64)
     rows: list[ServiceModel] = []
     base = np.zeros(n_sim, np.int64)
     count = np.zeros(n_sim, np.int64)
@@ -2469,14 +2498,27 @@ def _drive_arrays(spec: ArraySpec, rng_phase: np.random.Generator) -> tuple[np.n
         profiles += [wp, rp]
         total += wp.size + rp.size
     prof = np.concatenate(profiles)
-    for d, mo in enumerate(models):
+    # each distinct model's row once, then every row from its model's (a disk array has hundreds
+    # of rows of one model); the profile phases drawn in row order, as one draw per row would
+    index: dict[int, int] = {}
+    frows: list[tuple[float, ...]] = []
+    irows: list[tuple[int, ...]] = []
+    cycles: list[float] = []
+    for mo in models:
+        if id(mo) in index:
+            continue
+        index[id(mo)] = len(frows)
         a, b = _seek_curve(mo.average_seek_s, mo.full_stroke_seek_s) if mo.mechanical else (0.0, 0.0)
         woff, wlen, roff, rlen = offsets[id(mo)]
-        cycle = mo.profile_slot_s * max(wlen, rlen)
-        dpar[d] = (mo.read_fixed_s, mo.read_per_byte_s, mo.write_fixed_s, mo.write_per_byte_s, a, b,
-                   mo.full_rotation_s if mo.mechanical else 0.0, mo.profile_slot_s,
-                   rng_phase.random() * cycle, cap)
-        ipar[d] = (mo.parallel_units, woff, wlen, roff, rlen, 1 if mo.mechanical else 0)
+        cycles.append(mo.profile_slot_s * max(wlen, rlen))
+        frows.append((mo.read_fixed_s, mo.read_per_byte_s, mo.write_fixed_s, mo.write_per_byte_s, a, b,
+                      mo.full_rotation_s if mo.mechanical else 0.0, mo.profile_slot_s, 0.0, cap,
+                      max(mo.read_array_s - mo.read_fixed_s, 0.0)))
+        irows.append((mo.parallel_units, woff, wlen, roff, rlen, 1 if mo.mechanical else 0))
+    which = np.fromiter((index[id(mo)] for mo in models), np.int64, count=n_rows)
+    dpar[:] = np.asarray(frows, dtype=np.float64)[which]
+    dpar[:, _D_PHASE] = rng_phase.random(n_rows) * np.asarray(cycles)[which]
+    ipar[:] = np.asarray(irows, dtype=np.int64)[which]
     return dpar, ipar, prof
 
 
@@ -2522,7 +2564,8 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
         row[_K_NP] = npg
         row[_K_INVNP] = 1.0 / npg
         row[_K_DWSTEP] = mo.span_pages / (npg * _AGE_STEPS)
-        row[_K_RMW] = mo.read_fixed_s + 4096 * mo.read_per_byte_s
+        # a partial page's read: a 4 KiB read, its fixed time at least the die's array read
+        row[_K_RMW] = max(mo.read_fixed_s, mo.read_array_s) + 4096 * mo.read_per_byte_s
         row[_K_NUNITS] = float(mo.parallel_units)
         if mo.parallel_units & (mo.parallel_units - 1) == 0:
             row[_K_INVNUNITS] = 1.0 / mo.parallel_units
@@ -2540,6 +2583,9 @@ def _cleaning_arrays(spec: ArraySpec, t_begin: float, rng_phase: np.random.Gener
             row[_K_NERPG] = mo.nand_erase_pages
             row[_K_NPROG] = mo.nand_program_s
             row[_K_NBERS] = mo.nand_erase_s
+            spread = mo.nand_program_spread or (1.0,)
+            row[_K_PTN] = float(len(spread))
+            row[_K_PT0:_K_PT0 + len(spread)] = spread
             # the longest a read waits: the suspend time, or a whole erase without suspend
             row[_K_NSUSP] = mo.nand_suspend_s if mo.nand_suspend_s > 0.0 else mo.nand_erase_s
         if mo.write_buffer_pages > 0.0:
@@ -2619,6 +2665,7 @@ def _drive_rows(dpar: np.ndarray, ipar: np.ndarray, t_begin: float, unit_cap: in
     dr[:, _R_MC + 3] = 1.0
     dr[:, _R_WFIX], dr[:, _R_WFIX + 1] = dpar[:, _D_WFIX], dpar[:, _D_WPB]
     dr[:, _R_RFIX], dr[:, _R_RFIX + 1] = dpar[:, _D_RFIX], dpar[:, _D_RPB]
+    dr[:, _R_RFIX + 2] = dpar[:, _D_RTR]
     dr[:, _R_SLOT], dr[:, _R_PHASE] = dpar[:, _D_SLOT], dpar[:, _D_PHASE]
     units = np.arange(unit_cap + 1)[None, :]
     dr[:, _R_UNITS:] = np.where(units < ipar[:, _I_UNITS:_I_UNITS + 1], t_begin, np.inf)

@@ -382,12 +382,14 @@ class ObjectiveBounds:
 def latency_floor_s(req: PlanRequest, drive: Drive) -> float:
     """A lower bound on the request's latency percentile on ``drive``: a disk's rotational delay
     (``_latency_floor_s``); for an SSD, when reads are more than ``1 - p`` of the IOs, the fresh
-    read command's fixed cost (every read waits at least that long; writes are taken as instant)."""
+    read command's fixed cost, at least its die's array read tR (every read waits at least that
+    long; writes are taken as instant)."""
     floor = _latency_floor_s(req, drive)
     if drive.kind == "ssd":
         p = req.constraints.latency_percentile / 100.0
         if req.workload.read_fraction > 1.0 - p:
-            floor = max(floor, performance.fresh_service_model(drive).read_fixed_s)
+            m = performance.fresh_service_model(drive)
+            floor = max(floor, m.read_fixed_s, m.read_array_s)
     return floor
 
 
@@ -408,7 +410,7 @@ def objective_bounds(req: PlanRequest, cand: Candidate, catalog: Catalog | None 
     usable = usable_capacity_bytes(layout, cand.drive_count, per_drive)
     wear = endurance.service_life_wear(drive, layout, cand.drive_count, req.workload, years=years,
                                        data_bytes_year1=c.usable_capacity_bytes * req.workload.working_set_fraction,
-                                       usable_capacity_bytes=usable, extra_spare_fraction=op)
+                                       usable_capacity_bytes=usable, extra_spare_fraction=op, discards=req.discards)
     price = drive.price_usd or 0.0
     spares = cost.hot_spare_count(cand.drive_count, drives_per_spare=req.drives_per_hot_spare)
     purchase = cost.purchase_cost_usd(price, cand.drive_count + spares)

@@ -82,6 +82,9 @@ class YearWear:
     write_amplification: float           # FTL NAND programs per host page (workload mix, this fill)
     life_used_fraction: float            # share of rated endurance used this year
     cumulative_life_used_fraction: float
+    # share of each member's LBAs its FTL holds mapped (``discards``): the fill when discards
+    # reach the members, 1 when the span stays mapped after the array's initialisation
+    mapped_fraction: float = math.nan
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,10 +156,29 @@ def host_write_endurance_bytes(drive: Drive, write_amplification: float) -> floa
     return nand_endurance_bytes(drive) / (write_amplification * parity)
 
 
+#: How the members' free space is kept (docs/array-model.md, "The array as built"): ``none``,
+#: no discards reach the members, so once the array is initialised (a RAID 5/6 create resyncs
+#: every member; hardware RAID initialises every block) every LBA stays mapped; ``passed``,
+#: discards reach them (fstrim through RAID 0/1/10, or a stack that passes them), so the FTL
+#: holds only the data; ``auto``: ``none`` for parity layouts (Linux md raid456 passes no
+#: discards unless devices_handle_discard_safely is set), ``passed`` for RAID 0/1/10.
+DISCARDS = ("auto", "none", "passed")
+
+
+def effective_discards(layout: Layout, discards: str = "auto") -> str:
+    """``none`` or ``passed``: ``discards`` with ``auto`` resolved for the layout."""
+    if discards != "auto":
+        return discards
+    return "none" if layout.parity_units > 0 and not layout.is_mirror else "passed"
+
+
 def service_life_wear(drive: Drive, layout: Layout, drive_count: int, workload: Workload, *, years: int,
-                      data_bytes_year1: float, usable_capacity_bytes: float, extra_spare_fraction: float = 0.0) -> ServiceLifeWear:
+                      data_bytes_year1: float, usable_capacity_bytes: float, extra_spare_fraction: float = 0.0,
+                      discards: str = "passed") -> ServiceLifeWear:
     """Wear year by year: host bytes per member (layout write factor, growth) x the FTL's write
-    amplification at that year's fill level and the workload's skew, against the rated endurance.
+    amplification at that year's mapped share of the members (the fill level with ``discards``
+    passed, the whole span with ``none``; ``effective_discards``) and the workload's skew,
+    against the rated endurance.
 
     The rated host writes (TBW) were measured at the rating workload's write amplification. A
     sequential rating is first read as its JESD219 random equivalent
@@ -179,8 +201,10 @@ def service_life_wear(drive: Drive, layout: Layout, drive_count: int, workload: 
         grow = (1.0 + g) ** (y - 1)
         fill = min(1.0, data_bytes_year1 * grow / usable_capacity_bytes) if usable_capacity_bytes > 0 else 1.0
         host = per_day * grow * YEAR_DAYS
+        # (a disk has no FTL: its data stays where the fill puts it)
+        mapped = 1.0 if ssd_drive and effective_discards(layout, discards) == "none" else fill
         if ssd_drive:
-            wa = _workload_wa(drive, workload, fill_fraction=fill, extra_spare_fraction=extra_spare_fraction)
+            wa = _workload_wa(drive, workload, fill_fraction=mapped, extra_spare_fraction=extra_spare_fraction)
             if drive.endurance_bytes_written:
                 used = host * wa / (random_wa * tbw_random)
             else:
@@ -191,7 +215,7 @@ def service_life_wear(drive: Drive, layout: Layout, drive_count: int, workload: 
         if wear_out is None and total >= 1.0:
             wear_out = y
         out.append(YearWear(year=y, fill_fraction=fill, host_bytes_per_drive=host, write_amplification=wa,
-                            life_used_fraction=used, cumulative_life_used_fraction=total))
+                            life_used_fraction=used, cumulative_life_used_fraction=total, mapped_fraction=mapped))
     endurance_years_ = years / total if total > 0 else math.inf
     replacements = 0
     if math.isfinite(endurance_years_) and endurance_years_ < years:

@@ -56,6 +56,8 @@ class YearPerformance:
     cumulative_life_used_fraction: float
     predicted_iops: float
     latency_at_percentile_s: float
+    # share of each member's LBAs the FTL holds mapped (``PlanRequest.discards``; the used state simulated)
+    mapped_fraction: float = math.nan
     latency_at_percentile_fail_slow_s: float = math.nan  # with fail-slow drives at the field rates
     latency_at_percentile_fail_slow_low_s: float = math.nan  # its simulation.CONFIDENCE_LEVEL interval
     latency_at_percentile_fail_slow_high_s: float = math.nan
@@ -226,7 +228,7 @@ def service_life_wear_of(req: PlanRequest, cand: Candidate, drive: Drive, layout
     usable = usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes * (1.0 - op))
     return endurance.service_life_wear(drive, layout, cand.drive_count, req.workload, years=req.service_life_years,
                                        data_bytes_year1=req.constraints.usable_capacity_bytes * req.workload.working_set_fraction,
-                                       usable_capacity_bytes=usable, extra_spare_fraction=op)
+                                       usable_capacity_bytes=usable, extra_spare_fraction=op, discards=req.discards)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -244,6 +246,9 @@ class CandidateYear:
     seed: int
     spec: array.ArraySpec
     upper_bound_iops: float
+    # share of each member's LBAs its FTL holds mapped (``PlanRequest.discards``): the drives are
+    # simulated in that used state
+    mapped_fraction: float = 1.0
 
 
 def candidate_year_case(req: PlanRequest, cand: Candidate, year: int, catalog: Catalog | None = None, *,
@@ -260,18 +265,19 @@ def candidate_year_case(req: PlanRequest, cand: Candidate, year: int, catalog: C
     layout = candidate_layout(cand)
     wear = wear or service_life_wear_of(req, cand, drive, layout)
     fill = wear.years[year - 1].fill_fraction
+    mapped = wear.years[year - 1].mapped_fraction
     required = required_iops_in_year(req, year)
     wl = replace(req.workload.grown(year - 1), target_iops=float(required))
     seed_y = state_seed(req, wl, seed)
     bound = performance.iops_upper_bound(drive, layout, cand.drive_count, wl)
     duration = simulation.capped_duration_s(req.simulated_seconds, required if required > 0 else bound)
-    spec = simulation.array_spec(drive, layout, cand.drive_count, wl, fill_fraction=max(fill, 1e-6),
+    spec = simulation.array_spec(drive, layout, cand.drive_count, wl, fill_fraction=max(mapped, 1e-6),
                                extra_spare_fraction=cand.over_provisioning_fraction, duration_s=duration, seed=seed_y)
     if req.coordinated_reads and simulation.coordinated_reads_apply(layout):
         spec = replace(spec, coordinated_reads=True)
     return CandidateYear(drive=drive, layout=layout, drive_count=cand.drive_count, year=year, workload=wl,
                          fill_fraction=fill, extra_spare_fraction=cand.over_provisioning_fraction, seed=seed_y, spec=spec,
-                         upper_bound_iops=bound)
+                         upper_bound_iops=bound, mapped_fraction=mapped)
 
 
 def _workload_state(wl: Workload) -> list[int]:
@@ -338,7 +344,8 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
         perfs.append(perf_y)
         required.append(required_y)
         year_figures.append(YearPerformance(
-            year=y, fill_fraction=yw.fill_fraction, required_iops=required_y, write_amplification=yw.write_amplification,
+            year=y, fill_fraction=yw.fill_fraction, mapped_fraction=yw.mapped_fraction, required_iops=required_y,
+            write_amplification=yw.write_amplification,
             life_used_fraction=yw.life_used_fraction, cumulative_life_used_fraction=yw.cumulative_life_used_fraction,
             predicted_iops=perf_y.max_iops, latency_at_percentile_s=perf_y.latency_at_percentile_s,
             latency_at_percentile_fail_slow_s=perf_y.latency_at_percentile_fail_slow_s,
@@ -488,7 +495,7 @@ SCREEN_MARGIN = 0.2
 def _year_state(case: CandidateYear) -> tuple[Any, ...]:
     """What makes a candidate-year's simulation: a year in the state of an earlier one (the same
     fill bucket, workload and so seed: no growth) is the same simulation, run once (``evaluate``)."""
-    return (simulation.fill_bucket_fraction(case.fill_fraction), case.workload, case.spec.duration_s, case.seed)
+    return (simulation.fill_bucket_fraction(case.mapped_fraction), case.workload, case.spec.duration_s, case.seed)
 
 
 def _screened_precision(req: PlanRequest, cand: Candidate, catalog: Catalog, seed: np.random.SeedSequence | None,

@@ -42,7 +42,7 @@ from .service_time import ServiceModel
 _TIME_FIELDS = ("read_fixed_s", "read_per_byte_s", "write_fixed_s", "write_per_byte_s", "full_rotation_s", "average_seek_s",
                 "full_stroke_seek_s", "host_page_s", "relocation_page_s", "erase_page_s", "slc_page_s", "fold_page_s",
                 "write_buffer_s", "posted_write_fixed_s", "posted_write_per_byte_s", "nand_program_s", "nand_erase_s",
-                "nand_suspend_s")
+                "nand_suspend_s", "read_array_s")
 FACTOR = Range(lo=1, hi=1000, note="(times slower than its peers)")
 #: The study's definition of a slow drive: more than 2x slower than its peers.
 FIELD_SLOWDOWN = 2.0

@@ -151,6 +151,10 @@ class PlanRequest:
     # Arrays that span servers (``cluster_plan.ClusterSpace``; CandidateSpace.servers): cluster
     # candidates ranked with the boxes. None = single boxes only.
     cluster: Any = None
+    # How the members' free space is kept (``endurance.DISCARDS``): ``auto`` (none for parity
+    # layouts, passed for RAID 0/1/10), ``none`` (every LBA mapped once the array is initialised)
+    # or ``passed`` (discards reach the members: the FTL holds only the data).
+    discards: str = "auto"
 
     def required_iops(self) -> float:
         return self.constraints.min_iops or self.workload.target_iops
@@ -197,6 +201,8 @@ def validate_request(req: PlanRequest, catalog: Catalog | None = None) -> None:
     c = req.constraints
     v.extend(check_fields(c, _CONSTRAINT_RANGES, "constraints"))
     v.extend(check_fields(req, _REQUEST_RANGES))
+    if req.discards not in ("auto", "none", "passed"):
+        v.append(Violation(field="discards", reason=f"must be one of auto, none, passed; got {req.discards!r}"))
     if not isinstance(req.coordinated_reads, bool):
         v.append(Violation(field="coordinated_reads", reason=f"must be true or false, got {req.coordinated_reads!r}"))
     s = req.candidate_space

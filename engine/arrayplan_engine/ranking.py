@@ -447,6 +447,22 @@ def too_close_text(recs: Sequence[Recommendation], objective: Objective) -> str:
             "power at idle), then fewer drives, the same for any seed.")
 
 
+_DISCARDS_SOURCES = ("Linux md raid456 passes no discards unless its devices_handle_discard_safely parameter is set (default "
+                     "false: the array then sets max_hw_discard_sectors to 0); a RAID 5/6 create resyncs every member and "
+                     "hardware RAID's full or background initialisation writes every block")
+_DISCARDS_ASSUMPTION = {
+    "auto": "Free space on the members (discards auto): parity arrays (RAID 5, RAID 6, ec) are simulated with every LBA of "
+            "each member mapped, the full-span steady state the vendors rate, whatever the fill (" + _DISCARDS_SOURCES + "); "
+            "RAID 0/1/10 with only the data mapped, each year at its fill (fstrim passes through them; set discards: none "
+            "if nothing trims).",
+    "none": "Free space on the members (discards none): every LBA of each member mapped once the array is initialised, so each "
+            "year runs at the full-span steady state the vendors rate, whatever the fill (" + _DISCARDS_SOURCES + ").",
+    "passed": "Free space on the members (discards passed): discards reach the members (fstrim through RAID 0/1/10, or a "
+              "stack that passes them), so each member's FTL holds only the data and each year runs at its fill's used state; "
+              "for parity arrays this needs a stack that passes discards (" + _DISCARDS_SOURCES + ").",
+}
+
+
 def stated_assumptions(req: PlanRequest, exhaustive: bool | None = None) -> tuple[str, ...]:
     """What the answer rests on that the request did not say, in words a storage engineer checks:
     a derived daily write volume, the layouts, stripe units and drive counts searched, how the
@@ -468,6 +484,7 @@ def stated_assumptions(req: PlanRequest, exhaustive: bool | None = None) -> tupl
     out.append(f"Fill target: the array holds the {final_year_data_bytes(req) / 1e12:,.1f} TB of final-year data at most {fill:.0%} full, "
                f"so it needs {required_capacity_bytes(req) / 1e12:,.1f} TB usable (constraints.max_fill_fraction; 80 % by default, "
                "where file systems, object stores and SSD garbage collection keep room to work).")
+    out.append(_DISCARDS_ASSUMPTION[req.discards])
     cs = req.candidate_space
     if not cs.layouts:
         out.append(f"Layouts searched: {', '.join(searched_layouts(req))} (the default: RAID 10, RAID 5 and 6 in groups of "

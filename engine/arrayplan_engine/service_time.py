@@ -7,7 +7,12 @@ contract to plain numbers and numpy arrays lets the array kernel stay a numba ``
 
 Service time of one IO of ``io_bytes`` on one of the drive's ``parallel_units``:
 
-* SSD read:  ``read_fixed_s + io_bytes * read_per_byte_s``
+* SSD read:  ``read_fixed_s + io_bytes * read_per_byte_s`` on its unit (the command and data
+  path, fitted to the FOB rates); its latency has ``max(read_fixed_s, read_array_s) + io_bytes *
+  read_per_byte_s``: the fixed part is at least the die's array read tR, every read senses a page
+  (a 512 B read is never cheaper than tR plus its transfer). The unit does not wait for the part
+  of tR beyond the fitted fixed time (the die senses while the unit serves other IOs), so the
+  units' rates, the FOB figures, are unchanged
 * SSD write: ``write_fixed_s + io_bytes * write_per_byte_s`` (the fresh-drive command and data
   path). With ``cleaning`` the drive also carries its own free-space state in the simulation
   (docs/ssd-model.md, "Cleaning as work"): every write takes free 4 KiB pages and its pages pass
@@ -52,6 +57,9 @@ class ServiceModel:
     read_per_byte_s: float
     write_fixed_s: float
     write_per_byte_s: float
+    # SSD reads: the die's array read (tR, ``ssd.NAND_OPS``), the least fixed time of a read's
+    # latency. 0: none (disks, custom models).
+    read_array_s: float = 0.0
     # Mechanical drives only (zero for SSDs).
     full_rotation_s: float = 0.0
     average_seek_s: float = 0.0
@@ -103,7 +111,16 @@ class ServiceModel:
     nand_program_s: float = 0.0
     nand_erase_s: float = 0.0
     nand_suspend_s: float = 0.0
+    # programs' times by page type in programming order, relative to ``nand_program_s`` (mean 1;
+    # empty: every program takes ``nand_program_s``): QLC's lower pages program faster than its
+    # upper ones (``ssd.NAND_OPS``), and a read waits for what is left of the one in flight
+    nand_program_spread: tuple[float, ...] = ()
     # A card of several controllers behind a bridge in RAID 0 (SSD 910, 002 seed): every number
     # above is one controller's; the simulation runs ``controllers`` of them per member and sends
     # each member IO to the controller of its 64 KiB chunk.
     controllers: int = 1
+
+    def unloaded_read_s(self, io_bytes: float) -> float:
+        """An SSD read's latency on an idle drive: its fixed time, at least the die's array read
+        (``read_array_s``), and its bytes' transfer (a disk's positioning not included)."""
+        return max(self.read_fixed_s, self.read_array_s) + io_bytes * self.read_per_byte_s

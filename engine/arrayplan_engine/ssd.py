@@ -75,6 +75,14 @@ class NandOps:
     erase_s: float       # tBERS, one block erase
     planes: int          # pages programmed together (multi-plane operations)
     source: str
+    read_s: float = 0.0  # tR, one page read from the array into the die's register
+    read_source: str = ""
+    # pages of a plane one program writes: 1, or a TLC wordline's three pages programmed at once
+    # (one-shot programming; ``program_s`` is then the time of all of them)
+    pages_per_program: int = 1
+    # relative program times by page type in programming order, mean 1 (empty: one time)
+    program_spread: tuple[float, ...] = ()
+    block_bytes: float = 0.0     # a die's erase block over its planes (0: the catalog's pages per block x planes)
 
 
 # SLC: Micron 2-8Gb x8 SLC NAND (MT29F2G08AACWP family), https://www.yumpu.com/en/document/view/40037130/nand-flash-datasheet-micron:
@@ -83,21 +91,61 @@ class NandOps:
 # geometry of the catalog's Intel/Micron MLC drives), https://pdfslide.net/documents/nand-flash-memory-texas-instruments.html:
 # "Program page: 1300us (TYP) Erase block: 3ms (TYP)", "Plane size: 2 planes". eMLC / HET-MLC is
 # MLC cells programmed for endurance; no timing of its own is public: MLC's (assumed). TLC and QLC
-# program longer than MLC (more levels to place); no datasheet time in reach: MLC's, a lower
-# bound of their waits (assumed).
+# program longer than MLC (more levels to place): their own times below.
+# tR, the array read every flash read pays (docs/ssd-model.md, "NAND operations"):
+# SLC: the same Micron SLC datasheet, "READ performance - Random READ: 25us".
+# MLC: Micron 16-128Gb MLC NAND (MT29F16G08MAAWP family), https://ru.scribd.com/document/349416667/Micron-NAND-Flash-MLC-16-32-64-128Gb:
+# "READ performance Random READ: 50us" (the MT29F64G08CBAB page above gives no tR in reach).
+# TLC: Kioxia/WD BiCS4 96-layer 512Gb TLC (ISSCC 2018), the AnandTech ISSCC 2021 table,
+# https://www.anandtech.com/show/16491/flash-memory-at-isscc-2021: "Read Latency (tR) ... 58 us" (the
+# catalog's TLC drives are 96-layer parts: CM6, CD6, PM6 BiCS4; 7400 "96-layer"; P5500/P5600 96L).
+# QLC: FEMU's QLC (ucare-uchicago/FEMU hw/femu/nand/nand.h: "Read Latency is extrapolated from TLC
+# drives based on Micron FMS'19 Presentation: Component-Level Characterization of 3D TLC, QLC, and
+# Low-Latency NAND"): 1.05 / 1.1 / 1.2 / 1.6 x SimpleSSD's TLC page reads 56.5 / 77.5 / 106 / 106 us,
+# i.e. 59.3 / 85.3 / 127.2 / 169.6 us by page type, 110.3 us over the four.
 _MLC_OPS = NandOps(program_s=1.3e-3, erase_s=3.0e-3, planes=2,
-                   source="Micron MLC NAND datasheet (MT29F64G08CBAB): program page 1300us typ, erase block 3ms typ, 2 planes")
+                   source="Micron MLC NAND datasheet (MT29F64G08CBAB): program page 1300us typ, erase block 3ms typ, 2 planes",
+                   read_s=50e-6, read_source="Micron MLC NAND datasheet (MT29F16G08MAAWP family): random read 50us")
+_QLC_READ_S = (56.5e-6 * 1.05 + 77.5e-6 * 1.1 + 106e-6 * 1.2 + 106e-6 * 1.6) / 4.0
+# TLC's clock: the same BiCS4 96L column of the AnandTech table: "Program Throughput ... 57 MB/s",
+# "Erase Block Size ... 18 MB", "Planes ... 2"; BiCS programs a
+# wordline's three pages at once (one-shot), so a program of 2 planes x 3 x 16 KiB = 96 KiB takes
+# 96 KiB / 57 MB/s = 1.72 ms and has no spread by page type. tBERS: SimpleSSD's TLC 3 ms (FEMU
+# nand.h, TLC_BLOCK_ERASE_LATENCY_NS 3000000); the table gives none.
+_TLC_PROGRAM_S = 2 * 3 * 16384 / 57e6
+# QLC's clock: FEMU's QLC (above; its program times are SimpleSSD's TLC 820.5 / 2,225 / 5,734 us
+# by page type x 1.05 / 1.1 / 1.2 / 1.6: 861.5 / 2,447.5 / 6,880.8 / 9,174.4 us, mean 4,841 us),
+# erase 3 ms; 4 planes: Intel/Micron's 64-layer QLC (the P4320's), "four in IMFT flash versus two
+# in competitors' NAND",
+# https://techreport.com/news/33672/intel-and-micron-say-their-quad-level-cell-nand-is-ready-to-rip/
+_QLC_PROGRAMS = (820.5e-6 * 1.05, 2225e-6 * 1.1, 5734e-6 * 1.2, 5734e-6 * 1.6)
+_QLC_PROGRAM_S = sum(_QLC_PROGRAMS) / 4.0
 NAND_OPS = {
     "slc": NandOps(program_s=300e-6, erase_s=2.0e-3, planes=1,
-                   source="Micron SLC NAND datasheet (MT29F2G08AACWP family): program page 300us typ, block erase 2ms typ"),
+                   source="Micron SLC NAND datasheet (MT29F2G08AACWP family): program page 300us typ, block erase 2ms typ",
+                   read_s=25e-6, read_source="Micron SLC NAND datasheet (MT29F2G08AACWP family): random read 25us"),
     "mlc": _MLC_OPS,
     "emlc": replace(_MLC_OPS, source="assumed: eMLC/HET-MLC at MLC's datasheet times (none public)"),
-    "tlc": replace(_MLC_OPS, source="assumed: MLC's datasheet times, a lower bound for TLC (none in reach)"),
-    "qlc": replace(_MLC_OPS, source="assumed: MLC's datasheet times, a lower bound for QLC (none in reach)"),
+    "tlc": NandOps(program_s=_TLC_PROGRAM_S, erase_s=3.0e-3, planes=2, pages_per_program=3, block_bytes=18e6,
+                   source="BiCS4 96L 512Gb TLC (ISSCC 2018, AnandTech 16491 table): 57 MB/s one-shot program, 2 planes, 18 MB block; "
+                          "tBERS 3 ms SimpleSSD/FEMU TLC",
+                   read_s=58e-6, read_source="BiCS4 96L 512Gb TLC, ISSCC 2018, AnandTech 16491 table: tR 58 us"),
+    "qlc": NandOps(program_s=_QLC_PROGRAM_S, erase_s=3.0e-3, planes=4,
+                   program_spread=tuple(p / _QLC_PROGRAM_S for p in _QLC_PROGRAMS),
+                   source="FEMU QLC (Micron FMS'19 extrapolation): program 0.86-9.17 ms by page type, mean 4.84 ms, erase 3 ms; "
+                          "IMFT 64L QLC: 4 planes",
+                   read_s=_QLC_READ_S, read_source="FEMU QLC (Micron FMS'19 extrapolation): 59-170 us by page type, mean 110 us"),
 }
 # Erase time per block by NAND type (the datasheets' tBERS above) and die size (assumed).
 ERASE_S = {"slc": NAND_OPS["slc"].erase_s, "mlc": NAND_OPS["mlc"].erase_s, "emlc": NAND_OPS["emlc"].erase_s}
+# Dies of 8 GiB (MLC; assumed) and 4 GiB (SLC): the calibration spreads a block's erase over them
+# (TLC and QLC too: their steady-state fast path keeps the figures it was checked at).
 DIE_BYTES = {"slc": 4 * 1024**3, "mlc": 8 * 1024**3, "emlc": 8 * 1024**3}
+# Dies the NAND operations are laid out on (``nand_dies``): a die is as busy as its share of the
+# programs, so its size sets how often a read finds it programming. TLC: BiCS4's 512 Gb die (the
+# AnandTech table's "Die Capacity ... 512 Gb"); QLC: IMFT's 1 Tb die ("one terabit (125
+# gigabytes) of density per die", the techreport page above).
+NAND_DIE_BYTES = {**DIE_BYTES, "tlc": 64 * 1024**3, "qlc": 128 * 1024**3}
 # Blocks the firmware keeps out of the cleaner's spare: the NAND maker guarantees only NVB (the
 # minimum number of valid blocks) of each die's blocks "during the endurance life of the product",
 # so a drive that holds its rated capacity for its rated endurance reserves 1 - NVB / blocks of its
@@ -755,6 +803,7 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
         write_amplification=wa_target, controllers=1 if per_controller else t.controllers,
         slc_cache_pages=slc_pages, slc_page_s=slc_page_s / n, fold_page_s=fold_page_s / n,
         **_posted_writes(d, t, share, units, wf + MAP_BYTES * wpb)._asdict(),
+        read_array_s=NAND_OPS.get(d.nand_type or "", _MLC_OPS).read_s,
     )
 
 
@@ -770,12 +819,13 @@ class _NandOpsModel(NamedTuple):
     nand_program_s: float = 0.0
     nand_erase_s: float = 0.0
     nand_suspend_s: float = 0.0
+    nand_program_spread: tuple[float, ...] = ()
 
 
 def nand_dies(d: Drive, t: DriveTiming) -> float:
-    """Dies of one controller: its raw NAND over the die size of its NAND type (assumed sizes)."""
-    nand = d.nand_type if d.nand_type in DIE_BYTES else "mlc"
-    return max(1.0, t.raw_nand_bytes / DIE_BYTES[nand])
+    """Dies of one controller: its raw NAND over the die size of its NAND type (``NAND_DIE_BYTES``)."""
+    nand = d.nand_type if d.nand_type in NAND_DIE_BYTES else "mlc"
+    return max(1.0, t.raw_nand_bytes / NAND_DIE_BYTES[nand])
 
 
 def _nand_ops(d: Drive, t: DriveTiming, seq_w: float) -> _NandOpsModel:
@@ -793,11 +843,12 @@ def _nand_ops(d: Drive, t: DriveTiming, seq_w: float) -> _NandOpsModel:
     dies = nand_dies(d, t)
     sim = min(MAX_SIMULATED_DIES, max(1, int(round(dies))))
     per = dies / sim
-    op_bytes = float(t.page_bytes * ops.planes)
+    op_bytes = float(t.page_bytes * ops.planes * ops.pages_per_program)
     program_s = min(ops.program_s, dies * op_bytes / seq_w) if seq_w > 0 else ops.program_s
+    erase_bytes = ops.block_bytes if ops.block_bytes > 0 else float(t.map_pages_per_block * MAP_BYTES * ops.planes)
     return _NandOpsModel(nand_dies=sim, nand_program_pages=op_bytes / MAP_BYTES * per,
-                         nand_erase_pages=float(t.map_pages_per_block * ops.planes) * per,
-                         nand_program_s=program_s, nand_erase_s=ops.erase_s)
+                         nand_erase_pages=erase_bytes / MAP_BYTES * per,
+                         nand_program_s=program_s, nand_erase_s=ops.erase_s, nand_program_spread=ops.program_spread)
 
 
 def nand_busy_fraction(d: Drive | str) -> float:

@@ -71,7 +71,7 @@ def test_mixed_reads_wait_for_the_operation_on_their_die() -> None:
     tR) and the longest an erase's."""
     m = ssd.service_model(S3500)
     r = _run(S3500, read_fraction=0.7, queue_depth=32, iops=5_000, duration_s=20.0)
-    unloaded = m.read_fixed_s + 4096 * m.read_per_byte_s
+    unloaded = m.unloaded_read_s(4096)  # the fixed time raised to MLC's tR (50 us)
     assert r.latency_percentile_s(0.5, "read") == pytest.approx(unloaded, rel=0.02)
     waited = r.latency_fraction_above(2 * unloaded, "read")
     pages_per_s = float(r.drive_host_pages.sum() + r.drive_relocated_pages.sum()) / r.duration_s
@@ -108,3 +108,45 @@ def test_lighter_load_has_fewer_slow_reads() -> None:
     heavy = _run(S3500, read_fraction=0.7, queue_depth=32, iops=100_000, count=24, layout="raid6", width=12, io_bytes=8192,
                  duration_s=5.0)
     assert light.latency_fraction_above(1e-3, "read") < heavy.latency_fraction_above(1e-3, "read")
+
+
+def test_tlc_and_qlc_run_on_their_own_clock() -> None:
+    """TLC: the BiCS4 96L die of AnandTech's ISSCC table (tR 58 us, 2 planes, 18 MB block, 57 MB/s
+    one-shot program: 2 x 3 x 16 KiB in 1.72 ms); QLC: FEMU's FMS'19 extrapolation (tR 110 us over
+    its four page types, programs 0.86-9.17 ms by page type, mean 4.84 ms) on IMFT's 4 planes."""
+    tlc, qlc = ssd.NAND_OPS["tlc"], ssd.NAND_OPS["qlc"]
+    assert (tlc.read_s, tlc.planes, tlc.pages_per_program, tlc.block_bytes) == (58e-6, 2, 3, 18e6)
+    assert tlc.program_s == pytest.approx(98_304 / 57e6, rel=1e-12)
+    assert qlc.read_s == pytest.approx(110.34e-6, rel=1e-3)
+    assert qlc.program_s == pytest.approx(4.841e-3, rel=1e-3) and qlc.planes == 4
+    assert sum(qlc.program_spread) / len(qlc.program_spread) == pytest.approx(1.0, rel=1e-12)
+    assert max(qlc.program_spread) * qlc.program_s == pytest.approx(9.174e-3, rel=1e-3)
+    # the service model carries the spread; the calibration may shorten the mean (never the ratios)
+    m = ssd.service_model("intel-d5-p4320-7680gb")
+    assert m.nand_program_spread == qlc.program_spread and m.read_array_s == qlc.read_s
+    assert ssd.service_model("micron-7400-pro-7680gb").nand_program_pages * 4096 * 64 \
+        == pytest.approx(2 * 3 * 16384 * ssd.nand_dies(CATALOG.get("micron-7400-pro-7680gb"),
+                                                      ssd.calibrate(CATALOG.get("micron-7400-pro-7680gb"))), rel=1e-12)
+
+
+@pytest.mark.parametrize("drive", ["micron-p320h-700gb", S3500, "micron-7400-pro-7680gb", "intel-d5-p4320-7680gb"])
+def test_every_read_pays_its_dies_array_read(drive: str) -> None:
+    """At QD1 with no writes, every read (512 B or 4 KiB) takes at least its NAND's tR and is the
+    fixed time raised to tR plus its transfer (1 %: the latency buckets)."""
+    m = ssd.service_model(drive)
+    for io in (512, 4096):
+        r = _run(drive, read_fraction=1.0, io_bytes=io, duration_s=1.0)
+        p50 = r.latency_percentile_s(0.5, "read")
+        assert p50 >= m.read_array_s
+        assert p50 == pytest.approx(m.unloaded_read_s(io), rel=0.01)
+
+
+def test_a_qlc_read_waits_for_a_qlc_program() -> None:
+    """70/30 4 KiB at QD1 for 10 s: the reads' p99.9 is a program in flight on the read's die; QLC's
+    programs (up to 1.9x their mean by page type) make a longer tail than TLC's one-shot ones,
+    and both tails are far above the reads' median (the typical read)."""
+    tlc = _run("micron-7400-pro-7680gb", read_fraction=0.7, duration_s=10.0)
+    qlc = _run("intel-d5-p4320-7680gb", read_fraction=0.7, duration_s=10.0)
+    for r in (tlc, qlc):
+        assert r.latency_percentile_s(0.999, "read") > 5 * r.latency_percentile_s(0.5, "read")
+    assert qlc.latency_percentile_s(0.999, "read") > tlc.latency_percentile_s(0.999, "read")

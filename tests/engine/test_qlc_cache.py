@@ -104,7 +104,9 @@ def test_a_drive_without_a_cache_is_unchanged() -> None:
     # the cache-free path itself untouched) and by victims from the greedy histogram of blocks
     # (18,166 -> 18,152 writes, 8,630.0 -> 8,623.7 IOPS) -- a cache of none changes nothing. Those figures
     # are without the reads' waits for NAND programs and erases (nand_dies = 0; with them the
-    # 30 % of reads wait behind the 70 % of writes' programs: 17,648 writes, 8,386.7 IOPS)
+    # 30 % of reads wait behind the 70 % of writes' programs: 17,648 writes, 8,386.7 IOPS), and
+    # by reads paying MLC's array read (tR 50 us): a slot's next IO follows its read later, the
+    # same writes and IOPS, the mean write latency 1.854244 -> 1.851580 ms
     d = catalog.get_drive("intel-dc-s3700-200gb")
     assert d.slc_cache_bytes is None and d.slc_write_bytes_per_s is None
     m = ssd.service_model(d)
@@ -114,7 +116,7 @@ def test_a_drive_without_a_cache_is_unchanged() -> None:
                                    workload=wl, duration_s=3.0, seed=7))
     assert r.host_writes == 18152
     assert r.achieved_iops == pytest.approx(8623.666666666666, rel=1e-12)
-    assert r.latency_mean_s("write") == 0.001854244186050865
+    assert r.latency_mean_s("write") == 0.0018515799675110297
     assert r.write_amplification == 2.0970034705786307
 
 

@@ -59,9 +59,10 @@ def test_planner_factory_and_simulate_path_give_identical_numbers(req: plan_requ
         assert y.latency_at_percentile_s == pooled.latency_percentile_s(req.constraints.latency_percentile / 100.0)
         assert y.latency_at_percentile_low_s <= y.latency_at_percentile_s <= y.latency_at_percentile_high_s
         # SimulateArray / `arrayplan simulate` build their spec with the same factory from the same
-        # drive, layout, count, workload, fill and seed: the same run, bit for bit
+        # drive, layout, count, workload, fill and seed: the same run, bit for bit (their fill
+        # resolved with the same discards to the members' mapped share: auto is none for RAID 6)
         simulate_path = simulation.array_spec(drive, candidates.candidate_layout(cand), cand.drive_count, case.workload,
-                                            fill_fraction=case.fill_fraction, duration_s=case.spec.duration_s, seed=case.seed)
+                                            fill_fraction=case.mapped_fraction, duration_s=case.spec.duration_s, seed=case.seed)
         assert simulate_path.service_models == case.spec.service_models  # the same cached model objects
         _same_run(planner_run, array.simulate(simulate_path))
         # and the sustained IOPS are the saturation run's (or the offered load's, when higher)

@@ -75,3 +75,24 @@ def test_the_server_states_the_fill_target_it_applied(stub) -> None:  # type: ig
     br = error_details_pb2.BadRequest()
     [d for d in status.details if d.Is(error_details_pb2.BadRequest.DESCRIPTOR)][0].Unpack(br)
     assert [(v.field, "(0, 1]" in v.description) for v in br.field_violations] == [("plan.spec.constraints.max_fill_fraction", True)]
+
+
+def test_discards_pass_through_and_a_bad_value_is_named() -> None:
+    """PlanSpec.discards (plan file ``discards:``) reaches the request; unset is auto; a value
+    outside auto / none / passed is refused naming plan.spec.discards."""
+    assert plan_request_from_proto(tiny_spec()).discards == "auto"
+    spec, _ = plan_spec_from_text(PLAN.format("0.8") + "discards: none\n", "plan.yaml")
+    assert spec.discards == "none" and plan_request_from_proto(spec).discards == "none"
+    bad, _ = plan_spec_from_text(PLAN.format("0.8") + "discards: trim\n", "plan.yaml")
+    with pytest.raises(InvalidInputError) as err:
+        plan_request_from_proto(bad)
+    assert err.value.violations[0].field == "plan.spec.discards"
+
+
+def test_the_crd_schema_keeps_discards_with_its_values() -> None:
+    import yaml
+
+    crd = yaml.safe_load((ROOT / "helm/arrayplan/crds/capacityplans.yaml").read_text())
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    assert spec["discards"]["type"] == "string"
+    assert set(spec["discards"]["enum"]) == {"", "auto", "none", "passed"}

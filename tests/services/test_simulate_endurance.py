@@ -30,17 +30,25 @@ def _request(*, random_fraction: float, io_bytes: int, target_iops: float, layou
 
 
 def test_simulate_wears_by_the_planners_model() -> None:
-    """The figure is service_life_wear's for the same drive, layout, workload and fill."""
+    """The figure is service_life_wear's for the same drive, layout, workload, fill and discards
+    (the request's default, auto, is none for RAID 5: the members' span stays mapped, and the
+    wear is at the full-span write amplification; passed wears at the fill's)."""
     catalog = builtin_catalog()
-    req = _request(random_fraction=1.0, io_bytes=4096, target_iops=8_000, layout="raid5", count=4, fill=0.6)
-    resp = simulate.simulate_array(req, catalog, LocalExecutor())
     drive = catalog.get(DRIVE)
     layout = make_layout("raid5", 4)
     usable = usable_capacity_bytes(layout, 4, drive.capacity_bytes)
-    wear = endurance.service_life_wear(drive, layout, 4, workload_from_proto(req.workload, "workload"), years=5,
-                                       data_bytes_year1=0.6 * usable, usable_capacity_bytes=usable)
-    assert resp.endurance_years == pytest.approx(wear.endurance_years, rel=1e-12)
-    assert 0 < resp.endurance_years < 1e9
+    years = {}
+    for discards in ("", "passed"):
+        req = _request(random_fraction=1.0, io_bytes=4096, target_iops=8_000, layout="raid5", count=4, fill=0.6)
+        req.discards = discards
+        resp = simulate.simulate_array(req, catalog, LocalExecutor())
+        wear = endurance.service_life_wear(drive, layout, 4, workload_from_proto(req.workload, "workload"), years=5,
+                                           data_bytes_year1=0.6 * usable, usable_capacity_bytes=usable,
+                                           discards=discards or "auto")
+        assert resp.endurance_years == pytest.approx(wear.endurance_years, rel=1e-12)
+        assert 0 < resp.endurance_years < 1e9
+        years[discards] = resp.endurance_years
+    assert years[""] < years["passed"]
 
 
 def test_sequential_writes_outlive_random_ones() -> None:
@@ -78,3 +86,21 @@ def test_hdd_has_no_write_endurance_figure() -> None:
     req = _request(random_fraction=1.0, io_bytes=4096, target_iops=100)
     req.drive_model = hdd.name
     assert simulate.simulate_array(req, catalog, LocalExecutor()).endurance_years == 0.0
+
+
+def test_the_cli_builds_the_members_used_state_from_discards() -> None:
+    """`arrayplan simulate --discards`: a RAID 5's members at fill 0.3 are simulated fully mapped
+    by default (auto = none for parity) and at the fill with passed; RAID 10's default is passed."""
+    from arrayplan_services.cli.main import build_parser
+    from arrayplan_services.cli.simulate_command import _build
+
+    def span(*extra: str) -> float:
+        args = build_parser().parse_args(["simulate", "--drive", DRIVE, "--drives", "4", "--layout", *extra,
+                                          "--fill-fraction", "0.3", "--read-fraction", "0.7", "--local", "--parts", "1"])
+        spec, _ = _build(args)
+        return spec.service_models[0].span_pages
+
+    full = span("raid5")
+    assert span("raid5", "--discards", "none") == full
+    assert span("raid5", "--discards", "passed") == pytest.approx(0.3 * full, rel=1e-9)
+    assert span("raid10") == pytest.approx(0.3 * full, rel=1e-9)

@@ -282,6 +282,7 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
         custom_drives=custom,
         exhaustive=spec.exhaustive,
         coordinated_reads=spec.coordinated_reads,
+        discards=spec.discards or "auto",
     )
     if cs.HasField("servers"):  # arrays that span servers: cluster candidates beside the boxes
         from .cluster_convert import cluster_space_from_proto
@@ -334,6 +335,7 @@ def recommendation_to_proto(r: ranking.Recommendation) -> pb.Recommendation:
         ym.predicted_iops_high = _finite(y.predicted_iops_high)
         ym.replications = y.replications
         ym.simulation_stop_reason = y.stop_reason
+        ym.mapped_fraction = _finite(y.mapped_fraction)
         for yname, yvalue in (("latency_at_percentile", y.latency_at_percentile_s),
                               ("latency_at_percentile_low", y.latency_at_percentile_low_s),
                               ("latency_at_percentile_high", y.latency_at_percentile_high_s)):

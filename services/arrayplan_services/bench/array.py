@@ -21,6 +21,13 @@
 * ``array_s3500_raid6_24_p9999_over_p50`` (and its p50, p99.99): 24 DC S3500 in RAID 6 (two
   groups of 12), 8 KiB 70/30 random at 100K IOPS offered (about 40 % load) for 10 s: the tail
   reads get behind NAND programs and erases (docs/ssd-model.md, "NAND operations").
+* ``array_p320h_512b_qd1_read_p50_s``: one Micron P320h 700GB, 512 B random reads at QD1 for
+  5 s: the read's fixed time raised to SLC's array read (tR 25 us) plus its transfer; the 004
+  seed's "Read Latency: <42us (512 bytes)".
+* ``array_tlc_7400pro_qd1_read_p50_s`` / ``..._p999_s`` and ``array_qlc_p4320_qd1_read_p50_s`` /
+  ``..._p999_s``: one Micron 7400 PRO 7.68TB (TLC) and one Intel D5-P4320 7.68TB (QLC) at 70/30
+  4 KiB random, QD1, 10 s: the median read is tR plus the data path, the p99.9 a read behind a
+  program on its die (TLC's one-shot 1.72 ms, QLC's by page type up to 9 ms before calibration).
 * ``array_memory_bytes``: bytes of the result's arrays (histograms and per-second series) for the
   20 s window: memory is bounded by histograms, not by the number of IOs.
 """
@@ -65,6 +72,14 @@ def _tails() -> dict[str, float]:
         wl = Workload(name=f"qd1-4k-random-{name}", read_fraction=rf, io_size_mix=((4 * KiB, 1.0),), queue_depth=1)
         r = arr.simulate(simulation.array_spec(drive, make_layout("raid0", 1), 1, wl, duration_s=10.0, seed=1))
         out[f"array_s3500_qd1_{name}_p999_s"] = r.latency_percentile_s(0.999, name)
+    wl = Workload(name="qd1-512b-random-read", read_fraction=1.0, io_size_mix=((512, 1.0),), queue_depth=1)
+    r = arr.simulate(simulation.array_spec(get_drive("micron-p320h-700gb"), make_layout("raid0", 1), 1, wl, duration_s=5.0, seed=1))
+    out["array_p320h_512b_qd1_read_p50_s"] = r.latency_percentile_s(0.5, "read")
+    for key, name in (("tlc_7400pro", "micron-7400-pro-7680gb"), ("qlc_p4320", "intel-d5-p4320-7680gb")):
+        wl = Workload(name="qd1-4k-70-30", read_fraction=0.7, io_size_mix=((4 * KiB, 1.0),), queue_depth=1)
+        r = arr.simulate(simulation.array_spec(get_drive(name), make_layout("raid0", 1), 1, wl, duration_s=10.0, seed=1))
+        out[f"array_{key}_qd1_read_p50_s"] = r.latency_percentile_s(0.5, "read")
+        out[f"array_{key}_qd1_read_p999_s"] = r.latency_percentile_s(0.999, "read")
     wl = Workload(name="oltp-8k-70-30-100k", read_fraction=0.7, io_size_mix=((8 * KiB, 1.0),), queue_depth=32, target_iops=100_000.0)
     r = arr.simulate(simulation.array_spec(drive, make_layout("raid6", 12), 24, wl, duration_s=10.0, seed=1))
     out["array_s3500_raid6_24_40pct_p50_s"] = r.latency_percentile_s(0.5)

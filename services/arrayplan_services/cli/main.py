@@ -266,6 +266,8 @@ def load_spec(args: argparse.Namespace) -> pb.PlanSpec | None:
         spec.exhaustive = True
     if getattr(args, "coordinated_reads", False):
         spec.coordinated_reads = True
+    if getattr(args, "discards", None):
+        spec.discards = args.discards
     return spec
 
 
@@ -747,6 +749,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--coordinated-reads", action="store_true",
                    help="coordinated reads on the parity candidates (the plan file's coordinated_reads: true): reads around a "
                         "member busy on its die; each such recommendation also shows its tail without them")
+    p.add_argument("--discards", choices=("auto", "none", "passed"),
+                   help="how the members' free space is kept (the plan file's discards): none = every LBA mapped once the "
+                        "array is initialised (md raid456 passes no discards by default), passed = fstrim reaches the "
+                        "members (RAID 0/1/10), auto = none for parity layouts, passed otherwise (default)")
     p.add_argument("--timeout", type=seconds_arg, default=3600.0, metavar="SECONDS",
                    help="cancel the plan if not done within this many seconds, or a duration: 90s, 30min (default 3600)")
     p.add_argument("--quiet", action="store_true",

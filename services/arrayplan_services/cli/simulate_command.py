@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from arrayplan_engine import array as arr
-from arrayplan_engine import simulation
+from arrayplan_engine import endurance, simulation
 from arrayplan_engine.errors import ArrayplanError, InvalidInputError, Violation, check_range
 from arrayplan_engine.fail_slow import SlowEpisode, slow_specs
 from arrayplan_engine.layout import MAX_GROUP_WIDTH, Layout, make_layout
@@ -135,7 +135,9 @@ def _build(args: argparse.Namespace) -> tuple[arr.ArraySpec, Any]:
     workload = _workload(args)
     rebuild_rate = (args.rebuild_rate_mb_s or 0.0) * MB
     # the planner's and SimulateArray's factory (service models at the fill, cached)
-    spec = simulation.array_spec(drive, layout, args.drives, workload, fill_fraction=args.fill_fraction,
+    # the members' used state: every LBA mapped without discards (``endurance.effective_discards``)
+    mapped = 1.0 if endurance.effective_discards(layout, args.discards) == "none" and drive.kind == "ssd" else args.fill_fraction
+    spec = simulation.array_spec(drive, layout, args.drives, workload, fill_fraction=mapped,
                                duration_s=args.duration_s, warmup_s=args.warmup_s, seed=args.seed, failed_drives=args.failed,
                                rebuild_rate_bytes_per_s=rebuild_rate, reorder_window=args.reorder_window)
     return spec, drive
@@ -224,7 +226,7 @@ def _remote(args: argparse.Namespace, address: str | None = None) -> int:
         workload=wl, failed_drive_count=args.failed, duration=duration, seed=args.seed, fill_fraction=args.fill_fraction,
         stripe_unit_bytes=args.stripe_unit_kib * KiB, rebuild_rate_bytes_per_second=(args.rebuild_rate_mb_s or 0.0) * MB,
         fail_slow_field_rates=args.fail_slow_field_rates, coordinated_reads=args.coordinated_reads,
-        replications=args.replications or 0)
+        replications=args.replications or 0, discards=args.discards)
     for e in args.slow_drive or ():
         sd = request.slow_drives.add(drive_index=e.drive_index, slowdown_factor=e.factor)
         sd.start.FromNanoseconds(round(e.start_s * 1e9))
@@ -341,6 +343,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--target-iops", type=float, help="open-loop arrival rate (0 = closed loop at the queue depth)")
     p.add_argument("--fill-fraction", type=float, default=1.0,
                    help="share of each SSD's user capacity holding data, in (0, 1] (service model at this fill, rounded up to 0.1)")
+    p.add_argument("--discards", choices=("auto", "none", "passed"), default="auto",
+                   help="how the members' free space is kept: none = every LBA mapped whatever the fill (the array as "
+                        "initialised; md raid456's default), passed = only the data mapped (fstrim through RAID 0/1/10), "
+                        "auto = none for parity layouts, passed otherwise (default %(default)s)")
     p.add_argument("--failed", type=int, default=0, help="failed members in the first group (degraded mode)")
     p.add_argument("--rebuild-rate-mb-s", type=float, help="rebuild the failed members at this rate (MB/s) from the window start")
     p.add_argument("--slow-drive", type=slow_drive_arg, action="append", metavar="INDEX:FACTOR[:START_S[:DURATION_S]]",

@@ -91,6 +91,8 @@ def validate_simulate_request(request: pb.SimulateArrayRequest, catalog: Catalog
     drive, layout, workload = _validate(request, catalog)
     fill = request.fill_fraction if request.HasField("fill_fraction") else 1.0
     require_range("fill_fraction", fill, 0, 1, lo_open=True)
+    if request.discards not in ("", *endurance.DISCARDS):
+        raise InvalidInputError.one("discards", f"must be one of auto, none, passed (or empty: auto); got {request.discards!r}")
     require_range("rebuild_rate_bytes_per_second", request.rebuild_rate_bytes_per_second, 0, 1e12, unit="bytes/s", note="(a terabyte a second)")
     _slow_episodes(request, group_count(layout, request.drive_count) * layout.group_width, _duration_s(request))
     return drive, layout, workload
@@ -119,13 +121,16 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
     the same replications run again without them (the same seeds: common random numbers)."""
     drive, layout, workload = validate_simulate_request(request, catalog)
     fill = request.fill_fraction if request.HasField("fill_fraction") else 1.0
+    discards = endurance.effective_discards(layout, request.discards or "auto")
+    # the members' used state: every LBA mapped without discards (the array as initialised)
+    mapped = 1.0 if discards == "none" and drive.kind == "ssd" else fill
     duration_s = _duration_s(request)
     replications = request.replications or DEFAULT_REPLICATIONS
     tracer = telemetry.tracer()
     with tracer.start_as_current_span("arrayplan.service_model", attributes={"arrayplan.drive_model": drive.name}):
         # the planner's factory: same drive, layout, workload, fill and seed -> the same simulation
         try:
-            spec = simulation.array_spec(drive, layout, request.drive_count, workload, fill_fraction=fill, duration_s=duration_s,
+            spec = simulation.array_spec(drive, layout, request.drive_count, workload, fill_fraction=mapped, duration_s=duration_s,
                                        seed=request.seed, failed_drives=request.failed_drive_count,
                                        rebuild_rate_bytes_per_s=request.rebuild_rate_bytes_per_second)
             if request.coordinated_reads:
@@ -156,7 +161,8 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
     usable = usable_capacity_bytes(layout, request.drive_count, drive.capacity_bytes)
     years = simulated_endurance_years(drive, layout, request.drive_count, workload, achieved_iops=iops.value,
                                       fill_fraction=fill, usable_capacity_bytes=usable,
-                                      service_life_years=request.service_life_years or DEFAULT_SERVICE_LIFE_YEARS)
+                                      service_life_years=request.service_life_years or DEFAULT_SERVICE_LIFE_YEARS,
+                                      discards=discards)
     response = pb.SimulateArrayResponse(
         usable_capacity_bytes=int(usable),
         achieved_iops=iops.value, member_ios_per_host_io=float(pooled.member_ios_per_host_io),
@@ -188,7 +194,8 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
 
 
 def simulated_endurance_years(drive: Drive, layout: Layout, drive_count: int, workload: Workload, *, achieved_iops: float,
-                              fill_fraction: float, usable_capacity_bytes: float, service_life_years: int) -> float:
+                              fill_fraction: float, usable_capacity_bytes: float, service_life_years: int,
+                              discards: str = "passed") -> float:
     """Years until the members' rated endurance is used up, by the planner's wear model
     (``endurance.service_life_wear``): host bytes per member x the layout's write factor x the
     FTL's write amplification at the array's fill and the workload's random share and skew,
@@ -202,7 +209,7 @@ def simulated_endurance_years(drive: Drive, layout: Layout, drive_count: int, wo
         workload = dataclasses.replace(workload, target_iops=achieved_iops)
     wear = endurance.service_life_wear(drive, layout, drive_count, workload, years=service_life_years,
                                        data_bytes_year1=fill_fraction * usable_capacity_bytes,
-                                       usable_capacity_bytes=usable_capacity_bytes)
+                                       usable_capacity_bytes=usable_capacity_bytes, discards=discards)
     return min(wear.endurance_years, NEVER_WEARS_OUT_YEARS)
 
 
