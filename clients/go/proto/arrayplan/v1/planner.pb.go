@@ -1228,8 +1228,17 @@ type PlanSpec struct {
 	// to reports its tail without the policy beside the tail with it (the same random streams).
 	// Default false.
 	CoordinatedReads bool `protobuf:"varint,21,opt,name=coordinated_reads,json=coordinatedReads,proto3" json:"coordinated_reads,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// How the members' free space is kept, which sets the used state each year is simulated in
+	// (docs/array-model.md, "The array as built"): "none" (no discards reach the members, so every
+	// LBA stays mapped once the array is initialised: a RAID 5/6 create resyncs every member,
+	// hardware RAID initialises every block, and Linux md raid456 passes no discards unless
+	// devices_handle_discard_safely is set; each year then runs at the full-span steady state the
+	// vendors rate), "passed" (fstrim through RAID 0/1/10, or a stack that passes discards: the
+	// members' FTL holds only the data, each year at its fill), or "auto" / "" (the default: none
+	// for parity layouts, passed for RAID 0, 1 and 10). The answer's assumptions say which applied.
+	Discards      string `protobuf:"bytes,22,opt,name=discards,proto3" json:"discards,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PlanSpec) Reset() {
@@ -1344,6 +1353,13 @@ func (x *PlanSpec) GetCoordinatedReads() bool {
 		return x.CoordinatedReads
 	}
 	return false
+}
+
+func (x *PlanSpec) GetDiscards() string {
+	if x != nil {
+		return x.Discards
+	}
+	return ""
 }
 
 // A plan: a question and, once finished, its answer.
@@ -2653,8 +2669,12 @@ type YearFigures struct {
 	// Why this year's simulation stopped: converged, replication cap, host-IO cap, screening,
 	// overloaded or no host IOs.
 	SimulationStopReason string `protobuf:"bytes,14,opt,name=simulation_stop_reason,json=simulationStopReason,proto3" json:"simulation_stop_reason,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// Share of each member's LBAs its FTL holds mapped this year (PlanSpec.discards): the fill
+	// when discards reach the members, 1 when the whole span stays mapped. The write amplification
+	// and the simulation are at this used state.
+	MappedFraction float64 `protobuf:"fixed64,15,opt,name=mapped_fraction,json=mappedFraction,proto3" json:"mapped_fraction,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *YearFigures) Reset() {
@@ -2783,6 +2803,13 @@ func (x *YearFigures) GetSimulationStopReason() string {
 		return x.SimulationStopReason
 	}
 	return ""
+}
+
+func (x *YearFigures) GetMappedFraction() float64 {
+	if x != nil {
+		return x.MappedFraction
+	}
+	return 0
 }
 
 // How many hard disks would do the same job.
@@ -3577,7 +3604,11 @@ type SimulateArrayRequest struct {
 	// request's seed; replication 0 is the request's seed itself), in [1, 12]. The figures pool
 	// them and carry 95 % intervals (Student t over the replications for achieved_iops,
 	// sectioning for the percentiles). 0 = the default, 3; 1 = one run, no interval.
-	Replications  int32 `protobuf:"varint,16,opt,name=replications,proto3" json:"replications,omitempty"`
+	Replications int32 `protobuf:"varint,16,opt,name=replications,proto3" json:"replications,omitempty"`
+	// How the members' free space is kept (PlanSpec.discards): "none" simulates every LBA mapped
+	// whatever fill_fraction, "passed" the members at fill_fraction, "auto" / "" (default) none for
+	// parity layouts and passed for RAID 0, 1 and 10.
+	Discards      string `protobuf:"bytes,17,opt,name=discards,proto3" json:"discards,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3722,6 +3753,13 @@ func (x *SimulateArrayRequest) GetReplications() int32 {
 		return x.Replications
 	}
 	return 0
+}
+
+func (x *SimulateArrayRequest) GetDiscards() string {
+	if x != nil {
+		return x.Discards
+	}
+	return ""
 }
 
 // A member that runs slower than its peers for a while (fail-slow: firmware, read retries,
@@ -6738,7 +6776,7 @@ const file_arrayplan_v1_planner_proto_rawDesc = "" +
 	"\fnic_max_iops\x18\x13 \x01(\x01R\n" +
 	"nicMaxIops\x12/\n" +
 	"\x14shard_iops_per_drive\x18\x14 \x01(\x01R\x11shardIopsPerDrive\x12\x14\n" +
-	"\x05notes\x18\x15 \x03(\tR\x05notes\"\xfd\x04\n" +
+	"\x05notes\x18\x15 \x03(\tR\x05notes\"\x99\x05\n" +
 	"\bPlanSpec\x122\n" +
 	"\bworkload\x18\x01 \x01(\v2\x16.arrayplan.v1.WorkloadR\bworkload\x12;\n" +
 	"\vconstraints\x18\x02 \x01(\v2\x19.arrayplan.v1.ConstraintsR\vconstraints\x12,\n" +
@@ -6754,7 +6792,8 @@ const file_arrayplan_v1_planner_proto_rawDesc = "" +
 	"\n" +
 	"exhaustive\x18\x14 \x01(\bR\n" +
 	"exhaustive\x12+\n" +
-	"\x11coordinated_reads\x18\x15 \x01(\bR\x10coordinatedReadsB\x17\n" +
+	"\x11coordinated_reads\x18\x15 \x01(\bR\x10coordinatedReads\x12\x1a\n" +
+	"\bdiscards\x18\x16 \x01(\tR\bdiscardsB\x17\n" +
 	"\x15_drives_per_hot_spare\"\x91\x05\n" +
 	"\x04Plan\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12*\n" +
@@ -6895,7 +6934,7 @@ const file_arrayplan_v1_planner_proto_rawDesc = "" +
 	"\x17simulation_replications\x182 \x01(\x05R\x16simulationReplications\x121\n" +
 	"\x14simulation_precision\x183 \x01(\tR\x13simulationPrecision\x12*\n" +
 	"\x11stripe_unit_bytes\x184 \x01(\x03R\x0fstripeUnitBytes\x126\n" +
-	"\acluster\x18P \x01(\v2\x1c.arrayplan.v1.ClusterFiguresR\acluster\"\xe9\x05\n" +
+	"\acluster\x18P \x01(\v2\x1c.arrayplan.v1.ClusterFiguresR\acluster\"\x92\x06\n" +
 	"\vYearFigures\x12\x12\n" +
 	"\x04year\x18\x01 \x01(\x05R\x04year\x12#\n" +
 	"\rfill_fraction\x18\x02 \x01(\x01R\ffillFraction\x12#\n" +
@@ -6911,7 +6950,8 @@ const file_arrayplan_v1_planner_proto_rawDesc = "" +
 	"\x19latency_at_percentile_low\x18\v \x01(\v2\x19.google.protobuf.DurationR\x16latencyAtPercentileLow\x12V\n" +
 	"\x1alatency_at_percentile_high\x18\f \x01(\v2\x19.google.protobuf.DurationR\x17latencyAtPercentileHigh\x12\"\n" +
 	"\freplications\x18\r \x01(\x05R\freplications\x124\n" +
-	"\x16simulation_stop_reason\x18\x0e \x01(\tR\x14simulationStopReason\"\xf5\x01\n" +
+	"\x16simulation_stop_reason\x18\x0e \x01(\tR\x14simulationStopReason\x12'\n" +
+	"\x0fmapped_fraction\x18\x0f \x01(\x01R\x0emappedFraction\"\xf5\x01\n" +
 	"\x0eHddEquivalence\x12\x1b\n" +
 	"\thdd_model\x18\x01 \x01(\tR\bhddModel\x12\x1f\n" +
 	"\vdrive_count\x18\x02 \x01(\x05R\n" +
@@ -6961,7 +7001,7 @@ const file_arrayplan_v1_planner_proto_rawDesc = "" +
 	"\bprogress\x18\x01 \x01(\v2\x1a.arrayplan.v1.PlanProgressH\x00R\bprogress\x12(\n" +
 	"\x04plan\x18\x02 \x01(\v2\x12.arrayplan.v1.PlanH\x00R\x04plan\x12\x19\n" +
 	"\btrace_id\x18\x03 \x01(\tR\atraceIdB\a\n" +
-	"\x05event\"\xd4\x05\n" +
+	"\x05event\"\xf0\x05\n" +
 	"\x14SimulateArrayRequest\x12\x1f\n" +
 	"\vdrive_model\x18\x01 \x01(\tR\n" +
 	"driveModel\x12\x1f\n" +
@@ -6983,7 +7023,8 @@ const file_arrayplan_v1_planner_proto_rawDesc = "" +
 	"slowDrives\x121\n" +
 	"\x15fail_slow_field_rates\x18\x0e \x01(\bR\x12failSlowFieldRates\x12+\n" +
 	"\x11coordinated_reads\x18\x0f \x01(\bR\x10coordinatedReads\x12\"\n" +
-	"\freplications\x18\x10 \x01(\x05R\freplicationsB\x10\n" +
+	"\freplications\x18\x10 \x01(\x05R\freplications\x12\x1a\n" +
+	"\bdiscards\x18\x11 \x01(\tR\bdiscardsB\x10\n" +
 	"\x0e_fill_fraction\"\xbd\x01\n" +
 	"\tSlowDrive\x12\x1f\n" +
 	"\vdrive_index\x18\x01 \x01(\x05R\n" +
