@@ -6,7 +6,6 @@ import math
 
 from .units import YEAR_HOURS
 
-
 # -- a drive bay is never free ---------------------------------------------------------------------
 # Every drive sits in a bay that was bought with its enclosure (chassis, backplane, expander, power
 # supplies, fans) and that draws power whether the drive works or not. One definition serves the
