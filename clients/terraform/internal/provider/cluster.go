@@ -46,17 +46,6 @@ var poolDocs = []struct{ name, kind, doc string }{
 
 const serversDoc = "Arrays that span servers (docs/clusters.md): when set, cluster candidates (servers x drives per server x drive model x pool) are ranked with the single boxes in the same recommendations. The plan file's candidate_space.servers."
 
-var poolAttrTypes = map[string]attr.Type{"scheme": types.StringType, "failure_domain": types.StringType, "min_size": types.Int64Type}
-
-var serverAttrTypes = func() map[string]attr.Type {
-	out := map[string]attr.Type{"pools": types.ListType{ElemType: types.ObjectType{AttrTypes: poolAttrTypes}}}
-	for _, a := range serverDocs {
-		out[a.name] = map[string]attr.Type{"int": types.Int64Type, "float": types.Float64Type, "string": types.StringType,
-			"intlist": types.ListType{ElemType: types.Int64Type}}[a.kind]
-	}
-	return out
-}()
-
 func dataSourceServersAttribute() dschema.Attribute {
 	attrs := map[string]dschema.Attribute{}
 	for _, a := range serverDocs {
