@@ -236,7 +236,7 @@ def _latency_floor_s(req: PlanRequest, drive: Drive) -> float:
 
 def bound_checks(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None) -> list[BoundCheck]:
     """Every cheap bound on one candidate. Each is one the full evaluation would fail the same
-    way: capacity and the drives' purchase cost (hot spares left out) are exact, idle power is a
+    way: capacity and the drives' purchase cost with their bays (hot spares left out) are exact, idle power (and the bays') is a
     lower bound on power, ``performance.iops_upper_bound`` (plus ``SCREEN_MARGIN``) is an upper
     bound on the sustained IOPS the simulation finds in the busiest year, and a disk's rotational delay bounds its read latency. A
     host-managed SMR disk (``recording``) takes no random writes, so its IOPS bound is zero for a
@@ -249,10 +249,12 @@ def bound_checks(req: PlanRequest, cand: Candidate, catalog: Catalog | None = No
     usable = usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes * (1.0 - cand.over_provisioning_fraction))
     out = [BoundCheck(bound="capacity", required=need, bound_value=usable, unit="bytes", at_most=False)]
     if c.max_purchase_cost_usd:
-        out.append(BoundCheck(bound="budget", required=c.max_purchase_cost_usd, bound_value=(drive.price_usd or 0.0) * cand.drive_count,
+        out.append(BoundCheck(bound="budget", required=c.max_purchase_cost_usd, bound_value=cost.purchase_cost_usd(drive.price_usd or 0.0, cand.drive_count,
+                                                                          usd_per_bay=req.candidate_space.bay_cost_usd),
                               unit="usd", at_most=True))
     if c.max_power_w:
-        out.append(BoundCheck(bound="power", required=c.max_power_w, bound_value=(drive.idle_power_w or 0.0) * cand.drive_count,
+        out.append(BoundCheck(bound="power", required=c.max_power_w, bound_value=(drive.idle_power_w or 0.0) * cand.drive_count
+                              + cost.bay_power_w(cand.drive_count, w_per_bay=req.candidate_space.bay_power_w),
                               unit="w", at_most=True))
     iops_needed = max(required_iops_in_year(req, y) for y in range(1, req.service_life_years + 1))
     if iops_needed > 0 and usable > 0:
@@ -413,9 +415,11 @@ def objective_bounds(req: PlanRequest, cand: Candidate, catalog: Catalog | None 
                                        usable_capacity_bytes=usable, extra_spare_fraction=op, discards=req.discards)
     price = drive.price_usd or 0.0
     spares = cost.hot_spare_count(cand.drive_count, drives_per_spare=req.drives_per_hot_spare)
-    purchase = cost.purchase_cost_usd(price, cand.drive_count + spares)
+    bays = cand.drive_count + spares
+    purchase = cost.purchase_cost_usd(price, bays, usd_per_bay=req.candidate_space.bay_cost_usd)
     idle = drive.idle_power_w or 0.0
-    power = cand.drive_count * min(idle, drive.active_power_w or 0.0) + spares * idle
+    power = cand.drive_count * min(idle, drive.active_power_w or 0.0) + spares * idle \
+        + cost.bay_power_w(bays, w_per_bay=req.candidate_space.bay_power_w)
     afr = drive.annual_failure_rate or 0.0
     replacements = wear.wear_out_replacements \
         + cost.expected_failure_replacements(cand.drive_count, annual_failure_rate=afr, service_life_years=years)

@@ -361,7 +361,8 @@ def evaluate_clusters(req: PlanRequest, catalog: Catalog, space: ClusterSpace, *
         f"clusters: servers of {space.server.bay_count} bays at {space.server.cost_usd:,.0f} USD and {space.server.power_w:g} W "
         f"each (drives extra), every bay paid for; NIC {space.server.nic_bytes_per_s * 8 / 1e9:g} Gb/s each way; pools "
         f"{', '.join(p.label for p in space.pools)}; {space.min_server_count}-{space.max_server_count} servers. Single-box "
-        "candidates carry no enclosure or server cost.",
+        f"candidates pay {req.candidate_space.bay_cost_usd:,.2f} USD and {req.candidate_space.bay_power_w:.2f} W for each "
+        "drive's bay (candidate_space.bay_cost_usd, bay_power_w).",
         f"clusters: capacity is the final year's data ({final_year_data_bytes(req) / 1e12:,.1f} TB) at the fill ceiling "
         "(Ceph's nearfull 0.85, or backfillfull 0.90 with room to re-protect a failed host's data), in place of "
         "constraints.max_fill_fraction; metadata overhead "

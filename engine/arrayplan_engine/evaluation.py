@@ -376,10 +376,13 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
 
     price = drive.price_usd or 0.0
     spares = cost.hot_spare_count(cand.drive_count, drives_per_spare=req.drives_per_hot_spare)
-    purchase = cost.purchase_cost_usd(price, cand.drive_count + spares)
+    # every drive and spare sits in a bay paid and powered with its enclosure (cost.py)
+    bays = cand.drive_count + spares
+    purchase = cost.purchase_cost_usd(price, bays, usd_per_bay=req.candidate_space.bay_cost_usd)
     def power_at(utilization: float) -> float:
         return cost.average_power_w(idle_power_w=drive.idle_power_w or 0.0, active_power_w=drive.active_power_w or 0.0,
-                                    drive_count=cand.drive_count, utilization=utilization) + spares * (drive.idle_power_w or 0.0)
+                                    drive_count=cand.drive_count, utilization=utilization) + spares * (drive.idle_power_w or 0.0) \
+            + cost.bay_power_w(bays, w_per_bay=req.candidate_space.bay_power_w)
     # the simulated utilisation's interval carries into power and the cost of ownership (NaN: a
     # screening run, one replication, or none simulated)
     power = power_at(perfs[-1].utilization)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from . import simulation
+from . import cost, simulation
 from .catalog import Catalog, Drive, builtin_catalog
 from .errors import (
     COUNT,
@@ -115,6 +115,10 @@ class CandidateSpace:
     max_drive_count: int = DEFAULT_MAX_DRIVE_COUNT
     # Short-stroke over-provisioning fractions to try (share of each drive left unused).
     over_provisioning_fractions: tuple[float, ...] = ()
+    # What each drive bay costs and draws with its enclosure (drives not included), paid for every
+    # drive and hot spare of a box; defaults sourced in cost.py (ENCLOSURE_ASSUMPTION).
+    bay_cost_usd: float = cost.ENCLOSURE_USD_PER_BAY
+    bay_power_w: float = cost.ENCLOSURE_POWER_W_PER_BAY
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -220,6 +224,8 @@ def validate_request(req: PlanRequest, catalog: Catalog | None = None) -> None:
         check_range(v, f"candidate_space.over_provisioning_fractions[{i}]", op, 0, 0.9, hi_open=True)
     for i, w in enumerate(s.group_widths):
         check_range(v, f"candidate_space.group_widths[{i}]", w, 1, 64)
+    check_range(v, "candidate_space.bay_cost_usd", s.bay_cost_usd, 0, cost.MAX_BAY_COST_USD, unit="USD")
+    check_range(v, "candidate_space.bay_power_w", s.bay_power_w, 0, cost.MAX_BAY_POWER_W, unit="W")
     check_range(v, "candidate_space.min_drive_count", s.min_drive_count, 1, MAX_DRIVE_COUNT)
     if check_range(v, "candidate_space.max_drive_count", s.max_drive_count, 1, MAX_DRIVE_COUNT) and s.max_drive_count < s.min_drive_count:
         v.append(Violation(field="candidate_space.max_drive_count",

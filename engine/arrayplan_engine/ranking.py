@@ -254,8 +254,10 @@ def _hdd_equivalence_of(req: PlanRequest, best: Evaluation, catalog: Catalog, hd
                            f"in the simulation (the search's cap).")
     counted = n if n else (priced if eq.no_number_holds_latency else 0)
     power = cost.average_power_w(idle_power_w=hdd.idle_power_w or 0.0, active_power_w=hdd.active_power_w or 0.0,
-                                 drive_count=counted, utilization=util)
-    return HddEquivalence(hdd_model=hdd.name, drive_count=n, layout=cand.layout, purchase_cost_usd=(hdd.price_usd or 0.0) * counted,
+                                 drive_count=counted, utilization=util) \
+        + cost.bay_power_w(counted, w_per_bay=req.candidate_space.bay_power_w)  # the disks' bays, as the winner's
+    return HddEquivalence(hdd_model=hdd.name, drive_count=n, layout=cand.layout,
+                          purchase_cost_usd=cost.purchase_cost_usd(hdd.price_usd or 0.0, counted, usd_per_bay=req.candidate_space.bay_cost_usd),
                           power_w=power, explanation=explanation, drive_count_low=eq.drive_count_low if n else 0)
 
 
@@ -504,6 +506,13 @@ def stated_assumptions(req: PlanRequest, exhaustive: bool | None = None) -> tupl
     if not cs.drive_models:
         out.append("Drives searched: every catalog drive (SSDs and hard disks) and the plan's custom drives.")
     out.append(f"Drive counts searched: {cs.min_drive_count} to {cs.max_drive_count}.")
+    if cs.bay_cost_usd == cost.ENCLOSURE_USD_PER_BAY and cs.bay_power_w == cost.ENCLOSURE_POWER_W_PER_BAY:
+        out.append(f"Drive bays: {cost.ENCLOSURE_ASSUMPTION[0].upper()}{cost.ENCLOSURE_ASSUMPTION[1:]}; every drive and hot spare pays "
+                   "its bay in the purchase, power and cost of ownership.")
+    else:
+        out.append(f"Drive bays: each drive bay costs {cs.bay_cost_usd:,.2f} USD and draws {cs.bay_power_w:.2f} W with its "
+                   "enclosure (as stated in candidate_space.bay_cost_usd / bay_power_w); every drive and hot spare pays its bay "
+                   "in the purchase, power and cost of ownership.")
     out.append(f"Endurance margin: {req.constraints.endurance_margin_fraction:.0%} of rated endurance kept in reserve.")
     floor = req.constraints.max_array_loss_probability
     out.append(f"Durability floor: P(losing the array over the service life) at most {floor:.2g} (unreadable sectors after a "

@@ -120,9 +120,10 @@ def test_checks_hold_in_the_worst_year() -> None:
     assert lat.predicted == pytest.approx(max(y.latency_at_percentile_s for y in e.years))
     assert e.binding_constraint == min(e.checks, key=lambda k: k.headroom_fraction).constraint
     assert e.total_cost_usd == pytest.approx(e.purchase_cost_usd + e.power_cost_usd + e.replacement_cost_usd)
-    # 36 drives with a hot spare per 24: 2 spares bought with them ($979 each, 001 seed's MSRP).
+    # 36 drives with a hot spare per 24: 2 spares bought with them ($979 each, 001 seed's MSRP),
+    # each of the 38 in a bay at 5,950 / 60 USD (a bare 60-bay Storage Pod; cost.py).
     assert e.hot_spare_count == 2
-    assert e.purchase_cost_usd == pytest.approx(979.0 * 38)
+    assert e.purchase_cost_usd == pytest.approx((979.0 + 5_950.0 / 60) * 38)
     assert e.cost_per_usable_tb_usd == pytest.approx(e.total_cost_usd / (e.usable_capacity_bytes / 1e12))
 
 

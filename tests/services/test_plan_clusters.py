@@ -143,3 +143,32 @@ candidate_space:
     assert rec.predicted_iops == pytest.approx(4 * 1e9 / 1048576, rel=1e-9)
     assert rec.replications == 0 and rec.latency_at_percentile_s != rec.latency_at_percentile_s  # NaN: not simulated
     assert any("saturates at 3,815 client ops/s" in n for n in rec.notes)
+
+
+def test_bay_cost_and_power_from_the_plan_file_and_their_ranges() -> None:
+    """candidate_space.bay_cost_usd / bay_power_w: read from the plan file into the request (unset:
+    cost.py's sourced 99.17 USD and 5.17 W), priced into a cluster server that states no cost
+    (bay_count bays), and refused out of range with the field, the line and the range."""
+    from arrayplan_engine import cost
+
+    spec, _ = plan_spec_from_text(BASE + "    bay_count: 16\n")
+    req = plan_request_from_proto(spec)
+    assert (req.candidate_space.bay_cost_usd, req.candidate_space.bay_power_w) == (
+        cost.ENCLOSURE_USD_PER_BAY, cost.ENCLOSURE_POWER_W_PER_BAY)
+    assert req.cluster is not None
+    assert req.cluster.server.cost_usd == pytest.approx(16 * 5_950 / 60, rel=1e-12)  # 16 bays of a bare Storage Pod
+    assert req.cluster.server.power_w == pytest.approx(16 * (158 - 12 * 8) / 12, rel=1e-12)
+    spec, _ = plan_spec_from_text(BASE + "    bay_count: 16\n    server_cost_usd: 9000\n  bay_cost_usd: 0\n  bay_power_w: 2.5\n")
+    req = plan_request_from_proto(spec)
+    assert (req.candidate_space.bay_cost_usd, req.candidate_space.bay_power_w) == (0.0, 2.5)
+    assert req.cluster is not None
+    assert (req.cluster.server.cost_usd, req.cluster.server.power_w) == (9000.0, 16 * 2.5)  # a stated price is kept
+    with pytest.raises(PlanFileError) as exc:
+        plan_spec_from_text(BASE + "    bay_count: 16\n  bay_cost_usd: -1\n  bay_power_w: 5000\n")
+    lines = {field: (line, reason) for line, field, reason in exc.value.problems}
+    assert lines["candidate_space.bay_cost_usd"] == (7, "must be in [0, 100000] USD, got -1.0")
+    assert lines["candidate_space.bay_power_w"][0] == 8 and "[0, 1000]" in lines["candidate_space.bay_power_w"][1]
+    spec.candidate_space.bay_cost_usd = -1
+    with pytest.raises(InvalidInputError) as err:
+        plan_request_from_proto(spec)
+    assert "plan.spec.candidate_space.bay_cost_usd" in {v.field for v in err.value.violations}

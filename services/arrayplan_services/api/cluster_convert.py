@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from arrayplan.v1 import planner_pb2 as pb
+from arrayplan_engine import cost
 from arrayplan_engine.cluster import ServerSpec
 from arrayplan_engine.cluster_plan import DEFAULT_POOLS, ClusterPlanOutcome, ClusterRecommendation, ClusterSpace
 from arrayplan_engine.cluster_search import PoolChoice
@@ -33,10 +34,16 @@ def cluster_space_from_proto(cs: pb.CandidateSpace, prefix: str) -> ClusterSpace
     if len(s.drives_per_server) > MAX_DRIVES_PER_SERVER_OPTIONS:
         raise InvalidInputError.one(f"{at}.drives_per_server", f"must list at most {MAX_DRIVES_PER_SERVER_OPTIONS} counts, "
                                                                 f"got {len(s.drives_per_server)}")
-    server = ServerSpec(bay_count=s.bay_count or 12, nic_bytes_per_s=s.nic_bytes_per_s or 25e9 / 8,
+    # a server without a stated price pays for its bays at the box's per-bay enclosure cost and power
+    # (one definition, cost.py; candidate_space.bay_cost_usd / bay_power_w override both)
+    bays = s.bay_count or 12
+    usd_per_bay = cs.bay_cost_usd if cs.HasField("bay_cost_usd") else cost.ENCLOSURE_USD_PER_BAY
+    w_per_bay = cs.bay_power_w if cs.HasField("bay_power_w") else cost.ENCLOSURE_POWER_W_PER_BAY
+    server = ServerSpec(bay_count=bays, nic_bytes_per_s=s.nic_bytes_per_s or 25e9 / 8,
                         nic_hop_latency_s=(s.nic_hop_latency.seconds + s.nic_hop_latency.nanos * 1e-9)
                         if s.HasField("nic_hop_latency") else 50e-6,
-                        cost_usd=s.server_cost_usd, power_w=s.server_power_w)
+                        cost_usd=s.server_cost_usd or cost.bay_cost_usd(bays, usd_per_bay=usd_per_bay),
+                        power_w=s.server_power_w or cost.bay_power_w(bays, w_per_bay=w_per_bay))
     pools = tuple(PoolChoice(scheme=p.scheme, failure_domain=p.failure_domain or "host", min_size=p.min_size) for p in s.pools)
     space = ClusterSpace(server=server, min_server_count=s.min_server_count or 1, max_server_count=s.max_server_count or 64,
                          drives_per_server=tuple(s.drives_per_server), rack_count=s.rack_count, pools=pools or DEFAULT_POOLS,

@@ -14,7 +14,7 @@ from typing import Any
 from google.protobuf import duration_pb2
 
 from arrayplan.v1 import planner_pb2 as pb
-from arrayplan_engine import plan_request, ranking, simulation
+from arrayplan_engine import cost, plan_request, ranking, simulation
 from arrayplan_engine.catalog import USER_PROVENANCE, Catalog, Drive, builtin_catalog, drive_from_fields, with_user_drives
 from arrayplan_engine.errors import POSITIVE, InvalidInputError, Range, Violation, check_range, is_finite
 from arrayplan_engine.layout import DEFAULT_STRIPE_UNIT_BYTES
@@ -88,6 +88,17 @@ def fill_target_violations(c: pb.Constraints, prefix: str) -> list[Violation]:
     v: list[Violation] = []
     if c.HasField("max_fill_fraction"):
         _FILL.check(v, f"{prefix}.max_fill_fraction", c.max_fill_fraction)
+    return v
+
+
+def bay_violations(cs: pb.CandidateSpace, prefix: str) -> list[Violation]:
+    """``bay_cost_usd`` / ``bay_power_w`` outside their ranges when set (unset = cost.py's sourced
+    defaults)."""
+    v: list[Violation] = []
+    if cs.HasField("bay_cost_usd"):
+        check_range(v, f"{prefix}.bay_cost_usd", cs.bay_cost_usd, 0, cost.MAX_BAY_COST_USD, unit="USD")
+    if cs.HasField("bay_power_w"):
+        check_range(v, f"{prefix}.bay_power_w", cs.bay_power_w, 0, cost.MAX_BAY_POWER_W, unit="W")
     return v
 
 
@@ -168,6 +179,7 @@ def check_plan_request_bounds(spec: pb.PlanSpec, prefix: str = "plan.spec") -> N
     _unique(v, f"{cp}.over_provisioning_fractions", list(cs.over_provisioning_fractions), MAX_OP_FRACTIONS)
     for i, x in enumerate(cs.over_provisioning_fractions[:MAX_OP_FRACTIONS]):
         check_range(v, f"{cp}.over_provisioning_fractions[{i}]", x, 0, 0.9, hi_open=True)
+    v.extend(bay_violations(cs, cp))
     _unique(v, f"{prefix}.custom_drives", [d.name for d in spec.custom_drives], MAX_CUSTOM_DRIVES)
     if v:
         raise InvalidInputError(v)
@@ -274,6 +286,8 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
             drive_models=tuple(cs.drive_models), layouts=tuple(cs.layouts), group_widths=tuple(cs.group_widths),
             min_drive_count=cs.min_drive_count or 1, max_drive_count=cs.max_drive_count or plan_request.DEFAULT_MAX_DRIVE_COUNT,
             over_provisioning_fractions=tuple(cs.over_provisioning_fractions),
+            **({"bay_cost_usd": cs.bay_cost_usd} if cs.HasField("bay_cost_usd") else {}),
+            **({"bay_power_w": cs.bay_power_w} if cs.HasField("bay_power_w") else {}),
         ),
         seed=spec.seed,
         max_recommendations=spec.max_recommendations or 10,

@@ -337,6 +337,12 @@ def plan_spec_from_text(text: str, path: str = "<plan>", base_dir: Path | None =
 
         for v in fill_target_violations(spec.constraints, "constraints"):
             builder.problems.append((_line_in(doc, v.field), v.field, v.reason))
+    if not builder.problems:
+        # The drive bay's cost and power ranges, with their lines (the server refuses them too).
+        from .convert import bay_violations
+
+        for v in bay_violations(spec.candidate_space, "candidate_space"):
+            builder.problems.append((_line_in(doc, v.field), v.field, v.reason))
     if not builder.problems and spec.candidate_space.HasField("servers"):
         # The cluster fields' ranges, with their lines (the server refuses them too).
         from arrayplan_engine.errors import InvalidInputError

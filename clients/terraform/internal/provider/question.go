@@ -43,6 +43,10 @@ type planModel struct {
 	Objective          types.String  `tfsdk:"objective"`
 	Seed               types.Int64   `tfsdk:"seed"`
 	MaxRecommendations types.Int64   `tfsdk:"max_recommendations"`
+	MaxDataLossProb    types.Float64 `tfsdk:"max_data_loss_probability"`
+	BayCostUSD         types.Float64 `tfsdk:"bay_cost_usd"`
+	BayPowerW          types.Float64 `tfsdk:"bay_power_w"`
+	Servers            types.Object  `tfsdk:"servers"`
 
 	ID              types.String `tfsdk:"id"`
 	Name            types.String `tfsdk:"name"`
@@ -82,6 +86,10 @@ var questionFields = []questionField{
 	{"objective", "objective", func(m *planModel) attr.Value { return m.Objective }},
 	{"seed", "seed", func(m *planModel) attr.Value { return m.Seed }},
 	{"max_recommendations", "max_recommendations", func(m *planModel) attr.Value { return m.MaxRecommendations }},
+	{"max_data_loss_probability", "constraints.max_data_loss_probability", func(m *planModel) attr.Value { return m.MaxDataLossProb }},
+	{"bay_cost_usd", "candidate_space.bay_cost_usd", func(m *planModel) attr.Value { return m.BayCostUSD }},
+	{"bay_power_w", "candidate_space.bay_power_w", func(m *planModel) attr.Value { return m.BayPowerW }},
+	{"servers", "candidate_space.servers", func(m *planModel) attr.Value { return m.Servers }},
 }
 
 func set(v attr.Value) bool { return v != nil && !v.IsNull() && !v.IsUnknown() }
@@ -93,7 +101,7 @@ func (m *planModel) known() bool {
 		return false
 	}
 	for _, f := range questionFields {
-		if f.get(m).IsUnknown() {
+		if hasUnknown(f.get(m)) {
 			return false
 		}
 	}
@@ -151,6 +159,8 @@ func (m *planModel) planFile(ctx context.Context) (string, diag.Diagnostics) {
 			var items []string
 			diags.Append(v.ElementsAs(ctx, &items, false)...)
 			put(f.file, items)
+		case types.Object:
+			put(f.file, serversDocument(v))
 		}
 	}
 	b, err := json.Marshal(doc)
@@ -218,6 +228,11 @@ func errorDiags(err error, hcl bool, summary string) diag.Diagnostics {
 				if field == f.file || strings.HasPrefix(field, f.file+".") || strings.HasPrefix(field, f.file+"[") {
 					where = path.Root(f.attr)
 					detail = f.attr + ": " + v.Description + " (the plan's " + field + ")"
+					if f.attr == "servers" && field != f.file {
+						var name string
+						where, name = serversPath(strings.TrimPrefix(field, f.file))
+						detail = name + ": " + v.Description + " (the plan's " + field + ")"
+					}
 				}
 			}
 		}
@@ -232,25 +247,26 @@ func errorDiags(err error, hcl bool, summary string) diag.Diagnostics {
 
 // recModel is one recommendation in the state.
 type recModel struct {
-	Rank                  int64    `tfsdk:"rank"`
-	DriveModel            string   `tfsdk:"drive_model"`
-	DriveDisplayName      string   `tfsdk:"drive_display_name"`
-	DriveCount            int64    `tfsdk:"drive_count"`
-	HotSpareCount         int64    `tfsdk:"hot_spare_count"`
-	Layout                string   `tfsdk:"layout"`
-	GroupWidth            int64    `tfsdk:"group_width"`
-	UsableCapacityBytes   int64    `tfsdk:"usable_capacity_bytes"`
-	PredictedIOPS         float64  `tfsdk:"predicted_iops"`
-	PurchaseCostUSD       float64  `tfsdk:"purchase_cost_usd"`
-	TotalCostUSD          float64  `tfsdk:"total_cost_usd"`
-	LatencyPercentile     float64  `tfsdk:"latency_percentile"`
-	LatencyAtPercentileMs float64  `tfsdk:"latency_at_percentile_ms"`
-	LatencyLowMs          float64  `tfsdk:"latency_at_percentile_low_ms"`
-	LatencyHighMs         float64  `tfsdk:"latency_at_percentile_high_ms"`
-	HeadroomFraction      float64  `tfsdk:"headroom_fraction"`
-	BindingConstraint     string   `tfsdk:"binding_constraint"`
-	MeetsConstraints      bool     `tfsdk:"meets_constraints"`
-	Warnings              []string `tfsdk:"warnings"`
+	Rank                  int64        `tfsdk:"rank"`
+	DriveModel            string       `tfsdk:"drive_model"`
+	DriveDisplayName      string       `tfsdk:"drive_display_name"`
+	DriveCount            int64        `tfsdk:"drive_count"`
+	HotSpareCount         int64        `tfsdk:"hot_spare_count"`
+	Layout                string       `tfsdk:"layout"`
+	GroupWidth            int64        `tfsdk:"group_width"`
+	UsableCapacityBytes   int64        `tfsdk:"usable_capacity_bytes"`
+	PredictedIOPS         float64      `tfsdk:"predicted_iops"`
+	PurchaseCostUSD       float64      `tfsdk:"purchase_cost_usd"`
+	TotalCostUSD          float64      `tfsdk:"total_cost_usd"`
+	LatencyPercentile     float64      `tfsdk:"latency_percentile"`
+	LatencyAtPercentileMs float64      `tfsdk:"latency_at_percentile_ms"`
+	LatencyLowMs          float64      `tfsdk:"latency_at_percentile_low_ms"`
+	LatencyHighMs         float64      `tfsdk:"latency_at_percentile_high_ms"`
+	HeadroomFraction      float64      `tfsdk:"headroom_fraction"`
+	BindingConstraint     string       `tfsdk:"binding_constraint"`
+	MeetsConstraints      bool         `tfsdk:"meets_constraints"`
+	Warnings              []string     `tfsdk:"warnings"`
+	Cluster               types.Object `tfsdk:"cluster"`
 }
 
 var recAttrTypes = map[string]attr.Type{
@@ -261,6 +277,7 @@ var recAttrTypes = map[string]attr.Type{
 	"latency_at_percentile_ms": types.Float64Type, "latency_at_percentile_low_ms": types.Float64Type,
 	"latency_at_percentile_high_ms": types.Float64Type, "headroom_fraction": types.Float64Type,
 	"binding_constraint": types.StringType, "meets_constraints": types.BoolType, "warnings": types.ListType{ElemType: types.StringType},
+	"cluster": types.ObjectType{AttrTypes: clusterAttrTypes},
 }
 
 func ms(d interface{ AsDuration() time.Duration }, valid bool) float64 {
@@ -293,6 +310,8 @@ func (m *planModel) setAnswer(ctx context.Context, plan *arrayplanv1.Plan) diag.
 		if warnings == nil {
 			warnings = []string{}
 		}
+		cluster, d := clusterValue(ctx, r)
+		diags.Append(d...)
 		recs = append(recs, recModel{
 			Rank: int64(r.GetRank()), DriveModel: r.GetDriveModel(), DriveDisplayName: r.GetDriveDisplayName(),
 			DriveCount: int64(r.GetDriveCount()), HotSpareCount: int64(r.GetHotSpareCount()), Layout: r.GetLayout(),
@@ -302,7 +321,7 @@ func (m *planModel) setAnswer(ctx context.Context, plan *arrayplanv1.Plan) diag.
 			LatencyLowMs:          ms(r.GetLatencyAtPercentileLow(), r.GetLatencyAtPercentileLow() != nil),
 			LatencyHighMs:         ms(r.GetLatencyAtPercentileHigh(), r.GetLatencyAtPercentileHigh() != nil),
 			HeadroomFraction:      r.GetHeadroomFraction(), BindingConstraint: r.GetBindingConstraint(),
-			MeetsConstraints: r.GetMeetsConstraints(), Warnings: warnings,
+			MeetsConstraints: r.GetMeetsConstraints(), Warnings: warnings, Cluster: cluster,
 		})
 	}
 	if !plan.GetResult().GetConstraintsMet() {

@@ -37,6 +37,9 @@ var questionDocs = []attrDoc{
 	{"objective", "string", "What the ranking optimises: total_cost_of_ownership (default), purchase_cost, power, headroom."},
 	{"seed", "int", "Seed of every random stream: the same question and seed give the same answer."},
 	{"max_recommendations", "int", "Recommendations to return, in [1, 100]. Default 10."},
+	{"max_data_loss_probability", "float", "Upper bound on P(data loss) over the service life, in [0, 1). Default: none (clusters and boxes)."},
+	{"bay_cost_usd", "float", "What each drive bay costs with its enclosure (drives not included), in [0, 100000] USD: every drive and hot spare of a box pays one bay, a server without server_cost_usd pays bay_count bays. Default 99.17 (a bare 60-bay Backblaze Storage Pod 6.0 at 5,950 USD); 0 = bays are free."},
+	{"bay_power_w", "float", "What each drive bay's enclosure draws, in [0, 1000] W. Default 5.17."},
 }
 
 var answerDocs = []attrDoc{
@@ -53,7 +56,7 @@ var recDocs = map[string]string{
 	"drive_count": "Drives in the array (without hot spares).", "hot_spare_count": "Hot spares bought with it.",
 	"layout": "Layout, e.g. raid6 or ec:8+3.", "group_width": "Drives per redundancy group.",
 	"usable_capacity_bytes": "Host-visible capacity, bytes.", "predicted_iops": "Host IOPS the array sustains under the workload.",
-	"purchase_cost_usd": "Purchase cost of the drives and hot spares.", "total_cost_usd": "Total cost of ownership over the service life.",
+	"purchase_cost_usd": "Purchase cost of the drives and hot spares with their bays (a cluster: its servers and drives).", "total_cost_usd": "Total cost of ownership over the service life.",
 	"latency_percentile":            "The percentile of latency_at_percentile_ms (the question's, default 99).",
 	"latency_at_percentile_ms":      "Latency at that percentile at the required load, ms.",
 	"latency_at_percentile_low_ms":  "Low end of its 95 % interval, ms (0 when not estimated).",
@@ -67,7 +70,7 @@ func recAttributeNames() []string {
 	return []string{"rank", "drive_model", "drive_display_name", "drive_count", "hot_spare_count", "layout", "group_width",
 		"usable_capacity_bytes", "predicted_iops", "purchase_cost_usd", "total_cost_usd", "latency_percentile",
 		"latency_at_percentile_ms", "latency_at_percentile_low_ms", "latency_at_percentile_high_ms", "headroom_fraction",
-		"binding_constraint", "meets_constraints", "warnings"}
+		"binding_constraint", "meets_constraints", "warnings", "cluster"}
 }
 
 func dataSourceSchema() dschema.Schema {
@@ -84,6 +87,7 @@ func dataSourceSchema() dschema.Schema {
 			attrs[a.name] = dschema.ListAttribute{Optional: true, ElementType: types.StringType, Description: a.doc}
 		}
 	}
+	attrs["servers"] = dataSourceServersAttribute()
 	for _, a := range answerDocs {
 		switch a.kind {
 		case "string":
@@ -94,6 +98,9 @@ func dataSourceSchema() dschema.Schema {
 	}
 	rec := map[string]dschema.Attribute{}
 	for _, n := range recAttributeNames() {
+		if n == "cluster" { // an object type: not comparable in the switch below
+			continue
+		}
 		switch recAttrTypes[n] {
 		case types.StringType:
 			rec[n] = dschema.StringAttribute{Computed: true, Description: recDocs[n]}
@@ -107,6 +114,7 @@ func dataSourceSchema() dschema.Schema {
 			rec[n] = dschema.ListAttribute{Computed: true, ElementType: types.StringType, Description: recDocs[n]}
 		}
 	}
+	rec["cluster"] = dataSourceClusterAttribute()
 	attrs["recommendations"] = dschema.ListNestedAttribute{Computed: true, Description: "Ranked recommendations, best first.",
 		NestedObject: dschema.NestedAttributeObject{Attributes: rec}}
 	return dschema.Schema{
@@ -130,6 +138,7 @@ func resourceSchema() rschema.Schema {
 			attrs[a.name] = rschema.ListAttribute{Optional: true, ElementType: types.StringType, Description: a.doc}
 		}
 	}
+	attrs["servers"] = resourceServersAttribute()
 	for _, a := range answerDocs {
 		switch a.kind {
 		case "string":
@@ -141,6 +150,9 @@ func resourceSchema() rschema.Schema {
 	}
 	rec := map[string]rschema.Attribute{}
 	for _, n := range recAttributeNames() {
+		if n == "cluster" { // an object type: not comparable in the switch below
+			continue
+		}
 		switch recAttrTypes[n] {
 		case types.StringType:
 			rec[n] = rschema.StringAttribute{Computed: true, Description: recDocs[n]}
@@ -154,6 +166,7 @@ func resourceSchema() rschema.Schema {
 			rec[n] = rschema.ListAttribute{Computed: true, ElementType: types.StringType, Description: recDocs[n]}
 		}
 	}
+	rec["cluster"] = resourceClusterAttribute()
 	attrs["recommendations"] = rschema.ListNestedAttribute{Computed: true, Description: "Ranked recommendations, best first.",
 		NestedObject:  rschema.NestedAttributeObject{Attributes: rec},
 		PlanModifiers: []planmodifier.List{listplanmodifier.UseStateForUnknown()}}

@@ -652,6 +652,14 @@ type CandidateSpace struct {
 	// Short-stroke over-provisioning to try: the share of each drive's capacity left unused, each
 	// in [0, 0.9) (0.25 = the S3500 review's 25 % spare area). Empty = only 0.
 	OverProvisioningFractions []float64 `protobuf:"fixed64,6,rep,packed,name=over_provisioning_fractions,json=overProvisioningFractions,proto3" json:"over_provisioning_fractions,omitempty"`
+	// What each drive bay costs with its enclosure (chassis, backplane, power supplies; drives not
+	// included), in [0, 100000] USD: every drive and hot spare of a box pays one bay, and a cluster
+	// server without a server_cost_usd pays bay_count bays. Unset = 99.17 USD (a bare 60-bay
+	// Backblaze Storage Pod 6.0 at 5,950 USD; engine cost.py, docs/clusters.md). 0 = bays are free.
+	BayCostUsd *float64 `protobuf:"fixed64,7,opt,name=bay_cost_usd,json=bayCostUsd,proto3,oneof" json:"bay_cost_usd,omitempty"`
+	// What each drive bay's enclosure draws, filled or not (drives not included), in [0, 1000] W.
+	// Unset = 5.17 W (IBM 4657-12G: 158 W with 12 nearline disks, less 8 W a disk).
+	BayPowerW *float64 `protobuf:"fixed64,8,opt,name=bay_power_w,json=bayPowerW,proto3,oneof" json:"bay_power_w,omitempty"`
 	// Arrays that span servers (docs/clusters.md): when set, cluster candidates (servers x drives
 	// per server x drive model x pool) are ranked with the single-box candidates in the same
 	// recommendations. Unset = single boxes only.
@@ -732,6 +740,20 @@ func (x *CandidateSpace) GetOverProvisioningFractions() []float64 {
 	return nil
 }
 
+func (x *CandidateSpace) GetBayCostUsd() float64 {
+	if x != nil && x.BayCostUsd != nil {
+		return *x.BayCostUsd
+	}
+	return 0
+}
+
+func (x *CandidateSpace) GetBayPowerW() float64 {
+	if x != nil && x.BayPowerW != nil {
+		return *x.BayPowerW
+	}
+	return 0
+}
+
 func (x *CandidateSpace) GetServers() *ServerCandidateSpace {
 	if x != nil {
 		return x.Servers
@@ -755,9 +777,10 @@ type ServerCandidateSpace struct {
 	// One network hop (switch and the receiving stack), in [0, 1 s]. Default 50 us.
 	NicHopLatency *durationpb.Duration `protobuf:"bytes,6,opt,name=nic_hop_latency,json=nicHopLatency,proto3" json:"nic_hop_latency,omitempty"`
 	// Price of one server without its drives (chassis, CPU, memory, NIC), in [0, 1e7]. Every bay
-	// is paid for with its server. Default 0.
+	// is paid for with its server. 0 = bay_count x CandidateSpace.bay_cost_usd (its bays' enclosure).
 	ServerCostUsd float64 `protobuf:"fixed64,7,opt,name=server_cost_usd,json=serverCostUsd,proto3" json:"server_cost_usd,omitempty"`
-	// Power of one server without its drives, in [0, 1e5] W. Default 0.
+	// Power of one server without its drives, in [0, 1e5] W. 0 = bay_count x
+	// CandidateSpace.bay_power_w.
 	ServerPowerW float64 `protobuf:"fixed64,8,opt,name=server_power_w,json=serverPowerW,proto3" json:"server_power_w,omitempty"`
 	// Racks the servers are spread over evenly (must divide the server count); 0 = no racks.
 	RackCount int32 `protobuf:"varint,9,opt,name=rack_count,json=rackCount,proto3" json:"rack_count,omitempty"`
@@ -6722,15 +6745,20 @@ const file_arrayplan_v1_planner_proto_rawDesc = "" +
 	"\x14worst_second_horizon\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\x12worstSecondHorizonB\x1c\n" +
 	"\x1a_endurance_margin_fractionB\x1d\n" +
 	"\x1b_max_array_loss_probabilityB\x14\n" +
-	"\x12_max_fill_fraction\"\xbe\x02\n" +
+	"\x12_max_fill_fraction\"\xab\x03\n" +
 	"\x0eCandidateSpace\x12!\n" +
 	"\fdrive_models\x18\x01 \x03(\tR\vdriveModels\x12\x18\n" +
 	"\alayouts\x18\x02 \x03(\tR\alayouts\x12!\n" +
 	"\fgroup_widths\x18\x03 \x03(\x05R\vgroupWidths\x12&\n" +
 	"\x0fmin_drive_count\x18\x04 \x01(\x05R\rminDriveCount\x12&\n" +
 	"\x0fmax_drive_count\x18\x05 \x01(\x05R\rmaxDriveCount\x12>\n" +
-	"\x1bover_provisioning_fractions\x18\x06 \x03(\x01R\x19overProvisioningFractions\x12<\n" +
-	"\aservers\x18\x14 \x01(\v2\".arrayplan.v1.ServerCandidateSpaceR\aservers\"\x93\x05\n" +
+	"\x1bover_provisioning_fractions\x18\x06 \x03(\x01R\x19overProvisioningFractions\x12%\n" +
+	"\fbay_cost_usd\x18\a \x01(\x01H\x00R\n" +
+	"bayCostUsd\x88\x01\x01\x12#\n" +
+	"\vbay_power_w\x18\b \x01(\x01H\x01R\tbayPowerW\x88\x01\x01\x12<\n" +
+	"\aservers\x18\x14 \x01(\v2\".arrayplan.v1.ServerCandidateSpaceR\aserversB\x0f\n" +
+	"\r_bay_cost_usdB\x0e\n" +
+	"\f_bay_power_w\"\x93\x05\n" +
 	"\x14ServerCandidateSpace\x12(\n" +
 	"\x10min_server_count\x18\x01 \x01(\x05R\x0eminServerCount\x12(\n" +
 	"\x10max_server_count\x18\x02 \x01(\x05R\x0emaxServerCount\x12\x1b\n" +
@@ -7611,6 +7639,7 @@ func file_arrayplan_v1_planner_proto_init() {
 	}
 	file_arrayplan_v1_planner_proto_msgTypes[0].OneofWrappers = []any{}
 	file_arrayplan_v1_planner_proto_msgTypes[2].OneofWrappers = []any{}
+	file_arrayplan_v1_planner_proto_msgTypes[3].OneofWrappers = []any{}
 	file_arrayplan_v1_planner_proto_msgTypes[4].OneofWrappers = []any{}
 	file_arrayplan_v1_planner_proto_msgTypes[7].OneofWrappers = []any{}
 	file_arrayplan_v1_planner_proto_msgTypes[11].OneofWrappers = []any{}
