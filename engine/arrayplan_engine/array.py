@@ -834,18 +834,20 @@ def _u(x):
 
 
 @intrinsic
-def _float_bits(typingctx, x):
+def _float_bits_intrinsic(typingctx, x):
     """The bits of a float64 as an int64 (a register move, not a store and a load)."""
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], context.get_value_type(types.int64))
     return types.int64(types.float64), codegen
 
 
-if numba_config.DISABLE_JIT:
-    # The reference path (NUMBA_DISABLE_JIT=1: the kernel's own Python, tests/engine/test_kernel_reference.py)
-    # has no intrinsics: the same bits through numpy's view.
-    def _float_bits(x):  # type: ignore[no-redef]
-        return int(np.array([x], np.float64).view(np.int64)[0])
+def _float_bits_numpy(x: float) -> int:
+    """The same bits through numpy's view: the reference path (``NUMBA_DISABLE_JIT=1``, the kernel's
+    own Python, tests/engine/test_kernel_reference.py) has no intrinsics."""
+    return int(np.array([x], np.float64).view(np.int64)[0])
+
+
+_float_bits: Any = _float_bits_numpy if getattr(numba_config, "DISABLE_JIT", 0) else _float_bits_intrinsic
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -859,7 +861,7 @@ def _latency_bucket(lat):
         if vns > 0.0:
             idx = int(vns)
     else:
-        b = _float_bits(vns)  # type: ignore[call-arg, var-annotated]  # an intrinsic: called with x only
+        b = _float_bits(vns)  # an intrinsic (or its numpy twin): called with x only
         idx = ((b >> 52) - 1029) * 128 + ((b >> 45) & 127)
         if idx >= LATENCY_BUCKET_COUNT:
             idx = LATENCY_BUCKET_COUNT - 1

@@ -71,7 +71,7 @@ def specs() -> dict[str, arr.ArraySpec]:
         "raid10 70/30 full, MLC": _spec(s3500, "raid10", 4, 4, read=0.7),
         "raid1 writes, MLC": _spec(s3700, "raid1", 2, 2, read=0.0, qd=2),
         "raid5 70/30 open loop": _spec(s3500, "raid5", 4, 4, read=0.7, iops=20_000),
-        "raid6 50/50, QLC with its SLC cache": _spec(QVO, "raid6", 6, 6, read=0.5, seconds=0.02),
+        "raid6 50/50, QLC with its SLC cache": _spec(QVO, "raid6", 6, 6, read=0.5, seconds=0.06),
         "ec:4+2 degraded and rebuilding, TLC": _spec(p5500, "ec:4+2", None, 6, read=0.7, failed=1, rebuild=200e6,
                                                     seconds=0.02),
         "raid5 sequential 128 KiB writes": _spec(s3500, "raid5", 4, 4, read=0.0, io_bytes=128 * KiB, random=0.0, qd=2,

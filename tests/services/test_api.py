@@ -45,7 +45,11 @@ def test_create_watch_get(stub) -> None:  # type: ignore[no-untyped-def]
     assert final.result.constraints_met and recs and recs[0].meets_constraints
     assert [r.rank for r in recs] == list(range(1, len(recs) + 1))
     costs = [r.total_cost_usd for r in recs if r.meets_constraints]
-    assert costs == sorted(costs), "ranked by total cost of ownership (the default objective)"
+    # ranked by total cost of ownership (the default objective); two whose costs the simulation cannot
+    # tell apart (their intervals overlap: here within 0.1 %, power from simulated utilisation) are in
+    # the seed-independent tie order of ranking.indifference_order, not by the point estimate
+    assert all(b >= a * (1 - 1e-3) for a, b in zip(costs, costs[1:])), "ranked by total cost of ownership"
+    assert costs[0] <= min(costs) * (1 + 1e-3)
     best = recs[0]
     assert best.usable_capacity_bytes >= 4e12 and best.binding_constraint and best.explanation
     assert {c.constraint for c in best.checks} >= {"usable_capacity", "iops", "latency", "endurance"}

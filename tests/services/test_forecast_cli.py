@@ -163,7 +163,9 @@ def test_forecast_page_escapes_what_it_prints(tmp_path: Path) -> None:
     assert page.count(escaped) == 4  # <title>, <h2>, the warning, the drive's model cell
     section, md, _ = forecast_section(f)
     assert section.startswith(f"<section><h2>Forecast: {escaped}</h2>") and section in page
-    assert md.startswith(f"## Forecast: {hostile}\n") and md == (tmp_path / "forecast.md").read_text()
+    # Markdown escapes it too (a pull-request comment renders HTML): entities, no live tag
+    md_escaped = '&lt;script&gt;alert("x")&lt;/script&gt; &amp; &lt;b&gt;co&lt;/b&gt;'
+    assert md.startswith(f"## Forecast: {md_escaped}\n") and md == (tmp_path / "forecast.md").read_text()
 
 
 def test_replan_spec_uses_the_observed_write_rate_and_grown_capacity() -> None:

@@ -83,9 +83,9 @@ def run() -> dict[str, object]:
     from ..api.planfile import load_plan_file
 
     example = Path(__file__).resolve().parents[3] / "examples" / "object-store-minio.yaml"
-    spec, _ = load_plan_file(example)
-    spec.candidate_space.ClearField("drive_models")
-    req = plan_request_from_proto(spec, "plan.spec", catalog)
+    plan_spec, _ = load_plan_file(example)
+    plan_spec.candidate_space.ClearField("drive_models")
+    req = plan_request_from_proto(plan_spec, "plan.spec", catalog)
     cluster_plan.evaluate_clusters(req, catalog, req.cluster)  # kernels loaded once
     t0 = time.process_time()
     planned = cluster_plan.evaluate_clusters(req, catalog, req.cluster)

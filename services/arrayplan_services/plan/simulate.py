@@ -185,7 +185,9 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
         slow = array.merge_results(sorted(slow_results, key=lambda x: x.window_start_s))
         pi = fail_slow.slow_time_fraction("hdd" if drive.kind == "hdd" else "ssd", max(1, group_count(layout, request.drive_count)))
         response.fail_slow_time_fraction = pi
-        response.latency_with_fail_slow.CopyFrom(_mixture_summary(r, slow, pi))
+        # the normal state is the replications pooled, the distribution `latency` reports: the mixture
+        # then differs from it only by the slow state's share (replication 0 alone made it a second sample)
+        response.latency_with_fail_slow.CopyFrom(_mixture_summary(pooled, slow, pi))
     if r.rebuild_simulated and r.rebuild_done:
         d = to_duration(r.rebuild_duration_s)
         if d is not None:
