@@ -2,8 +2,8 @@
 interface both implement is base.PlanStore, and base.open_store picks one. The queries both run
 are written once, in sql.py."""
 
-from .base import PlanStore, StoreConnectError, StoreUrlError, is_postgres_url, open_store
-from .sql import TERMINAL_STATES, RunRow, StoreUnavailableError
+from .base import PlanStore, is_postgres_url, open_store
+from .sql import TERMINAL_STATES, RunRow, StoreConnectError, StoreUnavailableError, StoreUrlError
 from .sqlite import (
     STORE_FILE,
     RunStore,

@@ -77,19 +77,6 @@ class PlanStore(Protocol):
     def spans(self, trace_id: str) -> builtins.list[dict[str, Any]]: ...
 
 
-class StoreUrlError(ValueError):
-    """``--store-url`` is not a PostgreSQL URL this server can use (one line, no password)."""
-
-    reason_code = "STORE_URL"
-
-
-class StoreConnectError(Exception):
-    """The PostgreSQL store cannot be opened at start: unreachable, refused, bad credentials, a
-    newer schema. ``str()`` is one line naming the URL without its password."""
-
-    reason_code = "STORE_UNREACHABLE"
-
-
 def is_postgres_url(url: str) -> bool:
     return url.split(":", 1)[0].lower() in POSTGRES_SCHEMES
 
@@ -99,7 +86,7 @@ def open_store(*, data_dir: Path, store_url: str | None = None) -> PlanStore:
     ``data_dir`` (checked first: StoreDamagedError). Raises StoreUrlError / StoreConnectError
     (one line naming the URL without its password) when PostgreSQL cannot be used."""
     if store_url:
-        from .postgres import PostgresRunStore
+        from .postgres import PostgresRunStore  # psycopg is loaded only for a PostgreSQL store
 
         return PostgresRunStore(store_url)
     path = Path(data_dir) / STORE_FILE

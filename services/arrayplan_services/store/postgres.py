@@ -27,8 +27,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 
 from ..redaction import redact_text, redact_url, url_secrets
-from .base import StoreConnectError, StoreUrlError
-from .sql import DAMAGED, LIVE, RunRow, SqlRunStore, guarded, row_of
+from .sql import DAMAGED, LIVE, RunRow, SqlRunStore, StoreConnectError, StoreUrlError, guarded, row_of
 
 log = logging.getLogger(__name__)
 

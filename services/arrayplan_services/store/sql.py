@@ -43,6 +43,19 @@ TERMINAL_STATES = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
 LIVE = "state IN ('PENDING', 'RUNNING')"
 
 
+class StoreUrlError(ValueError):
+    """``--store-url`` is not a PostgreSQL URL this server can use (one line, no password)."""
+
+    reason_code = "STORE_URL"
+
+
+class StoreConnectError(Exception):
+    """The PostgreSQL store cannot be opened at start: unreachable, refused, bad credentials, a
+    newer schema. ``str()`` is one line naming the URL without its password."""
+
+    reason_code = "STORE_UNREACHABLE"
+
+
 class StoreUnavailableError(Exception):
     """The run store cannot write (disk full, read-only, I/O error, database unreachable): retry
     later. A store found damaged while serving (condition ``damaged``) is unavailable until an
