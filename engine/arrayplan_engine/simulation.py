@@ -861,10 +861,26 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
             pessimistic(g)
         return optimistic[g]
 
-    pess = _smallest_passing(pessimistic, hi, min_groups - 1, max_groups)
+    def scaled(g: int, iops_at: float, ceil: int) -> int:
+        # a disk array's sustained IOPS grow in proportion to its groups (every group the same
+        # disks under the same share of the load), so the count whose interval end reaches the
+        # target is about g x target / (that end at g): where the gallop starts, one simulation
+        # at the precision from its answer, not a dozen; the test decides, the start only saves runs
+        if not (iops_at > 0 and math.isfinite(iops_at)):
+            return g
+        return max(min_groups, min(ceil, math.ceil(g * float(target_iops) / iops_at)))
+
+    def interval_end(g: int, high: bool) -> float:
+        f = figures[g]
+        x = f.max_iops_high if high else f.max_iops_low
+        return float(f.max_iops if math.isnan(x) else x)
+
+    pessimistic(hi)
+    start = scaled(hi, interval_end(hi, high=False), max_groups) if figures[hi].kept_up else hi
+    pess = _smallest_passing(pessimistic, start, min_groups - 1, max_groups)
     if pess == 0:
         return out(0, floor if latency_target_s > 0 else math.nan)
-    opt = _smallest_passing(optimistic_ok, pess, min_groups - 1, pess)
+    opt = _smallest_passing(optimistic_ok, scaled(pess, interval_end(pess, high=True), pess), min_groups - 1, pess)
     return out(pess * step, count_low=(opt or pess) * step)
 
 
