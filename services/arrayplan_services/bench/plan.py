@@ -13,7 +13,9 @@
   years shared their saturation runs and the HDD equivalence started at its scaled count), of
   which ~6 s start Ray and its workers and ~1.4 s shut it down; the plan's own ~10-12 s are the
   search's 31 candidates (20 of them the Pareto front's) and the winner's HDD equivalence (14
-  disk-array simulations at the precision, ~4-5 s, one Ray task). Its shortlist
+  disk-array simulations at the precision, ~4-5 s, one Ray task). In-process (``recommend.plan``)
+  12.2 s against 19.0 s before (farm-bench median of 2; 698 array simulations against 1,136; the
+  same ten recommendations, seeds 0-2 the same top three). Its shortlist
   (``AGREEMENT_DRIVES``) agrees with ``--exhaustive`` on all ten recommendations.
 * ``plan_10k_s``: a space of 10,556 candidates answered by the search (target <= 30 s).
 * ``plan_agreement_shortlist``: the search's top recommendations equal ``--exhaustive``'s on the
