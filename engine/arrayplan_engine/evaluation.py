@@ -301,14 +301,21 @@ def state_seed(req: PlanRequest, workload: Workload, seed: np.random.SeedSequenc
 
 
 def simulate_candidate_year(req: PlanRequest, case: CandidateYear,
-                            precision: str | simulation.Precision = simulation.FULL) -> simulation.SimulatedFigures:
+                            precision: str | simulation.Precision = simulation.FULL, *,
+                            seed: np.random.SeedSequence | None = None,
+                            saturation_runs: dict[Any, Any] | None = None) -> simulation.SimulatedFigures:
     """The figures of one candidate-year: its offered-load and saturation simulations, replicated
     to ``precision`` (``simulation.simulate_figures``), the worst second over
-    ``req.constraints.worst_second_horizon_s``."""
+    ``req.constraints.worst_second_horizon_s``. The saturation runs are seeded by the year's
+    workload without its offered rate (``state_seed`` of it at rate 0; ``seed`` as there): the
+    closed-loop run ignores the rate, so the years of a growing workload at one fill share it
+    (``saturation_runs``, kept by ``evaluate`` per candidate) instead of simulating it each year."""
+    sat_seed = state_seed(req, replace(case.workload, target_iops=0.0), seed)
     return simulation.simulate_figures(case.spec, latency_percentile=req.constraints.latency_percentile,
                                      simulated_s=req.simulated_seconds, upper_bound_iops=case.upper_bound_iops,
                                      fail_slow_field_rates=req.constraints.fail_slow_field_rates, precision=precision,
-                                     horizon_s=req.constraints.worst_second_horizon_s)
+                                     horizon_s=req.constraints.worst_second_horizon_s, saturation_seed=sat_seed,
+                                     saturation_runs=saturation_runs)
 
 
 def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, *,
@@ -333,12 +340,13 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
     perfs: list[simulation.SimulatedFigures] = []
     required: list[float] = []
     simulated: dict[tuple[Any, ...], simulation.SimulatedFigures] = {}
+    saturation_runs: dict[Any, Any] = {}
     if prec.max_replications > 1:
-        prec = _screened_precision(req, cand, catalog, seed, wear, prec, simulated)
+        prec = _screened_precision(req, cand, catalog, seed, wear, prec, simulated, saturation_runs)
     for y, yw in zip(range(1, years + 1), wear.years, strict=True):
         case = candidate_year_case(req, cand, y, catalog, seed=seed, wear=wear)
         state = _year_state(case)
-        perf_y = simulated.get(state) or simulate_candidate_year(req, case, prec)
+        perf_y = simulated.get(state) or simulate_candidate_year(req, case, prec, seed=seed, saturation_runs=saturation_runs)
         simulated[state] = perf_y
         required_y = case.workload.target_iops
         perfs.append(perf_y)
@@ -503,7 +511,8 @@ def _year_state(case: CandidateYear) -> tuple[Any, ...]:
 
 def _screened_precision(req: PlanRequest, cand: Candidate, catalog: Catalog, seed: np.random.SeedSequence | None,
                         wear: endurance.ServiceLifeWear, prec: simulation.Precision,
-                        simulated: dict[tuple[Any, ...], simulation.SimulatedFigures]) -> simulation.Precision:
+                        simulated: dict[tuple[Any, ...], simulation.SimulatedFigures],
+                        saturation_runs: dict[Any, Any] | None = None) -> simulation.Precision:
     """``prec``, or ``simulation.SCREENING`` when the screening run of the candidate's most
     demanding year (kept in ``simulated`` for the years that follow) misses its required IOPS
     by more than ``SCREEN_MARGIN``."""
@@ -513,7 +522,7 @@ def _screened_precision(req: PlanRequest, cand: Candidate, catalog: Catalog, see
         return prec  # closed loop: nothing to miss
     year = max(y for y, need in enumerate(needs, start=1) if need == top)
     case = candidate_year_case(req, cand, year, catalog, seed=seed, wear=wear)
-    screen = simulate_candidate_year(req, case, simulation.SCREENING)
+    screen = simulate_candidate_year(req, case, simulation.SCREENING, seed=seed, saturation_runs=saturation_runs)
     if screen.max_iops < (1.0 - SCREEN_MARGIN) * case.workload.target_iops:
         simulated[_year_state(case)] = screen
         return simulation.SCREENING

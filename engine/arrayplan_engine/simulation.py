@@ -40,6 +40,7 @@ from __future__ import annotations
 import functools
 import math
 import statistics
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -425,6 +426,14 @@ def saturation_spec(spec: array.ArraySpec, *, simulated_s: float, upper_bound_io
     return replace(spec, workload=wl, duration_s=duration, warmup_s=min(spec.warmup_s, 0.25 * duration))
 
 
+def _spec_key(spec: array.ArraySpec) -> str:
+    """Equal for specs that simulate alike (an ``ArraySpec`` compares by identity): its full repr,
+    every array element written out, without the workload's daily write volume (it grows with
+    the rate and is no input of the simulation)."""
+    with np.printoptions(threshold=sys.maxsize):
+        return repr(replace(spec, workload=replace(spec.workload, daily_write_bytes=0.0)))
+
+
 def replication_spec(spec: array.ArraySpec, r: int) -> array.ArraySpec:
     """Replication ``r`` of ``spec``: ``spec`` itself for 0, else the seed of child ``r`` of
     ``SeedSequence(spec.seed)`` (a new IO stream and new cleaning phases, the same array and window)."""
@@ -474,13 +483,21 @@ def _kept_up(rs: Sequence[array.ArrayResult], offered: float) -> bool:
 
 def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simulated_s: float,
                      upper_bound_iops: float, fail_slow_field_rates: bool = False,
-                     precision: str | Precision = FULL, horizon_s: float = DEFAULT_HORIZON_S) -> SimulatedFigures:
+                     precision: str | Precision = FULL, horizon_s: float = DEFAULT_HORIZON_S,
+                     saturation_seed: int | None = None,
+                     saturation_runs: dict[Any, array.ArrayResult] | None = None) -> SimulatedFigures:
     """Simulate ``spec`` (the offered load) and its saturation run in independent replications
     (``replication_spec``) until the intervals are tight or ``precision``'s cap is reached; see
     the module docstring. ``horizon_s``: the worst second is the worst of that many seconds
     (``horizon_worst_second``). ``fail_slow_field_rates``: also the offered load (replication 0)
     with the first member of group 0 at ``fail_slow.FIELD_SLOWDOWN``, for the percentile over
-    time at the field rates."""
+    time at the field rates.
+
+    ``saturation_seed`` (default ``spec.seed``) seeds the saturation replications; with
+    ``saturation_runs`` (a dict the caller keeps) a saturation run whose spec is already in it is
+    not simulated again: the years of one array whose workloads differ only in the offered rate
+    (growth, at the same fill) have the same closed-loop run at saturation, which ignores the
+    offered rate, so ``evaluation.evaluate`` seeds it without the rate and runs it once."""
     prec = precision_of(precision)
     require_range("horizon_s", horizon_s, 2, MAX_HORIZON_S, unit="s")
     q = latency_percentile / 100.0
@@ -494,9 +511,17 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
             runs.append(array.simulate(replication_spec(spec, r)))
 
     def add_saturation(count: int) -> None:
+        base = spec if saturation_seed is None else replace(spec, seed=int(saturation_seed))
         for r in range(len(sats), count):
-            sats.append(array.simulate(saturation_spec(replication_spec(spec, r), simulated_s=simulated_s,
-                                                       upper_bound_iops=upper_bound_iops, host_ios=sat_ios)))
+            sat = saturation_spec(replication_spec(base, r), simulated_s=simulated_s, upper_bound_iops=upper_bound_iops,
+                                  host_ios=sat_ios)
+            if saturation_runs is None:
+                sats.append(array.simulate(sat))
+                continue
+            key = _spec_key(sat)
+            if key not in saturation_runs:
+                saturation_runs[key] = array.simulate(sat)
+            sats.append(saturation_runs[key])
 
     def sustained() -> list[float]:
         if kept_up:
@@ -861,10 +886,26 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
             pessimistic(g)
         return optimistic[g]
 
-    pess = _smallest_passing(pessimistic, hi, min_groups - 1, max_groups)
+    def scaled(g: int, iops_at: float, ceil: int) -> int:
+        # a disk array's sustained IOPS grow in proportion to its groups (every group the same
+        # disks under the same share of the load), so the count whose interval end reaches the
+        # target is about g x target / (that end at g): where the gallop starts, one simulation
+        # at the precision from its answer, not a dozen; the test decides, the start only saves runs
+        if not (iops_at > 0 and math.isfinite(iops_at)):
+            return g
+        return max(min_groups, min(ceil, math.ceil(g * float(target_iops) / iops_at)))
+
+    def interval_end(g: int, high: bool) -> float:
+        f = figures[g]
+        x = f.max_iops_high if high else f.max_iops_low
+        return float(f.max_iops if math.isnan(x) else x)
+
+    pessimistic(hi)
+    start = scaled(hi, interval_end(hi, high=False), max_groups) if figures[hi].kept_up else hi
+    pess = _smallest_passing(pessimistic, start, min_groups - 1, max_groups)
     if pess == 0:
         return out(0, floor if latency_target_s > 0 else math.nan)
-    opt = _smallest_passing(optimistic_ok, pess, min_groups - 1, pess)
+    opt = _smallest_passing(optimistic_ok, scaled(pess, interval_end(pess, high=True), pess), min_groups - 1, pess)
     return out(pess * step, count_low=(opt or pess) * step)
 
 

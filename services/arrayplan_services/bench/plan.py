@@ -8,10 +8,15 @@
   each on 2 cores.
 * ``plan_catalog_s.oltp_growing``: a question with growing years and a percentile target (60K
   IOPS and 40 TB growing 20 %/year for 5 years, p99.9 <= 5 ms), the kind the three above miss.
-  Not yet within 10 s: in-process (``recommend.plan``) 17.3 s, half of it the winner's HDD
-  equivalence (19 disk-array simulations of hundreds of members), the search 7.8 s; its shortlist
-  (``AGREEMENT_DRIVES``) agrees with ``--exhaustive`` (``arrayplan plan --local``: 23 s against
-  227 s).
+  Not yet within 10 s: 11.8 s here (Ray started; load average ~4.5 on the shared 2 cores), and
+  ``arrayplan plan --local`` 17.4 s end to end (farm-bench median of 3, against 24.4 s before its
+  years shared their saturation runs and the HDD equivalence started at its scaled count), of
+  which ~6 s start Ray and its workers and ~1.4 s shut it down; the plan's own ~10-12 s are the
+  search's 31 candidates (20 of them the Pareto front's) and the winner's HDD equivalence (14
+  disk-array simulations at the precision, ~4-5 s, one Ray task). In-process (``recommend.plan``)
+  12.2 s against 19.0 s before (farm-bench median of 2; 698 array simulations against 1,136; the
+  same ten recommendations, seeds 0-2 the same top three). Its shortlist
+  (``AGREEMENT_DRIVES``) agrees with ``--exhaustive`` on all ten recommendations.
 * ``plan_10k_s``: a space of 10,556 candidates answered by the search (target <= 30 s).
 * ``plan_agreement_shortlist``: the search's top recommendations equal ``--exhaustive``'s on the
   three questions, each over a stated shortlist of drives (``AGREEMENT_DRIVES``, in the JSON as
