@@ -201,10 +201,8 @@ _FORECAST = pb.DESCRIPTOR.services_by_name["PlannerService"].methods_by_name.get
 @settings(max_examples=EXAMPLES["ForecastArray"], **SETTINGS)
 @given(data=st.data())
 def test_forecast_accepted_means_answered(stub, data) -> None:  # type: ignore[no-untyped-def]
-    from google.protobuf.message_factory import GetMessageClass
     from test_forecast_api import _request  # the array in examples/array-in-service, with its telemetry
 
-    del GetMessageClass
     paths = _double_paths(_FORECAST.input_type)
     chosen = data.draw(st.dictionaries(st.sampled_from(paths), st.one_of(IN_SHARE, FLOATS), min_size=1, max_size=4))
     req = _request()

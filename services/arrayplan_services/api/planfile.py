@@ -65,6 +65,16 @@ def size_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def int_arg(text: str) -> int:
+    """argparse type for a count flag (``--servers 16``): an integer, or a one-line error."""
+    import argparse
+
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+
+
 def seconds_arg(text: str) -> float:
     """argparse type for a flag documented in seconds (``--timeout``): a bare number is seconds, as
     its help says; a duration with a unit is read by the same grammar (``--timeout 30min``)."""

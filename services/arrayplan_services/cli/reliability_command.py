@@ -92,16 +92,9 @@ def _handler(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
-
-
 def register(subparsers: Any) -> None:
     """Add ``reliability`` to an argparse subparsers object."""
-    from ..api.planfile import size_arg
+    from ..api.planfile import int_arg, size_arg
 
     p = subparsers.add_parser(
         "reliability", help="mean time to data loss and loss probability of one array (durability model)",
@@ -109,8 +102,8 @@ def register(subparsers: Any) -> None:
                     "independent redundancy groups. Defaults: one group of --drives drives (RAID 5/6), 2-way "
                     "mirrors (RAID 1), one repair at a time per group.")
     p.add_argument("--layout", required=True, help="raid0 | raid1 | raid10 | raid5 | raid6 | ec:K+M")
-    p.add_argument("--drives", type=_int, required=True, help="drives in the array (left-overs are spares)")
-    p.add_argument("--group-width", type=_int, default=None,
+    p.add_argument("--drives", type=int_arg, required=True, help="drives in the array (left-overs are spares)")
+    p.add_argument("--group-width", type=int_arg, default=None,
                    help="drives per group (RAID 5/6; copies for RAID 1; stripe width for RAID 0/10); default: all drives")
     p.add_argument("--afr", type=float, required=True,
                    help="annual failure rate per drive: failures per drive-year (Backblaze's AFR), e.g. 0.015")
@@ -125,7 +118,7 @@ def register(subparsers: Any) -> None:
                    default=reliability.RepairPolicy.SINGLE.value,
                    help="single: one rebuild at a time per group (default, the classic formulas' assumption); "
                         "parallel: every failed drive rebuilt at once")
-    p.add_argument("--trials", type=_int, default=100_000, help="monte-carlo: groups simulated (default 100000)")
-    p.add_argument("--seed", type=_int, default=0, help="monte-carlo: seed of np.random.SeedSequence (default 0)")
+    p.add_argument("--trials", type=int_arg, default=100_000, help="monte-carlo: groups simulated (default 100000)")
+    p.add_argument("--seed", type=int_arg, default=0, help="monte-carlo: seed of np.random.SeedSequence (default 0)")
     p.add_argument("--format", choices=("json", "text"), default="json", help="json (one convention, docs/json.md) or text for people (default %(default)s)")
     p.set_defaults(func=_handler)

@@ -171,34 +171,27 @@ def _handler(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
-
-
 def register(subparsers: Any) -> None:
     """Add ``servers`` to an argparse subparsers object."""
-    from ..api.planfile import size_arg
+    from ..api.planfile import int_arg, size_arg
 
     p = subparsers.add_parser(
         "servers", help="capacity, rebuild times and durability of a pool spread over servers (Ceph, MinIO)",
         description="Placement over failure domains, usable capacity at Ceph's full ratios, declustered rebuild "
                     "times after a drive and a host failure, and P(data loss) over the service life with whole-host "
                     "failures, for servers x drives per server. docs/clusters.md.")
-    p.add_argument("--servers", type=_int, required=True, help="servers (hosts) in the pool")
-    p.add_argument("--drives-per-server", type=_int, required=True, help="drives in each server")
-    p.add_argument("--bays", type=_int, default=0, help="drive bays per server (default: --drives-per-server)")
-    p.add_argument("--racks", type=_int, default=0, help="racks holding the servers evenly (default 0: none stated)")
+    p.add_argument("--servers", type=int_arg, required=True, help="servers (hosts) in the pool")
+    p.add_argument("--drives-per-server", type=int_arg, required=True, help="drives in each server")
+    p.add_argument("--bays", type=int_arg, default=0, help="drive bays per server (default: --drives-per-server)")
+    p.add_argument("--racks", type=int_arg, default=0, help="racks holding the servers evenly (default 0: none stated)")
     p.add_argument("--nic-gbps", type=float, default=25.0, help="NIC line rate per server, Gbit/s (default 25)")
     p.add_argument("--scheme", default="rep:3", help="rep:R (replicated size R) or ec:K+M (default rep:3)")
-    p.add_argument("--min-size", type=_int, default=None, help="shards a stripe needs for writes (default Ceph's)")
+    p.add_argument("--min-size", type=int_arg, default=None, help="shards a stripe needs for writes (default Ceph's)")
     p.add_argument("--failure-domain", choices=[d.value for d in cluster.FailureDomain], default="host",
                    help="drive | host | rack (default host)")
-    p.add_argument("--shards-per-domain", type=_int, default=1, help="at most this many shards of a stripe per domain (default 1)")
+    p.add_argument("--shards-per-domain", type=int_arg, default=1, help="at most this many shards of a stripe per domain (default 1)")
     p.add_argument("--minio", action="store_true", help="MinIO's erasure sets chosen from the servers and drives")
-    p.add_argument("--minio-parity", type=_int, default=None, help="MinIO parity (default: by set size)")
+    p.add_argument("--minio-parity", type=int_arg, default=None, help="MinIO parity (default: by set size)")
     p.add_argument("--minio-policy", choices=[m.value for m in cluster.MinioPolicy], default="release",
                    help="release (endpoint-ellipses.go, sets up to 16) | pr18725 (unmerged proposal: up to 8)")
     p.add_argument("--drive-bytes", type=size_arg, required=True, metavar="SIZE", help="drive capacity (20TB, 2e13)")
@@ -264,7 +257,7 @@ def _search_handler(args: argparse.Namespace) -> int:
 
 
 def _register_search(subparsers: Any) -> None:
-    from ..api.planfile import size_arg
+    from ..api.planfile import int_arg, size_arg
 
     p = subparsers.add_parser(
         "servers-search", help="cheapest clusters (servers x drives x model x pool) for a capacity and durability",
@@ -273,17 +266,17 @@ def _register_search(subparsers: Any) -> None:
                     "first (servers, drives and energy), with the binding constraint and the Pareto front. "
                     "Exit 3 when none passes. docs/clusters.md.")
     p.add_argument("--usable", type=size_arg, required=True, metavar="SIZE", help="user data the cluster must hold (100TB)")
-    p.add_argument("--bays", type=_int, default=12, help="drive bays per server (default 12)")
+    p.add_argument("--bays", type=int_arg, default=12, help="drive bays per server (default 12)")
     p.add_argument("--server-cost", type=float, default=0.0, help="price of one server without drives, USD (default 0)")
     p.add_argument("--server-power", type=float, default=0.0, help="power of one server without drives, W (default 0)")
     p.add_argument("--nic-gbps", type=float, default=25.0, help="NIC line rate per server, Gbit/s (default 25)")
     p.add_argument("--pools", default="rep:3,ec:4+2,ec:8+3,minio", help="comma list of rep:R, ec:K+M, minio")
     p.add_argument("--drives", default="", help="comma list of catalog drive names (default: the whole catalog)")
-    p.add_argument("--max-servers", type=_int, default=32, help="largest server count tried (default 32)")
+    p.add_argument("--max-servers", type=int_arg, default=32, help="largest server count tried (default 32)")
     p.add_argument("--max-loss", type=float, default=1e-6, help="largest P(data loss) over the service life (default 1e-6)")
     p.add_argument("--service-life-years", type=float, default=5.0, help="service life in years (default 5)")
     p.add_argument("--host-loss-rate", type=float, default=0.01, help="whole-host losses per host-year (default 0.01)")
     p.add_argument("--energy-usd-per-kwh", type=float, default=0.0, help="energy price for the cost of ownership (default 0)")
-    p.add_argument("--top", type=_int, default=10, help="candidates shown (default 10)")
+    p.add_argument("--top", type=int_arg, default=10, help="candidates shown (default 10)")
     p.add_argument("--format", choices=("json", "text"), default="json", help="json or text (default %(default)s)")
     p.set_defaults(func=_search_handler)
