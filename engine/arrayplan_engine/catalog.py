@@ -775,7 +775,7 @@ def drive_from_fields(
     values, prov, out = split_provenance(data, prefix, bare=bare)
     clean, more = _validate(values, prefix or "_", spec_defaults=True)
     if not prefix:
-        more = [Violation(field=v.field.removeprefix("_").removeprefix("."), reason=v.reason) for v in more]
+        more = [v.at(v.field.removeprefix("_").removeprefix(".")) for v in more]
     out += more
     if out:
         raise InvalidInputError(out)

@@ -43,7 +43,7 @@ class PoolChoice:
         try:
             s = parse_pool_choice(self.scheme)
         except InvalidInputError as exc:
-            return [Violation(field=f"{prefix}.scheme", reason=x.reason) for x in exc.violations]
+            return [x.at(f"{prefix}.scheme") for x in exc.violations]
         if s is None:
             return v
         if self.failure_domain not in tuple(FailureDomain):
@@ -107,7 +107,7 @@ class ClusterQuestion:
             try:
                 parse_pool_choice(p)
             except InvalidInputError as exc:
-                v.extend(Violation(field=f"pools[{i}]", reason=x.reason) for x in exc.violations)
+                v.extend(x.at(f"pools[{i}]") for x in exc.violations)
         return v
 
 

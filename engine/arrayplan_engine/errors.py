@@ -12,17 +12,43 @@ import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+# Violation codes: what kind of rule a field broke, for a program to act on without reading the
+# reason's text (the API carries the code as BadRequest.FieldViolation.reason, api/errors.py).
+INVALID = "INVALID"  # any other rule (the reason says which)
+OUT_OF_RANGE = "OUT_OF_RANGE"  # a number outside its Range (``allowed`` is the interval)
+REQUIRED = "REQUIRED"  # a value that must be given is missing
+UNKNOWN_NAME = "UNKNOWN_NAME"  # a name not in the catalog, presets or layouts (UnknownNameError)
+DUPLICATE = "DUPLICATE"  # a list entry repeated
+TOO_MANY = "TOO_MANY"  # a list longer than allowed
+TOO_LONG = "TOO_LONG"  # a string longer than allowed
+# The FTL spare factor a drive's capacity and raw NAND give is outside the SSD model's range
+# (``ssd.SPARE_FACTOR_RANGE``; ``drive_checks`` turns it into the range of the field the user gave).
+SPARE_FACTOR_OUT_OF_RANGE = "SPARE_FACTOR_OUT_OF_RANGE"
+# A number a model derives from the field (a service time, a page count) is outside the
+# simulation's range (``drive_checks``: the field behind it and what to change).
+MODEL_OUT_OF_RANGE = "MODEL_OUT_OF_RANGE"
+CODES = (INVALID, OUT_OF_RANGE, REQUIRED, UNKNOWN_NAME, DUPLICATE, TOO_MANY, TOO_LONG, SPARE_FACTOR_OUT_OF_RANGE,
+         MODEL_OUT_OF_RANGE)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Violation:
     """One bad field: ``field`` is a dotted path (``workload.read_fraction``), ``reason`` says why
-    and what is allowed (``must be in [0, 1], got 1.5``)."""
+    and what is allowed (``must be in [0, 1], got 1.5``), ``code`` which kind of rule it broke
+    (``OUT_OF_RANGE``; one of ``CODES``) and ``allowed`` what the field allows when that is an
+    interval (``[0, 1]``; "" otherwise)."""
 
     field: str
     reason: str
+    code: str = INVALID
+    allowed: str = ""
 
     def __str__(self) -> str:
         return f"{self.field}: {self.reason}"
+
+    def at(self, field: str) -> Violation:
+        """The same violation under another field path (a rename: the engine's path to the API's)."""
+        return Violation(field=field, reason=self.reason, code=self.code, allowed=self.allowed)
 
 
 class ArrayplanError(Exception):
@@ -45,8 +71,8 @@ class InvalidInputError(ArrayplanError, ValueError):
         super().__init__("; ".join(str(v) for v in self.violations))
 
     @classmethod
-    def one(cls, field: str, reason: str) -> InvalidInputError:
-        return cls(Violation(field=field, reason=reason))
+    def one(cls, field: str, reason: str, code: str = INVALID, allowed: str = "") -> InvalidInputError:
+        return cls(Violation(field=field, reason=reason, code=code, allowed=allowed))
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
@@ -87,7 +113,7 @@ class UnknownNameError(InvalidInputError):
         hint = (f"did you mean {', '.join(close)}? " if close else "")
         listed = ", ".join(rest) + (f" (and {more} more)" if more > 0 else "")
         reason = f"unknown {echo(name)}; {hint}known: {listed if rest else ', '.join(close)}"
-        super().__init__(Violation(field=field, reason=reason.rstrip()))
+        super().__init__(Violation(field=field, reason=reason.rstrip(), code=UNKNOWN_NAME))
         self.name = name
         self.known = tuple(known_list)
 
@@ -228,18 +254,23 @@ class Range:
         """``None`` when ``value`` is allowed, else ``must be in [..] unit note, got value``."""
         return None if self.contains(value) else f"{self.allowed()}, got {fmt_got(value)}"
 
+    def violation(self, field: str, value: object) -> Violation:
+        """The violation of ``value`` outside the range: ``OUT_OF_RANGE`` with the interval as
+        ``allowed`` (``REQUIRED`` when there is no value, None)."""
+        return Violation(field=field, reason=f"{self.allowed()}, got {fmt_got(value)}",
+                         code=REQUIRED if value is None else OUT_OF_RANGE, allowed=str(self))
+
     def check(self, violations: list[Violation], field: str, value: object) -> bool:
         """Append a violation naming ``field`` when ``value`` is outside; True when it is inside."""
         if _inside(value, self.lo, self.hi, self.lo_open, self.hi_open, self.integer):
             return True
-        violations.append(Violation(field=field, reason=f"{self.allowed()}, got {fmt_got(value)}"))
+        violations.append(self.violation(field, value))
         return False
 
     def require(self, field: str, value: object) -> None:
         """Raise ``InvalidInputError`` naming ``field`` when ``value`` is outside."""
-        reason = self.reason(value)
-        if reason is not None:
-            raise InvalidInputError.one(field, reason)
+        if not self.contains(value):
+            raise InvalidInputError(self.violation(field, value))
 
 
 def check_range(violations: list[Violation], field: str, value: object, lo: float | None = None, hi: float | None = None, *,

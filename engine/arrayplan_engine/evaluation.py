@@ -38,6 +38,7 @@ from . import array, cost, endurance, performance, reliability, simulation
 from .candidates import Candidate, candidate_layout, headroom_at_least, headroom_at_most
 from .catalog import Catalog, Drive
 from .errors import require_range
+from .interval import NOT_ESTIMATED, Interval
 from .layout import Layout, usable_capacity_bytes
 from .plan_request import Objective, PlanRequest, request_catalog, required_capacity_bytes, required_iops_in_year
 from .units import HOUR_S
@@ -54,18 +55,12 @@ class YearPerformance:
     write_amplification: float
     life_used_fraction: float
     cumulative_life_used_fraction: float
-    predicted_iops: float
-    latency_at_percentile_s: float
+    # simulated figures with their simulation.CONFIDENCE_LEVEL intervals (NaN ends: not estimated)
+    predicted_iops: Interval
+    latency_at_percentile_s: Interval
     # share of each member's LBAs the FTL holds mapped (``PlanRequest.discards``; the used state simulated)
     mapped_fraction: float = math.nan
-    latency_at_percentile_fail_slow_s: float = math.nan  # with fail-slow drives at the field rates
-    latency_at_percentile_fail_slow_low_s: float = math.nan  # its simulation.CONFIDENCE_LEVEL interval
-    latency_at_percentile_fail_slow_high_s: float = math.nan
-    # the simulation.CONFIDENCE_LEVEL intervals of the two figures above (NaN: not estimated)
-    predicted_iops_low: float = math.nan
-    predicted_iops_high: float = math.nan
-    latency_at_percentile_low_s: float = math.nan
-    latency_at_percentile_high_s: float = math.nan
+    latency_at_percentile_fail_slow_s: Interval = NOT_ESTIMATED  # with fail-slow drives at the field rates
     replications: int = 1
     converged: bool = False
     stop_reason: str = "screening"
@@ -105,11 +100,13 @@ class Evaluation:
     candidate: Candidate
     drive_display_name: str
     usable_capacity_bytes: float
-    predicted_iops: float
+    # The simulated figures, each with its simulation.CONFIDENCE_LEVEL interval (``Interval``: in
+    # the same year as the figure; NaN ends when not estimated: a screening run).
+    predicted_iops: Interval
     member_ios_per_host_io: float
-    latency_p50_s: float
-    latency_at_percentile_s: float
-    worst_second_latency_s: float
+    latency_p50_s: Interval
+    latency_at_percentile_s: Interval
+    worst_second_latency_s: Interval
     endurance_years: float
     life_used_fraction: float
     purchase_cost_usd: float
@@ -125,12 +122,9 @@ class Evaluation:
     performance_model: str
     years: tuple[YearPerformance, ...] = ()
     # the latency at the percentile over time with fail-slow drives at the field rates, in the
-    # year it is highest (constraints.fail_slow_field_rates; NaN otherwise)
-    latency_at_percentile_fail_slow_s: float = math.nan
-    # its simulation.CONFIDENCE_LEVEL interval, in the year whose high end is highest (NaN: not
-    # asked for, or a screening run)
-    latency_at_percentile_fail_slow_low_s: float = math.nan
-    latency_at_percentile_fail_slow_high_s: float = math.nan
+    # year it is highest (constraints.fail_slow_field_rates; NaN otherwise); its interval is the
+    # year's whose high end is highest (NaN ends: not asked for, or a screening run)
+    latency_at_percentile_fail_slow_s: Interval = NOT_ESTIMATED
     # P(losing the array over the service life): more failed drives than the layout tolerates
     array_loss_probability: float = 0.0
     # P(some data unreadable after a rebuild): an unrecoverable read error while a group has no
@@ -144,22 +138,12 @@ class Evaluation:
     cost_per_usable_tb_usd: float = 0.0
     cost_per_iops_usd: float = 0.0
     pareto_optimal: bool = False
-    # power and the cost of ownership at the ends of the simulated utilisation's interval (the
-    # last year's, as power_w; NaN when not estimated)
-    power_low_w: float = math.nan
-    power_high_w: float = math.nan
-    total_cost_low_usd: float = math.nan
-    total_cost_high_usd: float = math.nan
-    # simulation.CONFIDENCE_LEVEL intervals of the simulated figures above (in the same year as
-    # each figure; NaN when not estimated: a screening run)
-    predicted_iops_low: float = math.nan
-    predicted_iops_high: float = math.nan
-    latency_p50_low_s: float = math.nan
-    latency_p50_high_s: float = math.nan
-    latency_at_percentile_low_s: float = math.nan
-    latency_at_percentile_high_s: float = math.nan
-    worst_second_latency_low_s: float = math.nan
-    worst_second_latency_high_s: float = math.nan
+    # power and the cost of ownership with the ends of the simulated utilisation's interval (the
+    # last year's, as power_w; NaN ends when not estimated). The point figures stay floats beside
+    # them (power_w, total_cost_usd): the objective reads points alike from an evaluation and from
+    # the search's bounds (``candidates.ObjectiveBounds``).
+    power_interval_w: Interval = NOT_ESTIMATED
+    total_cost_interval_usd: Interval = NOT_ESTIMATED
     worst_second_horizon_s: float = simulation.DEFAULT_HORIZON_S
     # every year's intervals reached their targets (simulation.THROUGHPUT_REL_HALF_WIDTH,
     # PERCENTILE_REL_HALF_WIDTH); replications summed over the years; the precision run
@@ -171,9 +155,7 @@ class Evaluation:
     # latency_at_percentile_s, the same random streams) with its interval, and the share of host
     # reads read around a busy member in that year. NaN when not applied.
     coordinated_reads: bool = False
-    latency_at_percentile_without_coordinated_reads_s: float = math.nan
-    latency_at_percentile_without_coordinated_reads_low_s: float = math.nan
-    latency_at_percentile_without_coordinated_reads_high_s: float = math.nan
+    latency_at_percentile_without_coordinated_reads_s: Interval = NOT_ESTIMATED
     reconstructed_read_fraction: float = math.nan
 
     def latency_headroom_fraction(self) -> float:
@@ -187,10 +169,10 @@ class Evaluation:
         the cost of ownership follow the simulated utilisation's interval (a point without one),
         the purchase cost is exact, headroom follows the binding check's interval."""
         v = self.objective_value(objective)
-        if objective is Objective.TOTAL_COST_OF_OWNERSHIP and math.isfinite(self.total_cost_low_usd):
-            return (self.total_cost_low_usd, self.total_cost_high_usd)
-        if objective is Objective.POWER and math.isfinite(self.power_low_w):
-            return (self.power_low_w, self.power_high_w)
+        if objective is Objective.TOTAL_COST_OF_OWNERSHIP and math.isfinite(self.total_cost_interval_usd.low):
+            return (self.total_cost_interval_usd.low, self.total_cost_interval_usd.high)
+        if objective is Objective.POWER and math.isfinite(self.power_interval_w.low):
+            return (self.power_interval_w.low, self.power_interval_w.high)
         if objective is not Objective.HEADROOM:
             return (v, v)
         k = next((c for c in self.checks if c.constraint == self.binding_constraint), None)
@@ -326,176 +308,263 @@ def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, 
     interval; a simulated figure's check is met at its interval's pessimistic end.
     ``precision``: ``simulation.FULL`` (the decision run, adaptive) or ``simulation.SCREENING``
     (one replication per year, point estimates: checks are met on the point estimate and say
-    ``confidence_level`` 0)."""
-    prec = simulation.precision_of(precision)
+    ``confidence_level`` 0).
+
+    Four named stages: the years' performance (``simulate_years``), the cost (``cost_of``), the
+    durability (``durability_of``) and the checks (``checks_of``); ``evaluate`` joins them into
+    one record."""
     catalog = request_catalog(req, catalog)
     drive = catalog.get(cand.drive_model)
     layout = candidate_layout(cand)
-    c = req.constraints
-    years = req.service_life_years
-    op = cand.over_provisioning_fraction
-    usable = usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes * (1.0 - op))
+    usable = usable_capacity_bytes(layout, cand.drive_count, drive.capacity_bytes * (1.0 - cand.over_provisioning_fraction))
     wear = service_life_wear_of(req, cand, drive, layout)
-    year_figures: list[YearPerformance] = []
+    years = simulate_years(req, cand, catalog, wear, seed=seed, precision=precision)
+    costs = cost_of(req, cand, drive, years, wear)
+    durability = durability_of(req, cand, drive, layout)
+    checks = checks_of(req, cand, usable, years, wear, costs, durability)
+    # the binding constraint: the least headroom, unmet checks first (a check can fail at its
+    # pessimistic end with a positive point headroom)
+    binding = min(checks, key=lambda k: (k.met, k.headroom_fraction))
+    perf, lat_p, ws, sp = years.iops_worst, years.latency_worst, years.worst_second_worst, years.sustained_worst
+    sustained = sp.max_iops.value
+    return Evaluation(
+        candidate=cand, drive_display_name=drive.display_name, usable_capacity_bytes=usable,
+        predicted_iops=sp.max_iops, member_ios_per_host_io=perf.member_ios_per_host_io,
+        latency_p50_s=lat_p.latency_p50_s, latency_at_percentile_s=lat_p.latency_at_percentile_s,
+        worst_second_latency_s=ws.worst_second_latency_s, worst_second_horizon_s=ws.horizon_s,
+        simulation_converged=all(p.converged for p in years.perfs),
+        simulation_replications=sum(p.replications for p in years.perfs), simulation_precision=years.precision.name,
+        endurance_years=wear.endurance_years, life_used_fraction=wear.life_used_fraction,
+        purchase_cost_usd=costs.purchase_usd, power_cost_usd=costs.power_cost_usd,
+        replacement_cost_usd=costs.replacement_cost_usd, total_cost_usd=costs.total_usd,
+        total_cost_interval_usd=costs.total_interval_usd, power_interval_w=costs.power_interval_w,
+        power_w=costs.power_w, data_loss_probability=durability.loss_probability,
+        array_loss_probability=durability.array_loss_probability,
+        unreadable_after_rebuild_probability=durability.unreadable_probability, checks=tuple(checks),
+        meets_constraints=all(k.met for k in checks), binding_constraint=binding.constraint,
+        headroom_fraction=binding.headroom_fraction, performance_model=perf.model,
+        years=years.figures, latency_at_percentile_fail_slow_s=years.fail_slow_worst(req),
+        wear_out_year=wear.wear_out_year, replacement_drive_count=costs.replacements, hot_spare_count=costs.spares,
+        mttdl_hours=durability.mttdl_hours, rebuild_s=durability.repair_hours * HOUR_S,
+        cost_per_usable_tb_usd=costs.total_usd / (usable / 1e12) if usable else math.inf,
+        cost_per_iops_usd=costs.total_usd / sustained if sustained > 0 else math.inf,
+        coordinated_reads=req.coordinated_reads and simulation.coordinated_reads_apply(layout),
+        latency_at_percentile_without_coordinated_reads_s=lat_p.latency_at_percentile_without_coordinated_reads_s,
+        reconstructed_read_fraction=lat_p.reconstructed_read_fraction,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class SimulatedYears:
+    """Every year of a candidate's service life simulated (``simulate_years``), and the years each
+    figure reports: a figure is read in the year it is worst, at its pessimistic end."""
+
+    perfs: tuple[simulation.SimulatedFigures, ...]  # one per year, in order
+    required_iops: tuple[float, ...]  # each year's required IOPS (0: closed loop)
+    figures: tuple[YearPerformance, ...]
+    precision: simulation.Precision  # the precision run (SCREENING when the screen failed)
+
+    @property
+    def iops_worst_index(self) -> int:
+        """The year that binds: the least IOPS headroom at the interval's low end, then the
+        highest latency at its high end."""
+        perfs, required = self.perfs, self.required_iops
+
+        def pessimistic_iops(p: simulation.SimulatedFigures) -> float:
+            return p.max_iops.low if math.isfinite(p.max_iops.low) else p.max_iops.value
+
+        return min(range(len(perfs)), key=lambda i: ((pessimistic_iops(perfs[i]) - required[i]) / required[i]
+                                                     if required[i] > 0 else math.inf,
+                                                     -perfs[i].latency_at_percentile_s.high_or_value))
+
+    @property
+    def iops_worst(self) -> simulation.SimulatedFigures:
+        return self.perfs[self.iops_worst_index]
+
+    @property
+    def latency_worst(self) -> simulation.SimulatedFigures:
+        """The year of the highest latency at the percentile (its interval's high end, then the point)."""
+        return max(self.perfs, key=lambda p: (p.latency_at_percentile_s.high_or_value, p.latency_at_percentile_s.value))
+
+    @property
+    def worst_second_worst(self) -> simulation.SimulatedFigures:
+        """The year of the highest worst second (its interval's high end)."""
+        return max(self.perfs, key=lambda p: p.worst_second_latency_s.high_or_value)
+
+    @property
+    def sustained_worst(self) -> simulation.SimulatedFigures:
+        """The year of the least sustained IOPS."""
+        return min(self.perfs, key=lambda p: p.max_iops.value)
+
+    def fail_slow_worst(self, req: PlanRequest) -> Interval:
+        """The latency with fail-slow drives at the field rates in the year it is highest, with the
+        interval of the year whose high end is highest (the pessimistic end the check reads);
+        NaN when the request does not ask for it."""
+        if not req.constraints.fail_slow_field_rates:
+            return NOT_ESTIMATED
+        worst = max(p.latency_at_percentile_fail_slow_s.value for p in self.perfs)
+        slow_p = max(self.perfs, key=lambda p: (p.latency_at_percentile_fail_slow_s.high_or_value,
+                                                p.latency_at_percentile_fail_slow_s.value))
+        return Interval(value=worst, low=slow_p.latency_at_percentile_fail_slow_s.low,
+                        high=slow_p.latency_at_percentile_fail_slow_s.high)
+
+
+def simulate_years(req: PlanRequest, cand: Candidate, catalog: Catalog, wear: endurance.ServiceLifeWear, *,
+                   seed: np.random.SeedSequence | None = None,
+                   precision: str | simulation.Precision = simulation.FULL) -> SimulatedYears:
+    """Stage 1, the yearly performance: each year of the service life simulated at the year's
+    fill, workload and required IOPS (``candidate_year_case``), years in the state of an earlier
+    one simulated once (``_year_state``), after the screen (``_screened_precision``)."""
+    prec = simulation.precision_of(precision)
     perfs: list[simulation.SimulatedFigures] = []
     required: list[float] = []
+    figures: list[YearPerformance] = []
     simulated: dict[tuple[Any, ...], simulation.SimulatedFigures] = {}
     saturation_runs: dict[Any, Any] = {}
     if prec.max_replications > 1:
         prec = _screened_precision(req, cand, catalog, seed, wear, prec, simulated, saturation_runs)
-    for y, yw in zip(range(1, years + 1), wear.years, strict=True):
+    for y, yw in zip(range(1, req.service_life_years + 1), wear.years, strict=True):
         case = candidate_year_case(req, cand, y, catalog, seed=seed, wear=wear)
         state = _year_state(case)
         perf_y = simulated.get(state) or simulate_candidate_year(req, case, prec, seed=seed, saturation_runs=saturation_runs)
         simulated[state] = perf_y
-        required_y = case.workload.target_iops
         perfs.append(perf_y)
-        required.append(required_y)
-        year_figures.append(YearPerformance(
-            year=y, fill_fraction=yw.fill_fraction, mapped_fraction=yw.mapped_fraction, required_iops=required_y,
+        required.append(case.workload.target_iops)
+        figures.append(YearPerformance(
+            year=y, fill_fraction=yw.fill_fraction, mapped_fraction=yw.mapped_fraction, required_iops=case.workload.target_iops,
             write_amplification=yw.write_amplification,
             life_used_fraction=yw.life_used_fraction, cumulative_life_used_fraction=yw.cumulative_life_used_fraction,
             predicted_iops=perf_y.max_iops, latency_at_percentile_s=perf_y.latency_at_percentile_s,
-            latency_at_percentile_fail_slow_s=perf_y.latency_at_percentile_fail_slow_s,
-            latency_at_percentile_fail_slow_low_s=perf_y.latency_at_percentile_fail_slow_low_s,
-            latency_at_percentile_fail_slow_high_s=perf_y.latency_at_percentile_fail_slow_high_s,
-            predicted_iops_low=perf_y.max_iops_low, predicted_iops_high=perf_y.max_iops_high,
-            latency_at_percentile_low_s=perf_y.latency_at_percentile_low_s,
-            latency_at_percentile_high_s=perf_y.latency_at_percentile_high_s, replications=perf_y.replications,
+            latency_at_percentile_fail_slow_s=perf_y.latency_at_percentile_fail_slow_s, replications=perf_y.replications,
             converged=perf_y.converged, stop_reason=perf_y.stop_reason))
+    return SimulatedYears(perfs=tuple(perfs), required_iops=tuple(required), figures=tuple(figures), precision=prec)
 
-    def pessimistic_iops(p: simulation.SimulatedFigures) -> float:
-        return p.max_iops_low if math.isfinite(p.max_iops_low) else p.max_iops
 
-    def pessimistic_latency(p: simulation.SimulatedFigures) -> float:
-        return p.latency_at_percentile_high_s if not math.isnan(p.latency_at_percentile_high_s) else p.latency_at_percentile_s
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Costs:
+    """What a candidate costs over its service life (``cost_of``)."""
 
-    # The year that binds: the least IOPS headroom at the interval's low end, then the highest
-    # latency at its high end.
-    worst = min(range(years), key=lambda i: ((pessimistic_iops(perfs[i]) - required[i]) / required[i] if required[i] > 0 else math.inf,
-                                             -pessimistic_latency(perfs[i])))
-    latency_worst = max(range(years), key=lambda i: (pessimistic_latency(perfs[i]), perfs[i].latency_at_percentile_s))
-    worst_second_year = max(range(years), key=lambda i: (perfs[i].worst_second_latency_high_s
-                                                         if not math.isnan(perfs[i].worst_second_latency_high_s)
-                                                         else perfs[i].worst_second_latency_s))
-    sustained_year = min(range(years), key=lambda i: perfs[i].max_iops)
-    perf = perfs[worst]
-    life_used = wear.life_used_fraction
+    spares: int  # hot spares bought with it
+    purchase_usd: float  # drives and spares, each in its paid bay
+    power_w: float  # at the last year's simulated utilisation
+    power_interval_w: Interval  # its ends at the utilisation interval's ends (NaN ends: not estimated)
+    power_cost_usd: float
+    replacements: float  # expected drives replaced: wear-out and failures
+    replacement_cost_usd: float
+    total_usd: float
+    total_interval_usd: Interval
 
+
+def cost_of(req: PlanRequest, cand: Candidate, drive: Drive, years: SimulatedYears, wear: endurance.ServiceLifeWear) -> Costs:
+    """Stage 2, the cost: purchase (every drive and spare sits in a bay paid and powered with its
+    enclosure, cost.py), power at the last year's simulated utilisation, energy over the service
+    life, and replacements (wear-out from the wear model, failures from the AFR). The simulated
+    utilisation's interval carries into power and the cost of ownership (NaN ends: a screening
+    run, one replication, or none simulated)."""
+    n_years = req.service_life_years
     price = drive.price_usd or 0.0
     spares = cost.hot_spare_count(cand.drive_count, drives_per_spare=req.drives_per_hot_spare)
-    # every drive and spare sits in a bay paid and powered with its enclosure (cost.py)
     bays = cand.drive_count + spares
     purchase = cost.purchase_cost_usd(price, bays, usd_per_bay=req.candidate_space.bay_cost_usd)
+
     def power_at(utilization: float) -> float:
         return cost.average_power_w(idle_power_w=drive.idle_power_w or 0.0, active_power_w=drive.active_power_w or 0.0,
                                     drive_count=cand.drive_count, utilization=utilization) + spares * (drive.idle_power_w or 0.0) \
             + cost.bay_power_w(bays, w_per_bay=req.candidate_space.bay_power_w)
-    # the simulated utilisation's interval carries into power and the cost of ownership (NaN: a
-    # screening run, one replication, or none simulated)
-    power = power_at(perfs[-1].utilization)
-    power_low, power_high = (power_at(perfs[-1].utilization_low), power_at(perfs[-1].utilization_high)) \
-        if math.isfinite(perfs[-1].utilization_low) and math.isfinite(perfs[-1].utilization_high) else (math.nan, math.nan)
-    power_cost = cost.energy_cost_usd(power, years=years, usd_per_kwh=req.electricity_usd_per_kwh)
+
+    util = years.perfs[-1].utilization
+    power = power_at(util.value)
+    power_low, power_high = (power_at(util.low), power_at(util.high)) \
+        if math.isfinite(util.low) and math.isfinite(util.high) else (math.nan, math.nan)
+    power_cost = cost.energy_cost_usd(power, years=n_years, usd_per_kwh=req.electricity_usd_per_kwh)
     afr = drive.annual_failure_rate or 0.0
     replacements = wear.wear_out_replacements \
-        + cost.expected_failure_replacements(cand.drive_count, annual_failure_rate=afr, service_life_years=years)
+        + cost.expected_failure_replacements(cand.drive_count, annual_failure_rate=afr, service_life_years=n_years)
     replacement_cost = replacements * price
     total_cost = purchase + power_cost + replacement_cost
     total_cost_low, total_cost_high = (
-        purchase + cost.energy_cost_usd(p, years=years, usd_per_kwh=req.electricity_usd_per_kwh) + replacement_cost
+        purchase + cost.energy_cost_usd(p, years=n_years, usd_per_kwh=req.electricity_usd_per_kwh) + replacement_cost
         for p in (power_low, power_high)) if math.isfinite(power_low) else (math.nan, math.nan)
+    return Costs(spares=spares, purchase_usd=purchase, power_w=power,
+                 power_interval_w=Interval(value=power, low=power_low, high=power_high), power_cost_usd=power_cost,
+                 replacements=replacements, replacement_cost_usd=replacement_cost, total_usd=total_cost,
+                 total_interval_usd=Interval(value=total_cost, low=total_cost_low, high=total_cost_high))
 
-    loss_p, mttdl_h = 0.0, math.inf
-    array_loss_p = unreadable_p = 0.0
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Durability:
+    """A candidate's durability over its service life (``durability_of``)."""
+
+    loss_probability: float = 0.0  # P(data loss): more failures than tolerated, or a URE in a rebuild
+    array_loss_probability: float = 0.0  # more failed drives than the layout tolerates
+    unreadable_probability: float = 0.0  # what the URE term adds: data unreadable after a rebuild
+    mttdl_hours: float = math.inf
+    repair_hours: float = 0.0  # a whole drive rebuilt at the request's share of its sequential write rate
+
+
+def durability_of(req: PlanRequest, cand: Candidate, drive: Drive, layout: Layout) -> Durability:
+    """Stage 3, the durability: the reliability model's chain over the service life with the
+    drive's AFR and a rebuild at ``req.rebuild_rate_fraction_of_seq_write`` of its sequential
+    write rate, once with unrecoverable read errors and once without (only more failed drives than
+    the layout tolerates lose the array; what the URE term adds is data unreadable after a
+    rebuild: Linux md marks the sector bad and finishes, some controllers abort the rebuild). A
+    drive without failures modelled (AFR 0) loses nothing."""
+    op = cand.over_provisioning_fraction
+    years = req.service_life_years
+    afr = drive.annual_failure_rate or 0.0
     rebuild_rate = (drive.seq_write_bytes_per_s or 50e6) * req.rebuild_rate_fraction_of_seq_write
     repair_h = reliability.rebuild_hours(drive_capacity_bytes=drive.capacity_bytes * (1.0 - op), rebuild_rate_bytes_per_second=rebuild_rate)
-    if afr > 0:
-        durability = reliability.array_reliability(
+    if not afr > 0:
+        return Durability(repair_hours=repair_h)
+    chain = reliability.array_reliability(
+        layout, cand.drive_count, annual_failure_rate=afr, repair_hours=repair_h, service_life_years=years,
+        uber=drive.uber or 0.0, drive_capacity_bytes=drive.capacity_bytes * (1.0 - op))
+    loss_p = chain.service_life_loss_probability
+    array_loss_p = loss_p
+    if drive.uber:
+        array_loss_p = reliability.array_reliability(
             layout, cand.drive_count, annual_failure_rate=afr, repair_hours=repair_h, service_life_years=years,
-            uber=drive.uber or 0.0, drive_capacity_bytes=drive.capacity_bytes * (1.0 - op))
-        loss_p, mttdl_h = durability.service_life_loss_probability, durability.mttdl_hours
-        # the same chain without unrecoverable read errors: only more failed drives than the
-        # layout tolerates lose the array; what the URE term adds is data unreadable after a
-        # rebuild (Linux md marks the sector bad and finishes; some controllers abort the rebuild)
-        array_loss_p = loss_p
-        if drive.uber:
-            array_loss_p = reliability.array_reliability(
-                layout, cand.drive_count, annual_failure_rate=afr, repair_hours=repair_h, service_life_years=years,
-                uber=0.0, drive_capacity_bytes=drive.capacity_bytes * (1.0 - op)).service_life_loss_probability
-        unreadable_p = max(0.0, loss_p - array_loss_p)
+            uber=0.0, drive_capacity_bytes=drive.capacity_bytes * (1.0 - op)).service_life_loss_probability
+    return Durability(loss_probability=loss_p, array_loss_probability=array_loss_p,
+                      unreadable_probability=max(0.0, loss_p - array_loss_p), mttdl_hours=chain.mttdl_hours, repair_hours=repair_h)
 
+
+def _check_figure(constraint: str, required: float, figure: Interval, unit: str, *, at_most: bool) -> ConstraintCheck:
+    """A simulated figure's check, judged at its interval's pessimistic end (``_check``)."""
+    return _check(constraint, required, figure.value, unit, at_most=at_most, low=figure.low, high=figure.high)
+
+
+def checks_of(req: PlanRequest, cand: Candidate, usable: float, years: SimulatedYears, wear: endurance.ServiceLifeWear,
+              costs: Costs, durability: Durability) -> list[ConstraintCheck]:
+    """Stage 4, the checks: every constraint the request sets, each in the year it binds; a
+    simulated figure at its interval's pessimistic end, an analytic one exactly. Capacity and
+    endurance are always checked, the rest when set (0 = no constraint)."""
+    c = req.constraints
     checks = [_check("usable_capacity", required_capacity_bytes(req), usable, "bytes", at_most=False)]
-    if required[worst] > 0:
-        checks.append(_check("iops", required[worst], perf.max_iops, "iops", at_most=False,
-                             low=perf.max_iops_low, high=perf.max_iops_high))
-    slow_worst = max(p.latency_at_percentile_fail_slow_s for p in perfs) if c.fail_slow_field_rates else math.nan
-    # the fail-slow figure's interval: the year whose high end is highest (the pessimistic end
-    # the check reads), its point in that year
-    slow_p = max(perfs, key=lambda p: (p.latency_at_percentile_fail_slow_high_s if not math.isnan(p.latency_at_percentile_fail_slow_high_s)
-                                       else p.latency_at_percentile_fail_slow_s, p.latency_at_percentile_fail_slow_s))
-    slow_low, slow_high = (slow_p.latency_at_percentile_fail_slow_low_s, slow_p.latency_at_percentile_fail_slow_high_s) \
-        if c.fail_slow_field_rates else (math.nan, math.nan)
-    lat_p = perfs[latency_worst]
+    worst = years.iops_worst_index
+    if years.required_iops[worst] > 0:
+        checks.append(_check_figure("iops", years.required_iops[worst], years.perfs[worst].max_iops, "iops", at_most=False))
     if c.latency_target_s > 0:
-        # with fail-slow drives asked for, the target holds over time with them, at the high end
-        # of the mixture's interval over the replications (the year it is highest)
         if c.fail_slow_field_rates:
-            checks.append(_check("latency", c.latency_target_s, slow_worst, "s", at_most=True,
-                                 low=min(slow_low, slow_worst), high=max(slow_high, slow_worst)))
+            # with fail-slow drives asked for, the target holds over time with them, at the high
+            # end of the mixture's interval over the replications (the year it is highest)
+            slow = years.fail_slow_worst(req)
+            checks.append(_check("latency", c.latency_target_s, slow.value, "s", at_most=True,
+                                 low=min(slow.low, slow.value), high=max(slow.high, slow.value)))
         else:
-            checks.append(_check("latency", c.latency_target_s, lat_p.latency_at_percentile_s, "s", at_most=True,
-                                 low=lat_p.latency_at_percentile_low_s, high=lat_p.latency_at_percentile_high_s))
-    ws = perfs[worst_second_year]
+            checks.append(_check_figure("latency", c.latency_target_s, years.latency_worst.latency_at_percentile_s, "s",
+                                        at_most=True))
     if c.worst_second_latency_target_s > 0:
-        checks.append(_check("worst_second_latency", c.worst_second_latency_target_s, ws.worst_second_latency_s, "s",
-                             at_most=True, low=ws.worst_second_latency_low_s, high=ws.worst_second_latency_high_s))
-    checks.append(_check("endurance", 1.0 - c.endurance_margin_fraction, life_used, "fraction", at_most=True))
-    if c.max_purchase_cost_usd > 0:
-        checks.append(_check("purchase_cost", c.max_purchase_cost_usd, purchase, "usd", at_most=True))
-    if c.max_drive_count > 0:
-        checks.append(_check("drive_count", c.max_drive_count, cand.drive_count, "drives", at_most=True))
-    if c.max_power_w > 0:
-        checks.append(_check("power", c.max_power_w, power, "w", at_most=True))
-    if c.max_data_loss_probability > 0:
-        checks.append(_check("durability", c.max_data_loss_probability, loss_p, "fraction", at_most=True))
-    if c.max_array_loss_probability > 0:
-        checks.append(_check("array_loss", c.max_array_loss_probability, array_loss_p, "fraction", at_most=True))
-    # the binding constraint: the least headroom, unmet checks first (a check can fail at its
-    # pessimistic end with a positive point headroom)
-    binding = min(checks, key=lambda k: (k.met, k.headroom_fraction))
-    sp = perfs[sustained_year]
-    sustained = sp.max_iops
-    return Evaluation(
-        candidate=cand, drive_display_name=drive.display_name, usable_capacity_bytes=usable,
-        predicted_iops=sustained, member_ios_per_host_io=perf.member_ios_per_host_io,
-        latency_p50_s=lat_p.latency_p50_s, latency_at_percentile_s=lat_p.latency_at_percentile_s,
-        predicted_iops_low=sp.max_iops_low, predicted_iops_high=sp.max_iops_high,
-        latency_p50_low_s=lat_p.latency_p50_low_s, latency_p50_high_s=lat_p.latency_p50_high_s,
-        latency_at_percentile_low_s=lat_p.latency_at_percentile_low_s,
-        latency_at_percentile_high_s=lat_p.latency_at_percentile_high_s,
-        worst_second_latency_low_s=ws.worst_second_latency_low_s, worst_second_latency_high_s=ws.worst_second_latency_high_s,
-        worst_second_horizon_s=ws.horizon_s, simulation_converged=all(p.converged for p in perfs),
-        simulation_replications=sum(p.replications for p in perfs), simulation_precision=prec.name,
-        worst_second_latency_s=ws.worst_second_latency_s, endurance_years=wear.endurance_years,
-        life_used_fraction=life_used, purchase_cost_usd=purchase, power_cost_usd=power_cost,
-        replacement_cost_usd=replacement_cost, total_cost_usd=total_cost,
-        total_cost_low_usd=total_cost_low, total_cost_high_usd=total_cost_high, power_low_w=power_low, power_high_w=power_high,
-        power_w=power, data_loss_probability=loss_p, array_loss_probability=array_loss_p,
-        unreadable_after_rebuild_probability=unreadable_p, checks=tuple(checks),
-        meets_constraints=all(k.met for k in checks), binding_constraint=binding.constraint,
-        headroom_fraction=binding.headroom_fraction, performance_model=perf.model,
-        years=tuple(year_figures), latency_at_percentile_fail_slow_s=slow_worst,
-        latency_at_percentile_fail_slow_low_s=slow_low, latency_at_percentile_fail_slow_high_s=slow_high,
-        wear_out_year=wear.wear_out_year, replacement_drive_count=replacements, hot_spare_count=spares,
-        mttdl_hours=mttdl_h, rebuild_s=repair_h * HOUR_S, cost_per_usable_tb_usd=total_cost / (usable / 1e12) if usable else math.inf,
-        cost_per_iops_usd=total_cost / sustained if sustained > 0 else math.inf,
-        coordinated_reads=req.coordinated_reads and simulation.coordinated_reads_apply(layout),
-        latency_at_percentile_without_coordinated_reads_s=lat_p.latency_at_percentile_without_coordinated_reads_s,
-        latency_at_percentile_without_coordinated_reads_low_s=lat_p.latency_at_percentile_without_coordinated_reads_low_s,
-        latency_at_percentile_without_coordinated_reads_high_s=lat_p.latency_at_percentile_without_coordinated_reads_high_s,
-        reconstructed_read_fraction=lat_p.reconstructed_read_fraction,
-    )
+        checks.append(_check_figure("worst_second_latency", c.worst_second_latency_target_s,
+                                    years.worst_second_worst.worst_second_latency_s, "s", at_most=True))
+    checks.append(_check("endurance", 1.0 - c.endurance_margin_fraction, wear.life_used_fraction, "fraction", at_most=True))
+    analytic = (("purchase_cost", c.max_purchase_cost_usd, costs.purchase_usd, "usd"),
+                ("drive_count", c.max_drive_count, cand.drive_count, "drives"),
+                ("power", c.max_power_w, costs.power_w, "w"),
+                ("durability", c.max_data_loss_probability, durability.loss_probability, "fraction"),
+                ("array_loss", c.max_array_loss_probability, durability.array_loss_probability, "fraction"))
+    checks.extend(_check(name, limit, value, unit, at_most=True) for name, limit, value, unit in analytic if limit > 0)
+    return checks
 
 
 #: A full evaluation is replaced by screening runs when the screening run of its most demanding
@@ -523,7 +592,7 @@ def _screened_precision(req: PlanRequest, cand: Candidate, catalog: Catalog, see
     year = max(y for y, need in enumerate(needs, start=1) if need == top)
     case = candidate_year_case(req, cand, year, catalog, seed=seed, wear=wear)
     screen = simulate_candidate_year(req, case, simulation.SCREENING, seed=seed, saturation_runs=saturation_runs)
-    if screen.max_iops < (1.0 - SCREEN_MARGIN) * case.workload.target_iops:
+    if screen.max_iops.value < (1.0 - SCREEN_MARGIN) * case.workload.target_iops:
         simulated[_year_state(case)] = screen
         return simulation.SCREENING
     return prec

@@ -47,7 +47,7 @@ __all__ = [
 COMMAND_OVERHEAD_S = 0.1e-3
 
 
-_SERVICE_MODEL_RANGES = {
+SERVICE_MODEL_RANGES = {
     "rpm": Range(lo=3_000, hi=20_000),
     "average_seek_s": Range(lo=0, hi=0.05, unit="s"),
     "full_stroke_seek_s": Range(lo=0, hi=0.1, unit="s", note="(0 = unknown)"),
@@ -84,7 +84,7 @@ def service_model(drive: Any = None, *, rpm: float | None = None, average_seek_s
         full_stroke_seek_s = 0.0
     v.extend(check_fields({"rpm": rpm, "average_seek_s": average_seek_s, "full_stroke_seek_s": full_stroke_seek_s,
                            "media_bytes_per_s": media_bytes_per_s, "command_overhead_s": command_overhead_s,
-                           "write_extra_s": write_extra_s}, _SERVICE_MODEL_RANGES))
+                           "write_extra_s": write_extra_s}, SERVICE_MODEL_RANGES))
     check(v)
     assert rpm is not None and average_seek_s is not None and media_bytes_per_s is not None
     per_byte = 1.0 / float(media_bytes_per_s)

@@ -214,7 +214,7 @@ def validate_request(req: PlanRequest, catalog: Catalog | None = None) -> None:
         try:
             catalog.get(name)
         except UnknownNameError as exc:
-            v.append(Violation(field=f"candidate_space.drive_models[{i}]", reason=exc.violations[0].reason))
+            v.append(exc.violations[0].at(f"candidate_space.drive_models[{i}]"))
     for i, name in enumerate(s.layouts):
         try:
             layouts_for(name, s.group_widths, f"candidate_space.layouts[{i}]")

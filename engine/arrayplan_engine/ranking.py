@@ -193,7 +193,7 @@ def _hdd_equivalence_of(req: PlanRequest, best: Evaluation, catalog: Catalog, hd
     base = candidate_layout(cand)
     stripes_all = base.kind in (LayoutKind.RAID0, LayoutKind.RAID10)
     w = req.workload.grown(req.service_life_years - 1)
-    iops = required_iops_in_year(req, req.service_life_years) or best.predicted_iops
+    iops = required_iops_in_year(req, req.service_life_years) or best.predicted_iops.value
     if not (iops > 0 and math.isfinite(iops)):
         return None
     step = 2 if base.kind is LayoutKind.RAID10 else (1 if stripes_all else cand.group_width)
@@ -228,13 +228,13 @@ def _hdd_equivalence_of(req: PlanRequest, best: Evaluation, catalog: Catalog, hd
                        else f"IOPS or {pct} latency at the pessimistic end of its intervals")
         else:
             binding = "IOPS"
-        util = f.utilization
+        util = f.utilization.value
         level = f"{simulation.CONFIDENCE_LEVEL * 100:.0f} %"
         span = (f" The count at the intervals' optimistic end is {eq.drive_count_low:,}: {eq.drive_count_low:,}-{n:,} disks "
                 f"at {level} confidence." if eq.drive_count_low and eq.drive_count_low < n else "")
         explanation = (f"{n:,} x {hdd.display_name} in {cand.layout.upper()} carry {what} at {level} confidence (simulated "
-                       f"{pct} {f.latency_at_percentile_s * 1e3:.3g} ms, {f.latency_at_percentile_low_s * 1e3:.3g}-"
-                       f"{f.latency_at_percentile_high_s * 1e3:.3g} ms); fewer would miss on {binding}.{span}")
+                       f"{pct} {f.latency_at_percentile_s.value * 1e3:.3g} ms, {f.latency_at_percentile_s.low * 1e3:.3g}-"
+                       f"{f.latency_at_percentile_s.high * 1e3:.3g} ms); fewer would miss on {binding}.{span}")
     else:
         util = 1.0
         priced = 0  # the disks the cost and power below are for
@@ -245,9 +245,9 @@ def _hdd_equivalence_of(req: PlanRequest, best: Evaluation, catalog: Catalog, hd
                                                     latency_quantile=q, latency_target_s=0.0, precision=simulation.EQUIVALENCE, **search)
             if loose.drive_count and loose.figures is not None:
                 priced = loose.drive_count
-                util = loose.figures.utilization
+                util = loose.figures.utilization.value
                 explanation += (f" Without the latency target, {loose.drive_count:,} of them carry the IOPS and capacity "
-                                f"(simulated {pct} {loose.figures.latency_at_percentile_s * 1e3:.3g} ms); the cost and power "
+                                f"(simulated {pct} {loose.figures.latency_at_percentile_s.value * 1e3:.3g} ms); the cost and power "
                                 f"are theirs.")
         else:
             explanation = (f"No array of {hdd.display_name} in {cand.layout.upper()} up to {cap:,} disks carries {what} "

@@ -50,6 +50,8 @@ import numpy as np
 from . import array, catalog, fail_slow, hdd, ssd
 from .catalog import Drive
 from .errors import InvalidInputError, Violation, check, check_range, require_range
+from .interval import NOT_ESTIMATED
+from .interval import Interval as Interval  # re-exported: simulation.Interval is the name its callers know
 from .layout import Layout, LayoutKind, group_count, usable_capacity_bytes
 from .service_time import ServiceModel
 from .workload import Workload
@@ -138,27 +140,6 @@ def t_quantile_975(dof: int) -> float:
         return _T975[dof - 1]
     z = 1.959964
     return z + (z**3 + z) / (4 * dof) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * dof**2)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Interval:
-    """A point estimate and its two-sided ``CONFIDENCE_LEVEL`` interval (low, high). With one
-    replication the interval is unknown: low = high = NaN."""
-
-    value: float
-    low: float = math.nan
-    high: float = math.nan
-
-    @property
-    def known(self) -> bool:
-        return math.isfinite(self.low) and math.isfinite(self.high)
-
-    @property
-    def relative_half_width(self) -> float:
-        """Half the interval's width over the estimate (inf when unknown or the estimate is 0)."""
-        if not self.known or not (math.isfinite(self.value) and self.value > 0):
-            return math.inf
-        return 0.5 * (self.high - self.low) / self.value
 
 
 def mean_interval(samples: Sequence[float]) -> Interval:
@@ -349,43 +330,29 @@ def capped_duration_s(simulated_s: float, rate_iops: float, host_ios: int = MAX_
 class SimulatedFigures:
     """The figures of one array under one workload, every one from the array simulation."""
 
-    max_iops: float  # sustained: the saturation run (or the offered load's completions, when higher or overloaded)
+    # Each figure is an ``Interval``: its point estimate and CONFIDENCE_LEVEL interval (NaN ends
+    # when not estimated: one replication, a screening run; infinite ends beside an infinite
+    # figure: did not keep up).
+    max_iops: Interval  # sustained: the saturation run (or the offered load's completions, when higher or overloaded)
     achieved_iops: float  # at the offered load
     member_ios_per_host_io: float
-    latency_p50_s: float
-    latency_at_percentile_s: float
-    worst_second_latency_s: float
-    utilization: float
+    latency_p50_s: Interval
+    latency_at_percentile_s: Interval
+    worst_second_latency_s: Interval
+    # the drives' mean utilisation over the replications (power and so the cost of ownership
+    # follow its interval)
+    utilization: Interval
     kept_up: bool
     model: str = SIMULATION_MODEL
     # the latency at the percentile over time with fail-slow drives at the field rates
-    # (``fail_slow``); NaN when not asked for
-    latency_at_percentile_fail_slow_s: float = math.nan
-    # its CONFIDENCE_LEVEL interval: sectioning over the replications, each the mixture of its
-    # own offered-load run and the same replication with the slow member (NaN with one)
-    latency_at_percentile_fail_slow_low_s: float = math.nan
-    latency_at_percentile_fail_slow_high_s: float = math.nan
+    # (``fail_slow``), its interval sectioning over the replications, each the mixture of its own
+    # offered-load run and the same replication with the slow member; NaN when not asked for
+    latency_at_percentile_fail_slow_s: Interval = NOT_ESTIMATED
     # With ``spec.coordinated_reads``: the latency at the percentile of the same array without the
-    # policy (the offered-load replications again, the same seeds), its interval, and the share of
-    # host reads read around a busy member. NaN otherwise.
-    latency_at_percentile_without_coordinated_reads_s: float = math.nan
-    latency_at_percentile_without_coordinated_reads_low_s: float = math.nan
-    latency_at_percentile_without_coordinated_reads_high_s: float = math.nan
+    # policy (the offered-load replications again, the same seeds) and the share of host reads
+    # read around a busy member. NaN otherwise.
+    latency_at_percentile_without_coordinated_reads_s: Interval = NOT_ESTIMATED
     reconstructed_read_fraction: float = math.nan
-    # CONFIDENCE_LEVEL intervals (low, high) of the figures above; NaN when not estimated (one
-    # replication: a screening run) and inf beside an infinite figure (did not keep up)
-    max_iops_low: float = math.nan
-    max_iops_high: float = math.nan
-    latency_p50_low_s: float = math.nan
-    latency_p50_high_s: float = math.nan
-    latency_at_percentile_low_s: float = math.nan
-    latency_at_percentile_high_s: float = math.nan
-    worst_second_latency_low_s: float = math.nan
-    worst_second_latency_high_s: float = math.nan
-    # the drives' mean utilisation's interval over the replications (power and so the cost of
-    # ownership follow it); NaN with one replication
-    utilization_low: float = math.nan
-    utilization_high: float = math.nan
     horizon_s: float = DEFAULT_HORIZON_S  # the worst second is the worst of this many seconds
     replications: int = 1
     host_ios: int = 0  # offered-load host IOs simulated over the replications
@@ -400,14 +367,8 @@ class SimulatedFigures:
 
     def intervals(self) -> dict[str, Interval]:
         """The figures with intervals, by name."""
-        return {
-            "max_iops": Interval(value=self.max_iops, low=self.max_iops_low, high=self.max_iops_high),
-            "latency_p50_s": Interval(value=self.latency_p50_s, low=self.latency_p50_low_s, high=self.latency_p50_high_s),
-            "latency_at_percentile_s": Interval(value=self.latency_at_percentile_s, low=self.latency_at_percentile_low_s,
-                                                high=self.latency_at_percentile_high_s),
-            "worst_second_latency_s": Interval(value=self.worst_second_latency_s, low=self.worst_second_latency_low_s,
-                                               high=self.worst_second_latency_high_s),
-        }
+        return {"max_iops": self.max_iops, "latency_p50_s": self.latency_p50_s,
+                "latency_at_percentile_s": self.latency_at_percentile_s, "worst_second_latency_s": self.worst_second_latency_s}
 
 
 def saturation_spec(spec: array.ArraySpec, *, simulated_s: float, upper_bound_iops: float,
@@ -588,7 +549,7 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
     util = float(np.mean(per_run_util)) if per_run_util else 1.0
     util_interval = mean_interval(per_run_util) if len(per_run_util) > 1 else Interval(value=util)
     common: dict[str, Any] = {
-        "max_iops": iops.value, "max_iops_low": iops.low, "max_iops_high": iops.high,
+        "max_iops": iops,
         "achieved_iops": float(np.mean([r.achieved_iops for r in runs])),
         "member_ios_per_host_io": float(pooled.member_ios_per_host_io) if len(runs) == 1 else
         float(np.nansum([r.member_ios_per_host_io * r.host_ios for r in runs]) / max(host_ios, 1)),
@@ -597,10 +558,9 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
     }
     if not latencies:
         inf = math.inf
-        return SimulatedFigures(**common, latency_p50_s=inf, latency_at_percentile_s=inf, worst_second_latency_s=inf,
-                                latency_p50_low_s=inf, latency_p50_high_s=inf, latency_at_percentile_low_s=inf,
-                                latency_at_percentile_high_s=inf, worst_second_latency_low_s=inf,
-                                worst_second_latency_high_s=inf, utilization=1.0, kept_up=False)
+        overloaded = Interval(value=inf, low=inf, high=inf)
+        return SimulatedFigures(**common, latency_p50_s=overloaded, latency_at_percentile_s=overloaded,
+                                worst_second_latency_s=overloaded, utilization=Interval(value=1.0), kept_up=False)
     p50 = sectioning_interval(float(pooled.latency_percentile_s(0.5)), [float(r.latency_percentile_s(0.5)) for r in runs])
     worst = horizon_worst_second([v for r in runs for v in _second_p99s(r)], horizon_s, independent_count=len(runs))
     if not math.isfinite(worst.value):
@@ -631,19 +591,13 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
         plain = Replications(runs=tuple(array.simulate(replace(replication_spec(spec, r), coordinated_reads=False))
                                         for r in range(len(runs))))
         plain_p = plain.percentile(q) if not any(r.saturated for r in plain.runs) else Interval(value=math.inf)
-        common.update(latency_at_percentile_without_coordinated_reads_s=plain_p.value,
-                      latency_at_percentile_without_coordinated_reads_low_s=plain_p.low,
-                      latency_at_percentile_without_coordinated_reads_high_s=plain_p.high,
+        common.update(latency_at_percentile_without_coordinated_reads_s=plain_p,
                       reconstructed_read_fraction=Replications(runs=tuple(runs)).reconstructed_read_fraction())
     return SimulatedFigures(
-        **common, latency_at_percentile_fail_slow_s=slow_iv.value,
-        latency_at_percentile_fail_slow_low_s=slow_iv.low, latency_at_percentile_fail_slow_high_s=slow_iv.high,
-        latency_p50_s=p50.value, latency_p50_low_s=p50.low, latency_p50_high_s=p50.high,
-        latency_at_percentile_s=at_p.value, latency_at_percentile_low_s=at_p.low, latency_at_percentile_high_s=at_p.high,
-        worst_second_latency_s=worst.value, worst_second_latency_low_s=worst.low, worst_second_latency_high_s=worst.high,
-        utilization=util, kept_up=True,
-        utilization_low=max(0.0, util_interval.low) if util_interval.known else math.nan,
-        utilization_high=min(1.0, util_interval.high) if util_interval.known else math.nan,
+        **common, latency_at_percentile_fail_slow_s=slow_iv, latency_p50_s=p50, latency_at_percentile_s=at_p,
+        worst_second_latency_s=worst, kept_up=True,
+        utilization=Interval(value=util, low=max(0.0, util_interval.low), high=min(1.0, util_interval.high))
+        if util_interval.known else Interval(value=util),
     )
 
 
@@ -802,13 +756,11 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
         f = simulate_figures(spec_for(n, wl, duration, min(warmup_s, duration)), latency_percentile=100.0 * q,
                              simulated_s=duration, upper_bound_iops=bound, precision=prec)
         figures[groups] = f
-        lat_hi = f.latency_at_percentile_high_s if not math.isnan(f.latency_at_percentile_high_s) else f.latency_at_percentile_s
-        lat_lo = f.latency_at_percentile_low_s if not math.isnan(f.latency_at_percentile_low_s) else f.latency_at_percentile_s
-        iops_lo = f.max_iops_low if not math.isnan(f.max_iops_low) else f.max_iops
-        iops_hi = f.max_iops_high if not math.isnan(f.max_iops_high) else f.max_iops
+        lat_hi, lat_lo = f.latency_at_percentile_s.high_or_value, f.latency_at_percentile_s.low_or_value
+        iops_lo, iops_hi = f.max_iops.low_or_value, f.max_iops.high_or_value
         ok = f.kept_up and iops_lo >= target_iops and (latency_target_s <= 0 or lat_hi <= latency_target_s)
         optimistic[groups] = iops_hi >= target_iops and (latency_target_s <= 0 or lat_lo <= latency_target_s)
-        tried.append((n, float(f.max_iops), float(f.latency_at_percentile_s), bool(ok)))
+        tried.append((n, float(f.max_iops.value), float(f.latency_at_percentile_s.value), bool(ok)))
         return ok
 
     def run(groups: int) -> bool:
@@ -897,8 +849,7 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
 
     def interval_end(g: int, high: bool) -> float:
         f = figures[g]
-        x = f.max_iops_high if high else f.max_iops_low
-        return float(f.max_iops if math.isnan(x) else x)
+        return float(f.max_iops.high_or_value if high else f.max_iops.low_or_value)
 
     pessimistic(hi)
     start = scaled(hi, interval_end(hi, high=False), max_groups) if figures[hi].kept_up else hi

@@ -52,7 +52,7 @@ import numpy as np
 from . import ftl as ftl_mod
 from . import wa as wa_mod
 from .catalog import INTERFACE_BYTES_PER_S, Drive, all_drives, get_drive
-from .errors import InvalidInputError, Violation, check, check_range, require_range
+from .errors import REQUIRED, SPARE_FACTOR_OUT_OF_RANGE, InvalidInputError, Violation, check, check_range, require_range
 from .service_time import MAP_BYTES as _SERVICE_MAP_BYTES
 from .service_time import ServiceModel
 
@@ -230,6 +230,11 @@ class DriveTiming:
         return self.controllers / per_write
 
 
+#: The open interval ``calibrate`` allows for the FTL spare factor, 1 - user / (raw - parity -
+#: reserve): below, the FTL has no room to clean; above, the drive is nearly all spare.
+SPARE_FACTOR_RANGE = (0.005, 0.95)
+
+
 def _interface_bps(drive: Drive) -> float:
     return float(INTERFACE_BYTES_PER_S[drive.interface])
 
@@ -237,7 +242,7 @@ def _interface_bps(drive: Drive) -> float:
 def _need(drive: Drive, name: str) -> float:
     value = getattr(drive, name)
     if value is None:
-        raise InvalidInputError.one(f"drive.{name}", f"{drive.name} has no {name}; the SSD model needs it (> 0)")
+        raise InvalidInputError.one(f"drive.{name}", f"{drive.name} has no {name}; the SSD model needs it (> 0)", code=REQUIRED)
     return float(value)
 
 
@@ -269,8 +274,10 @@ def calibrate(drive: Drive) -> DriveTiming:
     reserve = BAD_BLOCK_RESERVE.get(drive.nand_type or "", 0.0)
     data_raw = raw * (1.0 - pf - reserve)
     sf = 1.0 - user / data_raw
-    if not (0.005 < sf < 0.95):
-        raise InvalidInputError.one("drive.raw_nand_bytes", f"gives an FTL spare factor of {sf:.4f} for {drive.name}; must be in (0.005, 0.95)")
+    lo_sf, hi_sf = SPARE_FACTOR_RANGE
+    if not (lo_sf < sf < hi_sf):
+        raise InvalidInputError.one("drive.raw_nand_bytes", f"gives an FTL spare factor of {sf:.4f} for {drive.name}; must be in "
+                                    f"({lo_sf}, {hi_sf})", code=SPARE_FACTOR_OUT_OF_RANGE, allowed=f"({lo_sf}, {hi_sf})")
     seq_w = _need(drive, "seq_write_bytes_per_s") / n
     seq_r_spec = drive.seq_read_bytes_per_s
     rr = _need(drive, "random_read_iops") / n

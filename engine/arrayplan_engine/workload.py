@@ -146,5 +146,5 @@ def workload_from_mapping(d: Mapping[str, Any], prefix: str = "workload") -> Wor
         if prefix == "workload":
             raise
         raise InvalidInputError(
-            [Violation(field=prefix + v.field[len("workload"):], reason=v.reason) for v in exc.violations]
+            [v.at(prefix + v.field[len("workload"):]) for v in exc.violations]
         ) from None

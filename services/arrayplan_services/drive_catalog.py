@@ -46,9 +46,9 @@ def load_catalog_dir(folder: Path | str | None, base: Catalog | None = None) -> 
             why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
             raise CatalogFileError(str(path), [(None, "", f"cannot read: {why}")]) from None
     catalog = load_catalog_files(files, base=base)
-    # What the drive models will demand of each drive when a plan runs, checked now (api/convert.py):
-    # a drive the planner cannot model stops the server at start, naming file, line and field.
-    from .api.convert import drive_model_violations
+    # What the drive models will demand of each drive when a plan runs, checked now (the engine's
+    # drive_checks): a drive the planner cannot model stops the server at start, naming file, line and field.
+    from arrayplan_engine.drive_checks import drive_model_violations
 
     for (path_text, text), drive in zip(files, list(catalog)[len(base):], strict=True):
         problems = drive_model_violations(drive, "")

@@ -56,14 +56,14 @@ def test_full_run_gives_intervals_and_says_whether_they_converged() -> None:
     # the screening run is replication 0 alone: the same array and seed, no interval
     s = simulation.simulate_figures(spec, latency_percentile=99.9, simulated_s=1.0, upper_bound_iops=bound, precision="screening")
     assert s.replications == 1 and s.stop_reason == "screening" and not s.converged
-    assert math.isnan(s.max_iops_low) and math.isnan(s.latency_at_percentile_high_s)
+    assert math.isnan(s.max_iops.low) and math.isnan(s.latency_at_percentile_s.high)
     # (run again with the warm-up replication 0 asks for, when it asks for a longer one)
     first = array.simulate(spec)
     one = array.simulate(simulation.warmed_spec(spec, first))
-    assert s.latency_at_percentile_s == one.latency_percentile_s(0.999)
+    assert s.latency_at_percentile_s.value == one.latency_percentile_s(0.999)
     # the interval of the full run holds the tail of a run 10x its length (other seeds)
     long = array.simulate(simulation.replication_spec(_ssd_spec(20_000, seed=99, duration_s=10.0), 0))
-    assert f.latency_at_percentile_low_s <= long.latency_percentile_s(0.999) <= f.latency_at_percentile_high_s
+    assert f.latency_at_percentile_s.low <= long.latency_percentile_s(0.999) <= f.latency_at_percentile_s.high
     with pytest.raises(InvalidInputError, match="precision"):
         simulation.simulate_figures(spec, latency_percentile=99.9, simulated_s=1.0, upper_bound_iops=bound, precision="exact")
     with pytest.raises(InvalidInputError, match="horizon_s"):
@@ -92,10 +92,10 @@ def test_worst_second_over_a_horizon_against_a_long_direct_simulation(drive: str
                                                   duration_s=20 * horizon, seed=6))
     seconds = direct.second_p99_latency_s[: int(20 * horizon)]
     truth = float(np.quantile(seconds, 1.0 - 1.0 / horizon))
-    assert f.worst_second_latency_low_s <= truth <= f.worst_second_latency_high_s, (truth, f)
+    assert f.worst_second_latency_s.low <= truth <= f.worst_second_latency_s.high, (truth, f)
     # a longer horizon has a worse worst second; the median second is below it
     f10 = simulation.simulate_figures(spec, latency_percentile=99.0, simulated_s=2.0, upper_bound_iops=50 * iops, horizon_s=3600)
-    assert f10.worst_second_latency_s >= f.worst_second_latency_s >= float(np.median(seconds)) / simulation.SECOND_P99_RESOLUTION
+    assert f10.worst_second_latency_s.value >= f.worst_second_latency_s.value >= float(np.median(seconds)) / simulation.SECOND_P99_RESOLUTION
 
 
 def test_horizon_estimator_on_known_lognormal_seconds() -> None:
@@ -133,9 +133,8 @@ def test_an_array_gets_the_same_figures_alone_or_inside_the_default_space() -> N
     assert alone.index == 0
     a = evaluation.evaluate(alone_req, alone)
     b = evaluation.evaluate(base, inside)
-    for name in ("predicted_iops", "predicted_iops_low", "predicted_iops_high", "latency_at_percentile_s",
-                 "latency_at_percentile_low_s", "latency_at_percentile_high_s", "latency_p50_s", "worst_second_latency_s",
-                 "worst_second_latency_high_s", "simulation_replications"):
+    for name in ("predicted_iops", "latency_at_percentile_s", "latency_p50_s", "worst_second_latency_s",
+                 "simulation_replications"):
         assert getattr(a, name) == getattr(b, name), name
     assert a.years == b.years
     # the seed follows the year's workload state, not the candidate: another array of the same
@@ -154,7 +153,7 @@ def test_a_check_is_met_at_its_pessimistic_end() -> None:
                                    constraints=plan_request.Constraints(usable_capacity_bytes=1 * TB, latency_percentile=99.0))
     cand = candidates.Candidate(index=0, drive_model="hdd-15k-sas-300gb", layout="raid10", group_width=24, drive_count=24)
     e = evaluation.evaluate(replace_iops(req, 1000.0), cand)
-    lo, point = e.predicted_iops_low, e.predicted_iops
+    lo, point = e.predicted_iops.low, e.predicted_iops.value
     assert lo < point
     inside = replace_iops(req, 0.5 * (lo + point))
     k = next(k for k in evaluation.evaluate(inside, cand).checks if k.constraint == "iops")
@@ -177,15 +176,15 @@ def test_an_array_far_below_its_iops_is_reported_from_screening_runs() -> None:
     cand = candidates.Candidate(index=0, drive_model="hdd-15k-sas-300gb", layout="raid10", group_width=24, drive_count=24)
     base = evaluation.evaluate(replace_iops(req, 1000.0), cand)
     assert base.simulation_precision == "full" and base.meets_constraints
-    far = replace_iops(req, 2 * base.predicted_iops)
+    far = replace_iops(req, 2 * base.predicted_iops.value)
     e = evaluation.evaluate(far, cand)
     assert e.simulation_precision == "screening" and e.simulation_replications == 1 and not e.meets_constraints
     k = next(k for k in e.checks if k.constraint == "iops")
     assert not k.met and k.confidence_level == 0.0 and k.headroom_fraction < -evaluation.SCREEN_MARGIN
     case = evaluation.candidate_year_case(far, cand, 1)
     full = evaluation.simulate_candidate_year(far, case, simulation.FULL)
-    assert full.max_iops_high < case.workload.target_iops
-    near = evaluation.evaluate(replace_iops(req, 1.1 * base.predicted_iops), cand)
+    assert full.max_iops.high < case.workload.target_iops
+    near = evaluation.evaluate(replace_iops(req, 1.1 * base.predicted_iops.value), cand)
     assert near.simulation_precision == "full" and not near.meets_constraints
 
 

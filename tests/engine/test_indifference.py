@@ -17,6 +17,7 @@ import numpy as np
 from arrayplan_engine import ranking
 from arrayplan_engine.candidates import Candidate
 from arrayplan_engine.evaluation import Evaluation
+from arrayplan_engine.interval import Interval
 from arrayplan_engine.plan_request import Objective
 
 TCO = Objective.TOTAL_COST_OF_OWNERSHIP
@@ -24,12 +25,13 @@ TCO = Objective.TOTAL_COST_OF_OWNERSHIP
 
 def _ev(index: int, point: float, low: float, high: float, drives: int = 24) -> Evaluation:
     cand = Candidate(index=index, drive_model="d", layout="raid6", group_width=8, drive_count=drives)
-    return Evaluation(candidate=cand, drive_display_name="d", usable_capacity_bytes=1.0, predicted_iops=1.0,
-                      member_ios_per_host_io=1.0, latency_p50_s=0.0, latency_at_percentile_s=0.0, worst_second_latency_s=0.0,
+    return Evaluation(candidate=cand, drive_display_name="d", usable_capacity_bytes=1.0, predicted_iops=Interval(value=1.0),
+                      member_ios_per_host_io=1.0, latency_p50_s=Interval(value=0.0), latency_at_percentile_s=Interval(value=0.0),
+                      worst_second_latency_s=Interval(value=0.0),
                       endurance_years=1.0, life_used_fraction=0.0, purchase_cost_usd=0.0, power_cost_usd=0.0,
                       replacement_cost_usd=0.0, total_cost_usd=point, power_w=0.0, data_loss_probability=0.0, checks=(),
                       meets_constraints=True, binding_constraint="iops", headroom_fraction=0.0, performance_model="m",
-                      total_cost_low_usd=low, total_cost_high_usd=high)
+                      total_cost_interval_usd=Interval(value=point, low=low, high=high))
 
 
 def _order(evals: list[Evaluation], bounds: dict[int, float], k: int = 10) -> ranking.IndifferenceOrder:
@@ -95,8 +97,8 @@ def test_random_intervals_place_a_permutation_each_pick_within_the_best_estimate
         left = list(evals)
         for pick in o.order[:k]:
             best = min(left, key=lambda e: (e.total_cost_usd, e.candidate.index))
-            lo = max(pick.total_cost_low_usd, bounds[pick.candidate.index])
-            assert pick is best or lo <= best.total_cost_high_usd
+            lo = max(pick.total_cost_interval_usd.low, bounds[pick.candidate.index])
+            assert pick is best or lo <= best.total_cost_interval_usd.high
             left.remove(pick)
         late_bound = o.reach + float(rng.uniform(1e-6, 20.0))
         late_point = late_bound + float(rng.uniform(0.0, 20.0))

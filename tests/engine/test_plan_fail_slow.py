@@ -32,8 +32,8 @@ def _only(req: plan_request.PlanRequest) -> evaluation.Evaluation:
 
 def test_without_the_option_nothing_changes() -> None:
     e = _only(_request(fail_slow=False))
-    assert math.isnan(e.latency_at_percentile_fail_slow_s)
-    assert all(math.isnan(y.latency_at_percentile_fail_slow_s) for y in e.years)
+    assert math.isnan(e.latency_at_percentile_fail_slow_s.value)
+    assert all(math.isnan(y.latency_at_percentile_fail_slow_s.value) for y in e.years)
 
 
 def test_the_answer_carries_the_tail_with_and_without() -> None:
@@ -43,15 +43,16 @@ def test_the_answer_carries_the_tail_with_and_without() -> None:
     assert slow.latency_at_percentile_s == plain.latency_at_percentile_s
     # one RAID 6 group of 8: a member 2x slower 2.2 % of the time takes 1/8 of the reads then,
     # 0.27 % of all reads: the p99.9 over time is a read on the slow member, ~2x the array's own
-    assert 1.6 * slow.latency_at_percentile_s <= slow.latency_at_percentile_fail_slow_s <= 2.4 * slow.latency_at_percentile_s
-    assert slow.latency_at_percentile_fail_slow_s == max(y.latency_at_percentile_fail_slow_s for y in slow.years)
+    lat, lat_slow = slow.latency_at_percentile_s.value, slow.latency_at_percentile_fail_slow_s.value
+    assert 1.6 * lat <= lat_slow <= 2.4 * lat
+    assert lat_slow == max(y.latency_at_percentile_fail_slow_s.value for y in slow.years)
 
 
 def test_the_latency_check_reads_the_figure_with_fail_slow_drives() -> None:
     """A target between the tail without and with fail-slow drives: met without the option, not
     met with it."""
     slow = _only(_request(fail_slow=True))
-    lo, hi = slow.latency_at_percentile_s, slow.latency_at_percentile_fail_slow_s
+    lo, hi = slow.latency_at_percentile_s.value, slow.latency_at_percentile_fail_slow_s.value
     assert hi > 1.5 * lo
     target = 0.5 * (lo + hi)
     without = _only(replace(_request(fail_slow=False), constraints=replace(_request(fail_slow=False).constraints, latency_target_s=target)))
@@ -73,12 +74,12 @@ def test_the_figure_with_fail_slow_drives_has_an_interval_and_the_check_reads_it
     base = _request(fail_slow=True)
     req = replace(base, workload=replace(base.workload, read_fraction=0.7))
     slow = _only(req)
-    v, lo, hi = slow.latency_at_percentile_fail_slow_s, slow.latency_at_percentile_fail_slow_low_s, slow.latency_at_percentile_fail_slow_high_s
+    v, lo, hi = slow.latency_at_percentile_fail_slow_s.value, slow.latency_at_percentile_fail_slow_s.low, slow.latency_at_percentile_fail_slow_s.high
     assert math.isfinite(lo) and math.isfinite(hi) and lo <= v <= hi and hi > 1.01 * lo
-    assert all(y.latency_at_percentile_fail_slow_low_s <= y.latency_at_percentile_fail_slow_s
-               <= y.latency_at_percentile_fail_slow_high_s for y in slow.years)
+    assert all(y.latency_at_percentile_fail_slow_s.low <= y.latency_at_percentile_fail_slow_s.value
+               <= y.latency_at_percentile_fail_slow_s.high for y in slow.years)
     # the interval is the year whose high end is highest
-    assert hi == max(y.latency_at_percentile_fail_slow_high_s for y in slow.years)
+    assert hi == max(y.latency_at_percentile_fail_slow_s.high for y in slow.years)
     target = 0.5 * (v + hi)
     tight = replace(req, constraints=replace(req.constraints, latency_target_s=target))
     e = evaluation.evaluate(tight, slow.candidate)

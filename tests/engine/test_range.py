@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from arrayplan_engine.errors import (
+    OUT_OF_RANGE,
+    REQUIRED,
     InvalidInputError,
     Range,
     Violation,
@@ -77,10 +79,15 @@ def test_the_field_is_named() -> None:
     v: list[Violation] = []
     assert check_range(v, "workload.read_fraction", 0.5, 0, 1)
     assert not check_range(v, "workload.read_fraction", 1.5, 0, 1)
-    assert v == [Violation(field="workload.read_fraction", reason="must be in [0, 1], got 1.5")]
+    # the violation says what kind of rule it broke and the interval allowed, beside the reason
+    assert v == [Violation(field="workload.read_fraction", reason="must be in [0, 1], got 1.5", code=OUT_OF_RANGE, allowed="[0, 1]")]
     with pytest.raises(InvalidInputError) as exc:
         require_range("duration_s", -1.0, 1, 1e6, unit="seconds")
-    assert exc.value.violations == (Violation(field="duration_s", reason="must be in [1, 1e6] seconds, got -1.0"),)
+    assert exc.value.violations == (Violation(field="duration_s", reason="must be in [1, 1e6] seconds, got -1.0", code=OUT_OF_RANGE,
+                                              allowed="[1, 1e6]"),)
+    with pytest.raises(InvalidInputError) as exc:
+        require_range("drive.seq_read_bytes_per_s", None, 0, lo_open=True)
+    assert exc.value.violations[0].code == REQUIRED  # no value at all
     require_range("duration_s", 10, 1, 1e6)  # inside: no error
 
 

@@ -95,18 +95,18 @@ def test_checks_hold_in_the_worst_year() -> None:
     assert cap.predicted == pytest.approx(3 * 10 * 800e9)
     # IOPS: 25,000 grown to 51,840 in year 5; the check is against the worst year's headroom.
     iops = next(k for k in e.checks if k.constraint == "iops")
-    headrooms = [(y.predicted_iops - y.required_iops) / y.required_iops for y in e.years]
+    headrooms = [(y.predicted_iops.value - y.required_iops) / y.required_iops for y in e.years]
     assert iops.headroom_fraction == pytest.approx(min(headrooms))
     # A fuller array is slower: fill rises each year and predicted IOPS fall.
     fills = [y.fill_fraction for y in e.years]
     assert fills == sorted(fills)
     # Issue 10: cleaning runs on the units host IOs use, so the year-5 fill (WA 1.44 against
     # 1.03) sustains fewer IOPS in the saturation run (model -16 %: 567K against 677K) ...
-    assert e.years[-1].predicted_iops < 0.95 * e.years[0].predicted_iops
+    assert e.years[-1].predicted_iops.value < 0.95 * e.years[0].predicted_iops.value
     # ... and below saturation: year 5's workload offered at 90 % of year 5's sustained IOPS (75 %
     # of year 1's) is carried at either fill, but the fuller drives' tail is longer (model p99.9
     # 2.0 ms against 0.77 ms; asserted 1.5x)
-    rate = 0.9 * e.years[-1].predicted_iops
+    rate = 0.9 * e.years[-1].predicted_iops.value
     wl5 = replace(evaluation.candidate_year_case(req, cand, 5).spec.workload, target_iops=rate)
     tails = []
     for year in (1, 5):
@@ -117,7 +117,7 @@ def test_checks_hold_in_the_worst_year() -> None:
         tails.append(r.latency_percentile_s(0.999))
     assert tails[1] > 1.5 * tails[0]
     lat = next(k for k in e.checks if k.constraint == "latency")
-    assert lat.predicted == pytest.approx(max(y.latency_at_percentile_s for y in e.years))
+    assert lat.predicted == pytest.approx(max(y.latency_at_percentile_s.value for y in e.years))
     assert e.binding_constraint == min(e.checks, key=lambda k: k.headroom_fraction).constraint
     assert e.total_cost_usd == pytest.approx(e.purchase_cost_usd + e.power_cost_usd + e.replacement_cost_usd)
     # 36 drives with a hot spare per 24: 2 spares bought with them ($979 each, 001 seed's MSRP),
@@ -158,7 +158,7 @@ def test_plan_ranks_explains_and_is_deterministic(oltp_evaluated) -> None:  # ty
     for i, x in enumerate(recs):
         cheaper = [y for y in recs[i + 1:] if y.total_cost_usd < x.total_cost_usd]
         if cheaper:
-            assert x.total_cost_low_usd <= max(y.total_cost_high_usd for y in cheaper), x.candidate
+            assert x.total_cost_interval_usd.low <= max(y.total_cost_interval_usd.high for y in cheaper), x.candidate
     best = a.recommendations[0]
     assert best.explanation.startswith(f"{best.evaluation.candidate.layout.upper()} of {best.evaluation.candidate.drive_count} x")
     assert "binds first" in best.explanation and "year 5" in best.explanation

@@ -81,7 +81,7 @@ def test_latency_bound_drops_disks_that_evaluation_would_fail() -> None:
     floor = next(k for m in report.nearest_misses for k in m.failed if k.bound == "latency")
     assert floor.bound_value == pytest.approx(60 / 7200 * (0.99 - 0.1) / 0.9, rel=1e-9)
     e = evaluation.evaluate(req, hdd)
-    assert not e.meets_constraints and e.latency_at_percentile_s > floor.bound_value
+    assert not e.meets_constraints and e.latency_at_percentile_s.value > floor.bound_value
 
 
 def test_host_managed_smr_takes_no_random_writes() -> None:

@@ -56,8 +56,9 @@ def test_planner_factory_and_simulate_path_give_identical_numbers(req: plan_requ
         reps = [first] + [array.simulate(simulation.replication_spec(warmed, r)) for r in range(1, y.replications)]
         pooled = replace(first, latency_histograms=np.sum([r.latency_histograms for r in reps], axis=0),
                          latency_max_s=np.max([r.latency_max_s for r in reps], axis=0))
-        assert y.latency_at_percentile_s == pooled.latency_percentile_s(req.constraints.latency_percentile / 100.0)
-        assert y.latency_at_percentile_low_s <= y.latency_at_percentile_s <= y.latency_at_percentile_high_s
+        lat = y.latency_at_percentile_s
+        assert lat.value == pooled.latency_percentile_s(req.constraints.latency_percentile / 100.0)
+        assert lat.low <= lat.value <= lat.high
         # SimulateArray / `arrayplan simulate` build their spec with the same factory from the same
         # drive, layout, count, workload, fill and seed: the same run, bit for bit (their fill
         # resolved with the same discards to the members' mapped share: auto is none for RAID 6)
@@ -77,9 +78,10 @@ def test_planner_factory_and_simulate_path_give_identical_numbers(req: plan_requ
             sustained.append(max(sat.achieved_iops, run.achieved_iops))
         # (the initial replications', or every replication's when the IOPS interval was too wide)
         means = [float(np.mean(sustained[:k])) for k in (min(len(reps), simulation.FULL.initial_replications), len(reps))]
-        assert any(y.predicted_iops == pytest.approx(m, rel=1e-12) for m in means), (y.predicted_iops, means)
-        assert y.predicted_iops_low <= y.predicted_iops <= y.predicted_iops_high
-    worst = max(e.years, key=lambda y: y.latency_at_percentile_s)
+        iops = y.predicted_iops
+        assert any(iops.value == pytest.approx(m, rel=1e-12) for m in means), (iops, means)
+        assert iops.low <= iops.value <= iops.high
+    worst = max(e.years, key=lambda y: y.latency_at_percentile_s.value)
     assert e.latency_at_percentile_s == worst.latency_at_percentile_s
     assert e.performance_model == simulation.SIMULATION_MODEL
 
@@ -95,7 +97,7 @@ def test_hdd_sequential_throughput_is_the_simulated_one() -> None:
     assert disk.seq_write_bytes_per_s
     # RAID 5 of 4: 3 data disks' worth of full stripes; at least half the media rate is reached
     media_iops = 3 * disk.seq_write_bytes_per_s / MiB
-    assert 0.5 * media_iops <= e.predicted_iops <= media_iops * (1 + performance.SCREEN_MARGIN)
+    assert 0.5 * media_iops <= e.predicted_iops.value <= media_iops * (1 + performance.SCREEN_MARGIN)
 
 
 # -- the pruning screen -----------------------------------------------------------------------------
@@ -137,8 +139,8 @@ def test_pruning_screen_never_rejects_what_the_simulation_accepts(drive_name: st
         figs = simulation.simulate_figures(spec, latency_percentile=99.0, simulated_s=1.0, upper_bound_iops=bound)
         # the simulation accepts a requirement R when figs.max_iops >= R; the screen keeps R when
         # bound * (1 + margin) >= R: the first must imply the second for every R
-        assert figs.max_iops <= bound * (1 + performance.SCREEN_MARGIN), (load, figs)
-        best = max(best, figs.max_iops)
+        assert figs.max_iops.value <= bound * (1 + performance.SCREEN_MARGIN), (load, figs)
+        best = max(best, figs.max_iops.value)
     if drive.kind == "ssd" and drive.gc_policy == "lazy" and workload.write_fraction > 0:
         return  # a lazy drive's cleaning can cost 1000x per write: no tightness claim
     assert best > bound / (4.0 if drive.kind == "ssd" else 40.0)
@@ -149,7 +151,7 @@ def test_prune_keeps_every_candidate_the_evaluation_accepts() -> None:
     never pruned for IOPS."""
     base = _req(Workload(read_fraction=0.7, target_iops=1.0, io_size_mix=((8 * KiB, 1.0),)), max_count=8)
     cand = candidates.enumerate_candidates(base)[0]
-    sustained = evaluation.evaluate(base, cand).predicted_iops
+    sustained = evaluation.evaluate(base, cand).predicted_iops.value
     for share in (0.1, 0.3, 0.5, 0.95):
         req = _req(Workload(read_fraction=0.7, target_iops=share * sustained, io_size_mix=((8 * KiB, 1.0),)), max_count=8)
         kept, pruned = candidates.prune(req, [cand])
@@ -226,6 +228,6 @@ def test_an_array_that_does_not_keep_up_fails_its_iops_check() -> None:
         f = simulation.simulate_figures(spec, latency_percentile=99, simulated_s=1.0, upper_bound_iops=1000,
                                         precision="screening")
         if not f.kept_up:
-            assert f.max_iops < 300
+            assert f.max_iops.value < 300
             noisy += f.achieved_iops >= 300
     assert noisy >= 1  # the case the check used to pass (seed 13: 310 IOPS completed)

@@ -16,6 +16,7 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from arrayplan.v1 import planner_pb2 as pb
+from arrayplan_engine.errors import CODES
 from conftest import BIN, ServerProcess, oltp_spec
 
 OLTP = oltp_spec()
@@ -288,6 +289,7 @@ def test_bad_create_plan(stub, case: str, spec: pb.PlanSpec, code: str, field: s
         [d for d in status.details if d.Is(error_details_pb2.BadRequest.DESCRIPTOR)][0].Unpack(bad)
         assert field in [v.field for v in bad.field_violations], [v.field for v in bad.field_violations]
         assert all(v.description for v in bad.field_violations)
+        assert all(v.reason in CODES for v in bad.field_violations), [v.reason for v in bad.field_violations]
     after = stub.ListPlans(pb.ListPlansRequest(page_size=1000), timeout=30)
     assert len(after.plans) == len(before.plans), "a rejected plan is not stored"
     # Every status fits the client's metadata limit; suggestions are bounded, the input echo too.

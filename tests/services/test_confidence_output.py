@@ -10,6 +10,7 @@ from google.protobuf import duration_pb2
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import plan_request, recommend, simulation
 from arrayplan_engine.errors import InvalidInputError
+from arrayplan_engine.interval import Interval
 from arrayplan_engine.units import TB, KiB
 from arrayplan_engine.workload import Workload
 from arrayplan_services import jsonout
@@ -36,13 +37,13 @@ def test_intervals_reach_the_proto_json_table_and_report(outcome) -> None:  # ty
     assert e.simulation_precision == "full" and e.worst_second_horizon_s == 600.0
     result = convert.outcome_to_proto(outcome)
     r = result.recommendations[0]
-    assert r.predicted_iops_low == e.predicted_iops_low < r.predicted_iops < r.predicted_iops_high == e.predicted_iops_high
+    assert r.predicted_iops_low == e.predicted_iops.low < r.predicted_iops < r.predicted_iops_high == e.predicted_iops.high
     assert r.latency_at_percentile_low.ToNanoseconds() <= r.latency_at_percentile.ToNanoseconds() \
         <= r.latency_at_percentile_high.ToNanoseconds()
     assert r.worst_second_horizon.ToSeconds() == 600
     assert r.simulation_replications >= simulation.FULL.initial_replications
     iops = next(k for k in r.checks if k.constraint == "iops")
-    assert iops.confidence_level == pytest.approx(0.95) and iops.predicted_low == pytest.approx(e.predicted_iops_low)
+    assert iops.confidence_level == pytest.approx(0.95) and iops.predicted_low == pytest.approx(e.predicted_iops.low)
     capacity = next(k for k in r.checks if k.constraint == "usable_capacity")
     assert capacity.confidence_level == 1.0
     assert r.years[0].replications >= 3 and r.years[0].simulation_stop_reason in ("converged", "replication cap", "host-IO cap")
@@ -67,7 +68,7 @@ def test_checkpoints_keep_the_intervals(outcome) -> None:  # type: ignore[no-unt
     evals = [r.evaluation for r in outcome.recommendations]
     back = checkpoints.decode(checkpoints.encode(evals))
     assert repr(back) == repr(evals)  # exact, NaN fields (not estimated) included
-    assert back[0].predicted_iops_low == evals[0].predicted_iops_low and back[0].checks == evals[0].checks
+    assert back[0].predicted_iops == evals[0].predicted_iops and back[0].checks == evals[0].checks
 
 
 def test_the_horizon_from_the_request_and_its_bounds() -> None:
@@ -104,15 +105,18 @@ def test_the_summary_says_when_the_top_two_are_within_each_others_intervals(outc
 
     def twin(extra_usd: float):  # type: ignore[no-untyped-def]
         return replace(e, candidate=replace(e.candidate, index=e.candidate.index + 1), total_cost_usd=e.total_cost_usd + extra_usd,
-                       total_cost_low_usd=e.total_cost_low_usd + extra_usd, total_cost_high_usd=e.total_cost_high_usd + extra_usd)
+                       total_cost_interval_usd=Interval(value=e.total_cost_interval_usd.value + extra_usd,
+                                                        low=e.total_cost_interval_usd.low + extra_usd,
+                                                        high=e.total_cost_interval_usd.high + extra_usd))
 
     def recs(other):  # type: ignore[no-untyped-def]
         return [ranking.Recommendation(rank=1, evaluation=e, explanation=""), ranking.Recommendation(rank=2, evaluation=other, explanation="")]
 
     if k.confidence_level == simulation.CONFIDENCE_LEVEL:
         assert "95 % intervals of the top two overlap" in ranking.too_close_text(recs(twin(1.0)), Objective.HEADROOM)
-    assert math.isfinite(e.total_cost_low_usd) and e.total_cost_low_usd <= e.total_cost_usd <= e.total_cost_high_usd
-    width = e.total_cost_high_usd - e.total_cost_low_usd
+    tco = e.total_cost_interval_usd
+    assert math.isfinite(tco.low) and tco.low <= e.total_cost_usd == tco.value <= tco.high
+    width = tco.high - tco.low
     if width > 1.0:
         assert "overlap" in ranking.too_close_text(recs(twin(0.5 * width)), Objective.TOTAL_COST_OF_OWNERSHIP)
     assert ranking.too_close_text(recs(twin(2.0 * width + 1.0)), Objective.TOTAL_COST_OF_OWNERSHIP) == ""

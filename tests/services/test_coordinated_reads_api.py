@@ -56,20 +56,20 @@ def test_the_plan_applies_it_to_parity_layouts_and_reports_the_tail_without(
             # a mirror has no parity to read around: simulated without, the same figures as a
             # plan without the option, and the answer says it did not apply
             assert not e.coordinated_reads
-            assert math.isnan(e.latency_at_percentile_without_coordinated_reads_s)
+            assert math.isnan(e.latency_at_percentile_without_coordinated_reads_s.value)
             if key in plain_evals:
                 assert e.latency_at_percentile_s == plain_evals[key].latency_at_percentile_s
             continue
         assert e.coordinated_reads
-        without = e.latency_at_percentile_without_coordinated_reads_s
-        low, high = e.latency_at_percentile_without_coordinated_reads_low_s, e.latency_at_percentile_without_coordinated_reads_high_s
+        without_iv = e.latency_at_percentile_without_coordinated_reads_s
+        without, low, high = without_iv.value, without_iv.low, without_iv.high
         assert 0 < low <= without <= high
         # the tail without the policy is the plan without the option's figure (same streams,
         # same replications, same year when the same year binds): within its interval there
         if key in plain_evals:
             p = plain_evals[key]
-            assert p.latency_at_percentile_low_s <= without <= p.latency_at_percentile_high_s or \
-                abs(without - p.latency_at_percentile_s) <= high - low
+            assert p.latency_at_percentile_s.low <= without <= p.latency_at_percentile_s.high or \
+                abs(without - p.latency_at_percentile_s.value) <= high - low
         # 8 KiB random reads at 15K IOPS on 8-16 members: a few % are read around (each read
         # whose member is busy on its die and whose sources are idle), within 0.5 to 10 %
         assert 0.005 < e.reconstructed_read_fraction < 0.10, e.reconstructed_read_fraction

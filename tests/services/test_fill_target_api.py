@@ -75,6 +75,8 @@ def test_the_server_states_the_fill_target_it_applied(stub) -> None:  # type: ig
     br = error_details_pb2.BadRequest()
     [d for d in status.details if d.Is(error_details_pb2.BadRequest.DESCRIPTOR)][0].Unpack(br)
     assert [(v.field, "(0, 1]" in v.description) for v in br.field_violations] == [("plan.spec.constraints.max_fill_fraction", True)]
+    # the engine's violation code travels as the FieldViolation's reason (api/errors.field_violation)
+    assert [v.reason for v in br.field_violations] == ["OUT_OF_RANGE"]
 
 
 def test_discards_pass_through_and_a_bad_value_is_named() -> None:

@@ -16,8 +16,9 @@ from google.protobuf import duration_pb2
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import cost, plan_request, ranking, simulation
 from arrayplan_engine.catalog import USER_PROVENANCE, Catalog, Drive, builtin_catalog, drive_from_fields, with_user_drives
+from arrayplan_engine.drive_checks import drive_model_violations
 from arrayplan_engine.errors import POSITIVE, InvalidInputError, Range, Violation, check_range, is_finite
-from arrayplan_engine.layout import DEFAULT_STRIPE_UNIT_BYTES
+from arrayplan_engine.interval import Interval
 from arrayplan_engine.workload import Workload, workload_from_mapping
 
 _ENGINE_TO_API = {
@@ -47,7 +48,7 @@ def api_field(engine_field: str, prefix: str) -> str:
 
 
 def reprefix(exc: InvalidInputError, prefix: str) -> InvalidInputError:
-    return InvalidInputError([Violation(field=api_field(v.field, prefix), reason=v.reason) for v in exc.violations])
+    return InvalidInputError([v.at(api_field(v.field, prefix)) for v in exc.violations])
 
 
 def duration_s(d: duration_pb2.Duration) -> float:
@@ -226,7 +227,7 @@ def workload_from_proto(w: pb.Workload, prefix: str = "workload") -> Workload:
         try:
             base = presets.get_preset(w.preset)
         except InvalidInputError as exc:
-            raise InvalidInputError([Violation(field=f"{prefix}.preset", reason=v.reason) for v in exc.violations]) from None
+            raise InvalidInputError([v.at(f"{prefix}.preset") for v in exc.violations]) from None
         merged = {f: getattr(base, f) for f in ("name", "read_fraction", "random_fraction", "io_size_mix", "queue_depth",
                                                    "target_iops", "daily_write_bytes", "hot_write_fraction", "hot_space_fraction",
                                                    "working_set_fraction", "growth_per_year", "source")}
@@ -311,6 +312,15 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
     return req
 
 
+def set_interval_durations(msg: Any, name: str, figure: Interval) -> None:
+    """An interval of seconds into a message's three Duration fields ``name``, ``name_low`` and
+    ``name_high`` (each left unset when not finite: not estimated, or did not keep up)."""
+    for field_name, seconds in ((name, figure.value), (f"{name}_low", figure.low), (f"{name}_high", figure.high)):
+        d = to_duration(seconds)
+        if d is not None:
+            getattr(msg, field_name).CopyFrom(d)
+
+
 def _finite(x: float) -> float:
     """An output figure as the API carries it: NaN and inf as 0 (not a check; see errors.is_finite)."""
     return x if is_finite(x) else 0.0
@@ -322,7 +332,7 @@ def recommendation_to_proto(r: ranking.Recommendation) -> pb.Recommendation:
     msg = pb.Recommendation(
         rank=r.rank, drive_model=c.drive_model, drive_display_name=e.drive_display_name, drive_count=c.drive_count,
         layout=c.layout, group_width=c.group_width, usable_capacity_bytes=int(e.usable_capacity_bytes),
-        predicted_iops=_finite(e.predicted_iops), endurance_years=e.endurance_years if math.isfinite(e.endurance_years) else 1e9,
+        predicted_iops=_finite(e.predicted_iops.value), endurance_years=e.endurance_years if math.isfinite(e.endurance_years) else 1e9,
         life_used_fraction=_finite(e.life_used_fraction), purchase_cost_usd=e.purchase_cost_usd, power_cost_usd=e.power_cost_usd,
         replacement_cost_usd=e.replacement_cost_usd, total_cost_usd=e.total_cost_usd, power_w=e.power_w,
         meets_constraints=e.meets_constraints, binding_constraint=e.binding_constraint,
@@ -333,7 +343,7 @@ def recommendation_to_proto(r: ranking.Recommendation) -> pb.Recommendation:
         replacement_drive_count=e.replacement_drive_count, hot_spare_count=e.hot_spare_count, cost_per_usable_tb_usd=_finite(e.cost_per_usable_tb_usd),
         cost_per_iops_usd=_finite(e.cost_per_iops_usd), pareto_optimal=e.pareto_optimal,
         mttdl_hours=e.mttdl_hours if math.isfinite(e.mttdl_hours) else 1e300, stripe_unit_bytes=c.stripe_unit_bytes,
-        predicted_iops_low=_finite(e.predicted_iops_low), predicted_iops_high=_finite(e.predicted_iops_high),
+        predicted_iops_low=_finite(e.predicted_iops.low), predicted_iops_high=_finite(e.predicted_iops.high),
         simulation_converged=e.simulation_converged, simulation_replications=e.simulation_replications,
         simulation_precision=e.simulation_precision,
         coordinated_reads_applied=e.coordinated_reads, reconstructed_read_fraction=_finite(e.reconstructed_read_fraction),
@@ -344,35 +354,22 @@ def recommendation_to_proto(r: ranking.Recommendation) -> pb.Recommendation:
     for y in e.years:
         ym = msg.years.add(year=y.year, fill_fraction=y.fill_fraction, required_iops=y.required_iops,
                            write_amplification=y.write_amplification, life_used_fraction=_finite(y.life_used_fraction),
-                           cumulative_life_used_fraction=_finite(y.cumulative_life_used_fraction), predicted_iops=_finite(y.predicted_iops))
-        ym.predicted_iops_low = _finite(y.predicted_iops_low)
-        ym.predicted_iops_high = _finite(y.predicted_iops_high)
+                           cumulative_life_used_fraction=_finite(y.cumulative_life_used_fraction), predicted_iops=_finite(y.predicted_iops.value))
+        ym.predicted_iops_low = _finite(y.predicted_iops.low)
+        ym.predicted_iops_high = _finite(y.predicted_iops.high)
         ym.replications = y.replications
         ym.simulation_stop_reason = y.stop_reason
         ym.mapped_fraction = _finite(y.mapped_fraction)
-        for yname, yvalue in (("latency_at_percentile", y.latency_at_percentile_s),
-                              ("latency_at_percentile_low", y.latency_at_percentile_low_s),
-                              ("latency_at_percentile_high", y.latency_at_percentile_high_s)):
-            lat = to_duration(yvalue)
-            if lat is not None:
-                getattr(ym, yname).CopyFrom(lat)
-    for name, value in (("latency_p50", e.latency_p50_s), ("latency_at_percentile", e.latency_at_percentile_s),
-                        ("worst_second_latency", e.worst_second_latency_s),
-                        ("latency_at_percentile_with_fail_slow", e.latency_at_percentile_fail_slow_s),
-                        ("latency_at_percentile_with_fail_slow_low", e.latency_at_percentile_fail_slow_low_s),
-                        ("latency_at_percentile_with_fail_slow_high", e.latency_at_percentile_fail_slow_high_s),
-                        ("latency_p50_low", e.latency_p50_low_s), ("latency_p50_high", e.latency_p50_high_s),
-                        ("latency_at_percentile_low", e.latency_at_percentile_low_s),
-                        ("latency_at_percentile_high", e.latency_at_percentile_high_s),
-                        ("worst_second_latency_low", e.worst_second_latency_low_s),
-                        ("worst_second_latency_high", e.worst_second_latency_high_s),
-                        ("worst_second_horizon", e.worst_second_horizon_s),
-                        ("latency_at_percentile_without_coordinated_reads", e.latency_at_percentile_without_coordinated_reads_s),
-                        ("latency_at_percentile_without_coordinated_reads_low", e.latency_at_percentile_without_coordinated_reads_low_s),
-                        ("latency_at_percentile_without_coordinated_reads_high", e.latency_at_percentile_without_coordinated_reads_high_s)):
-        d = to_duration(value)
-        if d is not None:
-            getattr(msg, name).CopyFrom(d)
+        set_interval_durations(ym, "latency_at_percentile", y.latency_at_percentile_s)
+    # each interval as the API's three fields: NAME, NAME_low, NAME_high (the wire format)
+    for name, figure in (("latency_p50", e.latency_p50_s), ("latency_at_percentile", e.latency_at_percentile_s),
+                         ("worst_second_latency", e.worst_second_latency_s),
+                         ("latency_at_percentile_with_fail_slow", e.latency_at_percentile_fail_slow_s),
+                         ("latency_at_percentile_without_coordinated_reads", e.latency_at_percentile_without_coordinated_reads_s)):
+        set_interval_durations(msg, name, figure)
+    horizon = to_duration(e.worst_second_horizon_s)
+    if horizon is not None:
+        msg.worst_second_horizon.CopyFrom(horizon)
     for k in e.checks:
         msg.checks.add(constraint=k.constraint, required=k.required, predicted=_finite(k.predicted), unit=k.unit,
                        headroom_fraction=_finite(k.headroom_fraction) if math.isfinite(k.headroom_fraction) else (1e9 if k.met else -1e9),
@@ -463,7 +460,7 @@ def custom_drives_from_proto(specs: Any, prefix: str = "plan.spec", catalog: Cat
     try:
         with_user_drives(drives, base=catalog, field_prefix=f"{prefix}.custom_drives")
     except InvalidInputError as exc:
-        raise InvalidInputError([Violation(field=v.field, reason=v.reason) for v in exc.violations]) from None
+        raise InvalidInputError(exc.violations) from None
     return tuple(drives)
 
 
@@ -483,186 +480,6 @@ def custom_drive_model_violations(specs: Any, prefix: str = "plan.spec") -> list
             continue
         out.extend(drive_model_violations(drive, path, supplied=set(fields)))
     return out
-
-
-# -- custom drives against the models' own bounds -----------------------------------------------
-# A drive that passes the catalog's field ranges can still be one the drive models or the array
-# simulation refuse when a plan runs (then the plan FAILED as INTERNAL): a 1-byte SSD, a spare factor
-# outside the FTL model's range, an SSD without a sequential write rate, rates so low an IO takes
-# hours, a write buffer that never drains. These are checked here, at input, by building the
-# drive's model the way the planner does (the worst case: full drives, no over-provisioning) and
-# running the simulation's own checks on it; each failure names the drive field and the range.
-
-#: One stripe unit (the planner's layouts use 64 KiB) after the largest over-provisioning (0.9).
-MIN_DRIVE_CAPACITY_BYTES = 10 * DEFAULT_STRIPE_UNIT_BYTES
-#: The least failure rate the durability model's Markov chain computes without overflow (an MTTF
-#: of 8.76e15 h; at 1e-100 its matrices overflow for a repair of seconds).
-MIN_ANNUAL_FAILURE_RATE = 1e-12
-#: ``ssd.calibrate``'s open interval for the FTL spare factor, 1 - user / (raw - parity - reserve).
-SPARE_FACTOR_RANGE = (0.005, 0.95)
-# The drive fields behind each number of a drive's service model, and what to change.
-_MODEL_FIELDS = {
-    "read_fixed_s": ("random_read_iops", "reads are too slow for the array simulation (raise random_read_iops)"),
-    "read_per_byte_s": ("seq_read_bytes_per_s", "reads are too slow for the array simulation (raise seq_read_bytes_per_s "
-                                                 "or random_read_iops)"),
-    "write_fixed_s": ("random_write_iops", "writes are too slow for the array simulation (raise random_write_iops)"),
-    "write_per_byte_s": ("seq_write_bytes_per_s", "writes are too slow for the array simulation (raise seq_write_bytes_per_s "
-                                                   "or random_write_iops)"),
-    "posted_write_fixed_s": ("random_write_iops", "posted writes are too slow for the array simulation (raise random_write_iops)"),
-    "posted_write_per_byte_s": ("interface", "the interface is too slow for posted writes"),
-    "host_page_s": ("seq_write_bytes_per_s", "the flash back end is too slow for the SSD model (raise seq_write_bytes_per_s)"),
-    "relocation_page_s": ("seq_write_bytes_per_s", "cleaning is too slow for the SSD model (raise seq_write_bytes_per_s "
-                                                    "or random_write_iops)"),
-    "erase_page_s": ("pages_per_block", "erasing is too slow for the SSD model"),
-    "span_pages": ("capacity_bytes", "too small for the SSD model"),
-    "raw_pages": ("raw_nand_bytes", "too little flash for the SSD model"),
-    "low_free_pages": ("capacity_bytes", "too small for the SSD model: its spare flash cannot hold the cleaner's free pages "
-                                         "(give a larger capacity_bytes and raw_nand_bytes, or fewer pages_per_block)"),
-    "high_free_pages": ("capacity_bytes", "too small for the SSD model: its spare flash cannot hold the cleaner's free pages "
-                                          "(an erase block per controller above the low watermark; give a larger capacity_bytes "
-                                          "and raw_nand_bytes, or fewer pages_per_block)"),
-    "write_buffer_pages": ("write_buffer_bytes", "too large for the SSD model"),
-    "write_buffer_s": ("write_buffer_bytes", "the write buffer takes too long to drain at the drive's write rate"),
-    "slc_cache_pages": ("slc_cache_bytes", "must be smaller than the flash"),
-    "slc_page_s": ("slc_write_bytes_per_s", "the SLC cache is too slow for the SSD model"),
-    "fold_page_s": ("seq_write_bytes_per_s", "folding the SLC cache is too slow for the SSD model"),
-    "parallel_units": ("channels", "out of the simulation's range"),
-    "controllers": ("controllers", "out of the simulation's range"),
-}
-_HDD_FIELDS = {"media_bytes_per_s": "seq_read_bytes_per_s"}  # hdd.service_model's media rate is the drive's sequential read rate
-
-
-def _spare_factor_violation(drive: Drive, at: str, raw_given: bool) -> Violation:
-    """The allowed range of the field the user gave (``capacity_bytes`` when ``raw_nand_bytes`` was
-    filled in, else ``raw_nand_bytes``) for an FTL spare factor inside ``SPARE_FACTOR_RANGE``,
-    solved from ``ssd.calibrate``'s definition: data NAND = raw x (1 - parity - bad-block reserve),
-    parity 1/8 for rain-7+1 and half the spare for raid4-dies."""
-    from arrayplan_engine import ssd
-
-    lo, hi = SPARE_FACTOR_RANGE
-    q_lo, q_hi = 1.0 - hi, 1.0 - lo  # capacity / data NAND must lie in (q_lo, q_hi)
-    reserve = ssd.BAD_BLOCK_RESERVE.get(drive.nand_type or "", 0.0)
-    parity = drive.internal_parity or "none"
-    user, raw = float(drive.capacity_bytes), float(drive.raw_nand_bytes or 0.0)
-    if parity == "raid4-dies":  # data = raw (1 - reserve) - (raw - user) / 2 = raw (1/2 - reserve) + user / 2
-        a = 0.5 - reserve
-        data = raw * a + 0.5 * user
-        cap = (q_lo * a * raw / (1 - 0.5 * q_lo), q_hi * a * raw / (1 - 0.5 * q_hi))
-        raw_range = (user * (1 - 0.5 * q_hi) / (q_hi * a), user * (1 - 0.5 * q_lo) / (q_lo * a))
-    else:
-        k = 1.0 - (1.0 / 8.0 if parity == "rain-7+1" else 0.0) - reserve
-        data = raw * k
-        cap = (q_lo * k * raw, q_hi * k * raw)
-        raw_range = (user / (q_hi * k), user / (q_lo * k))
-    sf = 1.0 - user / data if data > 0 else -math.inf
-
-    def inside(bounds: tuple[float, float]) -> str:  # whole bytes a hair inside the open interval: both ends pass calibrate
-        return f"[{math.ceil(bounds[0] * (1 + 1e-9))}, {math.floor(bounds[1] * (1 - 1e-9))}]"
-
-    why = (f"gives an FTL spare factor 1 - capacity / (raw NAND less internal parity ({parity}) and the {drive.nand_type} "
-           f"bad-block reserve) of {sf:.4f}; the SSD model needs it in ({lo}, {hi})")
-    if raw_given:
-        return Violation(field=f"{at}raw_nand_bytes", reason=(
-            f"must be in {inside(raw_range)} for capacity_bytes "
-            f"{int(user)}, got {int(raw)}: it {why}"))
-    return Violation(field=f"{at}capacity_bytes", reason=(
-        f"must be in {inside(cap)} with raw_nand_bytes {int(raw)} (not given: the "
-        f"smallest power-of-two GiB above the capacity), got {int(user)}: it {why}; or give raw_nand_bytes"))
-
-
-def _reliability_violations(drive: Drive, at: str) -> list[Violation]:
-    """What the planner's durability figures demand (``evaluation.evaluate``): a finite MTTF and a
-    whole-drive rebuild (at the planner's share of the sequential write rate) within a year."""
-    from dataclasses import fields as dc_fields
-
-    from arrayplan_engine import reliability
-    from arrayplan_engine.layout import make_layout
-    from arrayplan_engine.units import HOUR_S, YEAR_HOURS
-
-    afr = float(drive.annual_failure_rate or 0.0)
-    if afr <= 0:
-        return []  # no failures modelled: no durability figures
-    share = next(f.default for f in dc_fields(plan_request.PlanRequest) if f.name == "rebuild_rate_fraction_of_seq_write")
-    assert isinstance(share, float)
-    rate = float(drive.seq_write_bytes_per_s or 50e6) * share
-    repair_h = float(drive.capacity_bytes) / rate / HOUR_S
-    if not repair_h <= YEAR_HOURS:
-        return [Violation(field=f"{at}seq_write_bytes_per_s", reason=(
-            f"must be >= {math.ceil(float(drive.capacity_bytes) / share / (YEAR_HOURS * HOUR_S))} for capacity_bytes "
-            f"{drive.capacity_bytes}: a rebuild writes the whole drive at {share:g} x the sequential write rate and must end "
-            f"within a year ({YEAR_HOURS:g} h) for the durability figures, got {repair_h:,.0f} h"))]
-    if afr < MIN_ANNUAL_FAILURE_RATE:
-        return [Violation(field=f"{at}annual_failure_rate", reason=(
-            f"must be 0 (no failures modelled) or in [{MIN_ANNUAL_FAILURE_RATE:g}, 1] failures per drive-year (below, the "
-            f"MTTF of {YEAR_HOURS:g} h / rate overflows the durability model), got {afr!r}"))]
-    try:
-        reliability.array_reliability(make_layout("raid1", 2), 2, annual_failure_rate=afr, repair_hours=repair_h,
-                                      service_life_years=1.0, uber=float(drive.uber or 0.0),
-                                      drive_capacity_bytes=float(drive.capacity_bytes))
-    except InvalidInputError as exc:
-        return [Violation(field=f"{at}annual_failure_rate", reason=f"the durability model refuses this drive: {x}")
-                for x in exc.violations]
-    return []
-
-
-def drive_model_violations(drive: Drive, path: str, *, supplied: set[str] | None = None) -> list[Violation]:
-    """Every bound the drive models and the array simulation will apply to ``drive`` when a plan
-    runs, checked now: each violation names ``path.FIELD`` and what is allowed. ``supplied`` are
-    the fields the user gave (default: those whose provenance is not a filled-in default)."""
-    from arrayplan_engine import array, hdd, ssd
-    from arrayplan_engine.layout import make_layout
-
-    if supplied is None:
-        supplied = {k for k, p in drive.provenance.items() if not (p.assumed and p.reason.startswith("not given"))}
-    v: list[Violation] = []
-    at = f"{path}." if path else ""  # "" names the bare field (a catalog file's)
-    if not drive.capacity_bytes >= MIN_DRIVE_CAPACITY_BYTES:
-        v.append(Violation(field=f"{at}capacity_bytes", reason=(
-            f"must be >= {MIN_DRIVE_CAPACITY_BYTES} (one {DEFAULT_STRIPE_UNIT_BYTES}-byte stripe unit after the largest "
-            f"over-provisioning, 0.9), got {drive.capacity_bytes}")))
-        return v
-    try:
-        if drive.kind == "ssd":
-            try:
-                ssd.calibrate(drive)
-            except InvalidInputError as exc:
-                for x in exc.violations:
-                    name = x.field.removeprefix("drive.")
-                    if "spare factor" in x.reason:
-                        v.append(_spare_factor_violation(drive, at, "raw_nand_bytes" in supplied))
-                    elif "has no" in x.reason:
-                        v.append(Violation(field=f"{at}{name}", reason="is required for kind 'ssd': the SSD model needs it (> 0)"))
-                    else:
-                        v.append(Violation(field=f"{at}{name}", reason=x.reason))
-                return v
-            model = ssd.service_model(drive)  # full drives, no over-provisioning: the least spare any candidate has
-        else:
-            try:
-                model = hdd.service_model(drive)
-            except InvalidInputError as exc:
-                for x in exc.violations:
-                    name = _HDD_FIELDS.get(x.field, x.field)
-                    reason = x.reason if not x.reason.endswith("got None") else \
-                        f"is required for kind 'hdd' (the disk model's media rate): {x.reason.removesuffix(', got None')}"
-                    v.append(Violation(field=f"{at}{name}", reason=reason))
-                return v
-        array.ArraySpec(layout=make_layout("raid0", 1), drive_count=1, service_models=(model,),
-                        workload=Workload(name="drive-check", read_fraction=0.5, io_size_mix=((4096, 1.0),)),
-                        drive_capacity_bytes=float(drive.capacity_bytes))
-        v.extend(_reliability_violations(drive, at))
-    except InvalidInputError as exc:
-        prefix = "spec.service_models[0]."
-        for x in exc.violations:
-            model_field = x.field.removeprefix(prefix)
-            if model_field in _MODEL_FIELDS:
-                field, hint = _MODEL_FIELDS[model_field]
-                v.append(Violation(field=f"{at}{field}", reason=f"{hint}: the drive model's {model_field} {x.reason}"))
-            else:
-                v.append(Violation(field=path or "(drive)", reason=f"the drive model built from these values is outside the "
-                                                                   f"simulation's range: {model_field} {x.reason}"))
-    except ArithmeticError as exc:  # values at the edge of floating point (a rate of 5e-324)
-        v.append(Violation(field=path or "(drive)", reason=f"the drive models cannot use these values ({type(exc).__name__}: {exc})"))
-    return v
 
 
 def drive_to_proto(d: Drive) -> pb.Drive:

@@ -1,10 +1,28 @@
 """The API's own failures besides the engine's (``arrayplan_engine.errors``): raised by the planner
 and the server, turned into gRPC status codes by ``server/errors.py`` (which sits above the planner,
-so the planner cannot import it)."""
+so the planner cannot import it), and the one mapping of the engine's violations to the API's
+error details (``field_violation``)."""
 
 from __future__ import annotations
 
 import uuid
+
+from google.rpc import error_details_pb2
+
+from arrayplan_engine.errors import Violation
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def field_violation(v: Violation, *, max_field_chars: int, max_description_chars: int) -> error_details_pb2.BadRequest.FieldViolation:
+    """One engine violation as a ``google.rpc.BadRequest.FieldViolation``: its field path, its reason
+    as the description (naming the allowed range), and its code (``arrayplan_engine.errors.CODES``:
+    ``OUT_OF_RANGE``, ``REQUIRED``, ...) as the violation's ``reason``, so a program can act on
+    the kind of rule without reading the text."""
+    return error_details_pb2.BadRequest.FieldViolation(field=_clip(v.field, max_field_chars),
+                                                       description=_clip(v.reason, max_description_chars), reason=v.code)
 
 
 class PlanQueueFullError(Exception):

@@ -48,7 +48,7 @@ def _validate(request: pb.SimulateArrayRequest, catalog: Catalog):  # type: igno
         try:
             drive = catalog.get(request.drive_model)
         except UnknownNameError as exc:
-            v.append(Violation(field="drive_model", reason=exc.violations[0].reason))
+            v.append(exc.violations[0].at("drive_model"))
     check_range(v, "drive_count", request.drive_count, 1, MAX_ARRAY_DRIVES)
     if not request.layout:
         v.append(Violation(field="layout", reason="is required: raid0, raid1, raid10, raid5, raid6 or ec:K+M"))
@@ -61,7 +61,7 @@ def _validate(request: pb.SimulateArrayRequest, catalog: Catalog):  # type: igno
             check_range(v, "failed_drive_count", request.failed_drive_count, 0, layout.failures_tolerated, note=f"for {layout.name}")
         except InvalidInputError as exc:
             # The layout's own options are fields of the request ("layout.group_width" -> "group_width").
-            v.extend(Violation(field=x.field.removeprefix("layout."), reason=x.reason) for x in exc.violations)
+            v.extend(x.at(x.field.removeprefix("layout.")) for x in exc.violations)
     if not request.HasField("workload"):
         v.append(Violation(field="workload", reason="is required"))
     else:
@@ -305,7 +305,7 @@ def consistency_test(request: pb.RunConsistencyTestRequest, catalog: Catalog, ex
         r: ssd.ConsistencyResult = _run_cancellable(executor, consistency_run,
                                                     [(drive, duration_s, request.over_provisioning_fraction, request.seed)], is_active)[0]
     except InvalidInputError as exc:
-        raise InvalidInputError([Violation(field=_CONSISTENCY_FIELDS.get(x.field, x.field), reason=x.reason)
+        raise InvalidInputError([x.at(_CONSISTENCY_FIELDS.get(x.field, x.field))
                                  for x in exc.violations]) from None
     resp = pb.RunConsistencyTestResponse(
         iops_per_second=[float(x) for x in r.iops], fresh_iops=r.fob_iops, steady_state_reached=r.steady is not None,
@@ -338,13 +338,13 @@ def validate_consistency_request(request: pb.RunConsistencyTestRequest, catalog:
             if drive.kind != "ssd":
                 v.append(Violation(field="drive_model", reason=f"{drive.name} is a {drive.kind}; the consistency test needs an SSD"))
         except UnknownNameError as exc:
-            v.append(Violation(field="drive_model", reason=exc.violations[0].reason))
+            v.append(exc.violations[0].at("drive_model"))
     duration_s = request.duration.ToNanoseconds() / 1e9 if request.HasField("duration") else 2000.0
     check_range(v, "seed", request.seed, 0, integer=True)
     try:
         ssd._validate_run(duration_s, request.over_provisioning_fraction)  # the engine's own limits, checked once
     except InvalidInputError as exc:
-        v.extend(Violation(field=_CONSISTENCY_FIELDS.get(x.field, x.field), reason=x.reason) for x in exc.violations)
+        v.extend(x.at(_CONSISTENCY_FIELDS.get(x.field, x.field)) for x in exc.violations)
     if v:
         raise InvalidInputError(v)
     assert drive is not None  # a missing or unknown drive is in v

@@ -21,7 +21,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 
 from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError
 
-from ..api.errors import PermissionDeniedError, PlanQueueFullError, UnauthenticatedError, new_error_id
+from ..api.errors import PermissionDeniedError, PlanQueueFullError, UnauthenticatedError, field_violation, new_error_id
 from ..store import StoreUnavailableError
 
 log = logging.getLogger(__name__)
@@ -47,10 +47,7 @@ def status_for(exc: BaseException) -> status_pb2.Status:
     if isinstance(exc, InvalidInputError):
         shown = exc.violations[:MAX_VIOLATIONS]
         bad = error_details_pb2.BadRequest(field_violations=[
-            error_details_pb2.BadRequest.FieldViolation(field=_clip(v.field, MAX_FIELD_CHARS),
-                                                        description=_clip(v.reason, MAX_DESCRIPTION_CHARS))
-            for v in shown
-        ])
+            field_violation(v, max_field_chars=MAX_FIELD_CHARS, max_description_chars=MAX_DESCRIPTION_CHARS) for v in shown])
         fields = ",".join(_clip(v.field, MAX_FIELD_CHARS) for v in shown)
         info = error_details_pb2.ErrorInfo(reason=exc.reason_code, domain=DOMAIN, metadata={"fields": _clip(fields, 2000)})
         more = len(exc.violations) - len(shown)

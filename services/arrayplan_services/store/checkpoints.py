@@ -22,9 +22,10 @@ from typing import Any
 
 from arrayplan_engine import candidates, evaluation, plan_request
 from arrayplan_engine.catalog import Drive
+from arrayplan_engine.interval import Interval
 
 # The encoding itself; bump when the layout of the payload changes.
-FORMAT = "evaluations-json-zlib-v1"
+FORMAT = "evaluations-json-zlib-v2"  # v2: simulated figures as Interval mappings (value, low, high)
 
 
 class CheckpointFormatError(ValueError):
@@ -81,9 +82,19 @@ def decode(payload: bytes) -> list[evaluation.Evaluation]:
         raise CheckpointFormatError(f"not a checkpoint of format {FORMAT}: {type(exc).__name__}: {exc}") from None
 
 
+@functools.cache
+def _interval_fields(cls: type) -> frozenset[str]:
+    """The fields of ``cls`` that hold an ``Interval`` (``asdict`` wrote each as a mapping)."""
+    return frozenset(f.name for f in fields(cls) if f.type in ("Interval", Interval))
+
+
+def _with_intervals(cls: type, row: dict[str, Any]) -> dict[str, Any]:
+    return {k: Interval(**v) if k in _interval_fields(cls) else v for k, v in row.items()}
+
+
 def _evaluation(row: dict[str, Any]) -> evaluation.Evaluation:
-    row = dict(row)
+    row = _with_intervals(evaluation.Evaluation, row)
     row["candidate"] = candidates.Candidate(**row["candidate"])
     row["checks"] = tuple(evaluation.ConstraintCheck(**k) for k in row["checks"])
-    row["years"] = tuple(evaluation.YearPerformance(**y) for y in row["years"])
+    row["years"] = tuple(evaluation.YearPerformance(**_with_intervals(evaluation.YearPerformance, y)) for y in row["years"])
     return evaluation.Evaluation(**row)
