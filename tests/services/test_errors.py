@@ -101,7 +101,7 @@ def test_simulate_service_life_says_what_it_accepts() -> None:
     """The old check let 0 through while its reason said [1, 15]: 0 is proto3's unset (the
     documented default, 5 years) and passes; a negative or too long life is rejected and the reason
     now names both the range and the 0 it accepts."""
-    from arrayplan_services.plan.simulate import _validate
+    from arrayplan_services.api.simulate_convert import _validate
 
     catalog = builtin_catalog()
     for years in (0, 1, 15):
@@ -116,7 +116,7 @@ def test_simulate_service_life_says_what_it_accepts() -> None:
 def test_simulate_bounds_name_the_field_and_the_range() -> None:
     from google.protobuf.duration_pb2 import Duration
 
-    from arrayplan_services.plan.simulate import _validate
+    from arrayplan_services.api.simulate_convert import _validate
 
     with pytest.raises(InvalidInputError) as exc:
         _validate(_simulate_request(drive_count=2000, group_width=12, seed=-3, duration=Duration(seconds=3600, nanos=1)), builtin_catalog())

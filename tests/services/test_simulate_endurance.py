@@ -92,13 +92,13 @@ def test_the_cli_builds_the_members_used_state_from_discards() -> None:
     """`arrayplan simulate --discards`: a RAID 5's members at fill 0.3 are simulated fully mapped
     by default (auto = none for parity) and at the fill with passed; RAID 10's default is passed."""
     from arrayplan_services.cli.main import build_parser
-    from arrayplan_services.cli.simulate_command import _build
+    from arrayplan_services.cli.simulate_command import _request
 
     def span(*extra: str) -> float:
         args = build_parser().parse_args(["simulate", "--drive", DRIVE, "--drives", "4", "--layout", *extra,
                                           "--fill-fraction", "0.3", "--read-fraction", "0.7", "--local", "--parts", "1"])
-        spec, _ = _build(args)
-        return spec.service_models[0].span_pages
+        # the request the command sends (to a server or in-process), read as SimulateArray reads it
+        return simulate.question_of(_request(args), builtin_catalog()).spec.service_models[0].span_pages
 
     full = span("raid5")
     assert span("raid5", "--discards", "none") == full

@@ -8,17 +8,18 @@ The drive comes from the catalog; ``--layout`` is raid0|raid1|raid5|raid6|raid10
 preset name or a workload file (fio job ``.fio``, block trace, or YAML/JSON with Workload fields);
 ``--read-fraction``, ``--io-bytes``, ``--queue-depth``, ``--target-iops`` and ``--random-fraction``
 build one or override the preset's values. By default the server's SimulateArray runs it;
-``--local`` runs the same server code in this process (same output). ``--plot``, ``--compare-hdd``,
-``--parts`` and ``--reorder-window`` need the engine directly (with ``--local``); that output is the
-engine's ``ArrayResult.summary()`` (docs/json.md). ``--parts`` splits the run into time-window
-replicas merged exactly, as the planner's fan-out does. ``--compare-hdd NAME`` adds the HDD equivalence: how many
-disks of that model, same layout, carry the array's achieved IOPS at ``--latency-quantile`` under
-``--latency-target-ms``. ``--replications N`` (default 3, 1 to 12) runs N independent replications
-(replication 0 is ``--seed`` itself): the figures pool them with 95 % intervals (the JSON's
-``achieved_iops_low``/``_high`` and ``latency.low``/``latency.high`` beside the figures; the text
-shows them in brackets). ``--coordinated-reads`` (parity layouts) reads around members busy on a
-read's die and also reports the same array without the policy (the same seeds) and the share of
-reads read around. Exit 0 ok, 2 bad input, 1 anything else.
+``--local`` runs the same SimulateArray code in this process, with one JSON shape either way: the
+service's ``SimulateArrayResponse`` (docs/json.md). Options only this process can honour go with
+``--local``: ``--plot`` (latency CDF and IOPS over time of replication 0), ``--parts`` (time
+windows per replication, merged exactly, as the planner's fan-out splits them), ``--reorder-window``
+(disks' SATF queue), ``--warmup-s``, and ``--compare-hdd NAME``, which adds one key,
+``hdd_equivalence``: how many disks of that model, same layout, carry the array's achieved IOPS at
+``--latency-quantile`` under ``--latency-target-ms``. ``--replications N`` (default 3, 1 to 12)
+runs N independent replications (replication 0 is ``--seed`` itself): the figures pool them with
+95 % intervals (the JSON's ``achieved_iops_low``/``_high`` and ``latency.low``/``latency.high``
+beside the figures; the text shows them in brackets). ``--coordinated-reads`` (parity layouts)
+reads around members busy on a read's die and also reports the same array without the policy (the
+same seeds) and the share of reads read around. Exit 0 ok, 2 bad input, 1 anything else.
 """
 
 from __future__ import annotations
@@ -31,11 +32,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from arrayplan_engine import array as arr
-from arrayplan_engine import endurance, simulation
+from arrayplan_engine import simulation
 from arrayplan_engine.errors import ArrayplanError, InvalidInputError, Violation, check_range
-from arrayplan_engine.fail_slow import SlowEpisode, slow_specs
-from arrayplan_engine.layout import MAX_GROUP_WIDTH, Layout, make_layout
+from arrayplan_engine.fail_slow import SlowEpisode
 from arrayplan_engine.units import MB, KiB
 from arrayplan_engine.workload import Workload
 
@@ -111,38 +110,6 @@ def _workload(args: argparse.Namespace) -> Workload:
     return wl
 
 
-def _layout(args: argparse.Namespace) -> Layout:
-    name = args.layout.strip().lower()
-    if name.startswith("ec:"):
-        return make_layout(name, args.group_width, stripe_unit_bytes=args.stripe_unit_kib * KiB)
-    width = args.group_width or min(args.drives, MAX_GROUP_WIDTH)
-    if name == "raid10" and width % 2:
-        width -= 1
-    return make_layout(name, width, stripe_unit_bytes=args.stripe_unit_kib * KiB)
-
-
-def _build(args: argparse.Namespace) -> tuple[arr.ArraySpec, Any]:
-    from arrayplan_engine.catalog import get_drive
-
-    v: list[Violation] = []
-    check_range(v, "drives", args.drives, 1, integer=True)
-    check_range(v, "duration_s", args.duration_s, 0.001, arr.MAX_DURATION_S, unit="s")
-    check_range(v, "parts", args.parts, 1, 1024, integer=True)
-    if v:
-        raise InvalidInputError(v)
-    drive = get_drive(args.drive)
-    layout = _layout(args)
-    workload = _workload(args)
-    rebuild_rate = (args.rebuild_rate_mb_s or 0.0) * MB
-    # the planner's and SimulateArray's factory (service models at the fill, cached)
-    # the members' used state: every LBA mapped without discards (``endurance.effective_discards``)
-    mapped = 1.0 if endurance.effective_discards(layout, args.discards) == "none" and drive.kind == "ssd" else args.fill_fraction
-    spec = simulation.array_spec(drive, layout, args.drives, workload, fill_fraction=mapped,
-                               duration_s=args.duration_s, warmup_s=args.warmup_s, seed=args.seed, failed_drives=args.failed,
-                               rebuild_rate_bytes_per_s=rebuild_rate, reorder_window=args.reorder_window)
-    return spec, drive
-
-
 def slow_drive_arg(text: str) -> SlowEpisode:
     """``--slow-drive INDEX:FACTOR[:START_S[:DURATION_S]]``: member INDEX (0-based) runs FACTOR
     times slower from START_S (default 0) for DURATION_S seconds (default: to the end)."""
@@ -154,11 +121,6 @@ def slow_drive_arg(text: str) -> SlowEpisode:
                            duration_s=float(parts[3]) if len(parts) > 3 else math.inf)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected INDEX:FACTOR[:START_S[:DURATION_S]] (e.g. 3:2.5 or 3:4:10:30), got {text!r}") from None
-
-
-def _run(spec: arr.ArraySpec, parts: int, episodes: tuple[SlowEpisode, ...] = ()) -> arr.ArrayResult:
-    specs = slow_specs(spec, episodes) if episodes else arr.split_simulation(spec, parts)
-    return arr.merge_results([arr.simulate(s) for s in specs])
 
 
 def _text(summary: dict[str, Any]) -> str:
@@ -197,42 +159,35 @@ def _fold_intervals(d: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _remote(args: argparse.Namespace, address: str | None = None) -> int:
-    """Call SimulateArray on a server (``address``, else ``--server``) and print its figures."""
+def _request(args: argparse.Namespace) -> Any:
+    """The SimulateArrayRequest the flags describe (``api/simulate_convert.simulate_request``)."""
+    from ..api.simulate_convert import simulate_request
+
+    return simulate_request(
+        drive_model=args.drive, drive_count=args.drives, layout=args.layout, group_width=args.group_width or 0,
+        workload=_workload(args), failed_drive_count=args.failed, duration_s=args.duration_s, seed=args.seed,
+        fill_fraction=args.fill_fraction, stripe_unit_bytes=args.stripe_unit_kib * KiB,
+        rebuild_rate_bytes_per_s=(args.rebuild_rate_mb_s or 0.0) * MB, fail_slow_field_rates=args.fail_slow_field_rates,
+        coordinated_reads=args.coordinated_reads, replications=args.replications or 0, discards=args.discards,
+        slow_drives=tuple(args.slow_drive or ()))
+
+
+def _remote(args: argparse.Namespace) -> int:
+    """Call SimulateArray on a server (``--server``) and print its answer."""
     import os
 
     import grpc
-    from google.protobuf import duration_pb2
 
-    from arrayplan.v1 import planner_pb2 as pb
     from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 
     from .main import DEFAULT_SERVER, grpc_error_exit
 
     try:
-        workload = _workload(args)
+        request = _request(args)
     except ArrayplanError as exc:
         _err(str(exc))
         return EXIT_BAD_INPUT
-    wl = pb.Workload(read_fraction=workload.read_fraction, random_fraction=workload.random_fraction,
-                     queue_depth=workload.queue_depth, target_iops=workload.target_iops,
-                     hot_write_fraction=workload.hot_write_fraction, hot_space_fraction=workload.hot_space_fraction,
-                     io_size_mix=[pb.IoSizeShare(io_bytes=int(b), weight=float(w)) for b, w in workload.io_size_mix],
-                     display_name=workload.name)
-    duration = duration_pb2.Duration()
-    duration.FromNanoseconds(round(args.duration_s * 1e9))
-    request = pb.SimulateArrayRequest(
-        drive_model=args.drive, drive_count=args.drives, layout=args.layout, group_width=args.group_width or 0,
-        workload=wl, failed_drive_count=args.failed, duration=duration, seed=args.seed, fill_fraction=args.fill_fraction,
-        stripe_unit_bytes=args.stripe_unit_kib * KiB, rebuild_rate_bytes_per_second=(args.rebuild_rate_mb_s or 0.0) * MB,
-        fail_slow_field_rates=args.fail_slow_field_rates, coordinated_reads=args.coordinated_reads,
-        replications=args.replications or 0, discards=args.discards)
-    for e in args.slow_drive or ():
-        sd = request.slow_drives.add(drive_index=e.drive_index, slowdown_factor=e.factor)
-        sd.start.FromNanoseconds(round(e.start_s * 1e9))
-        if math.isfinite(e.duration_s):
-            sd.duration.FromNanoseconds(round(e.duration_s * 1e9))
-    address = address or args.server or os.environ.get("ARRAYPLAN_SERVER", DEFAULT_SERVER)
+    address = args.server or os.environ.get("ARRAYPLAN_SERVER", DEFAULT_SERVER)
     try:
         from ..connection import open_channel
 
@@ -240,67 +195,35 @@ def _remote(args: argparse.Namespace, address: str | None = None) -> int:
             response = pb_grpc.PlannerServiceStub(channel).SimulateArray(request, timeout=args.timeout)
     except grpc.RpcError as exc:
         return grpc_error_exit(exc)
-    from .. import jsonout
-
-    if args.format == "json":
-        print(jsonout.dumps(response))
-    else:
-        print(_text(jsonout.to_json(response)))
+    _print(args, response, {})
     return EXIT_OK
 
 
-def _in_process_server(args: argparse.Namespace) -> int:
-    """``--local`` without engine-only options: the server's own SimulateArray in this process, so
-    the output is the same as against a server (docs/json.md)."""
-    import tempfile
+def _local(args: argparse.Namespace) -> int:
+    """SimulateArray's own code in this process (the server's, on the local executor: the same
+    answer as a server with ``--executor local``), plus what only this process can do: the plot,
+    the time windows, the SATF queue, the warm-up and the HDD comparison."""
+    from arrayplan_engine.catalog import builtin_catalog
 
-    from ..server.app import build_server
+    from ..fanout import LocalExecutor
+    from ..plan.simulate import simulate_array
 
-    with tempfile.TemporaryDirectory(prefix="arrayplan-simulate-") as tmp:
-        server = build_server(port=0, data_dir=Path(tmp), executor_kind="local")
-        try:
-            return _remote(args, f"127.0.0.1:{server.port}")
-        finally:
-            server.stop(grace_s=1.0)
-
-
-def handler(args: argparse.Namespace) -> int:
-    engine_only = bool(args.plot or args.compare_hdd or args.parts != 1 or args.reorder_window != 1)
-    for flag, used in (("--fail-slow-field-rates", args.fail_slow_field_rates), ("--coordinated-reads", args.coordinated_reads),
-                       ("--replications", args.replications is not None)):
-        if engine_only and used:
-            _err(f"{flag} is answered by SimulateArray: drop --plot, --compare-hdd, --parts and --reorder-window")
-            return EXIT_BAD_INPUT
-    if not args.local:
-        if engine_only:
-            _err("--plot, --compare-hdd, --parts and --reorder-window need --local (in-process simulation)")
-            return EXIT_BAD_INPUT
-        return _remote(args)
-    if not engine_only:
-        return _in_process_server(args)
+    reps: list[simulation.Replications] = []
+    extra: dict[str, Any] = {}
     try:
-        spec, drive = _build(args)
-        result = _run(spec, args.parts, tuple(args.slow_drive or ()))
-        summary: dict[str, Any] = result.summary()
-        summary["drive_utilisation"] = [round(float(x), 6) for x in result.drive_utilisation]
-        summary["iops_per_second"] = [int(x) for x in result.iops_per_second]
-        summary["second_p99_latency_s"] = [None if not math.isfinite(x) else float(x) for x in result.second_p99_latency_s]
-        results = {f"{drive.name} x{args.drives} {spec.layout.name}": result}
+        bad: list[Violation] = []
+        check_range(bad, "parts", args.parts, 1, 1024, integer=True)
+        if bad:
+            raise InvalidInputError(bad)
+        request = _request(args)
+        response = simulate_array(request, builtin_catalog(), LocalExecutor(), windows=args.parts,
+                                  reorder_window=args.reorder_window, warmup_s=args.warmup_s, on_replications=reps.append)
+        results = {f"{args.drive} x{args.drives} {args.layout}": reps[0].runs[0]}
         if args.compare_hdd:
-            from arrayplan_engine.catalog import get_drive
-
-            hdd_drive = get_drive(args.compare_hdd)
-            if hdd_drive.kind != "hdd":
-                raise InvalidInputError.one("compare_hdd", f"{hdd_drive.name} is a {hdd_drive.kind}; name a catalog HDD")
-            # the planner's search (one search, one cap), through the same factory
-            eq = simulation.equivalent_drive_count(
-                hdd_drive, spec.layout, spec.workload, target_iops=result.achieved_iops,
-                latency_quantile=args.latency_quantile, latency_target_s=args.latency_target_ms * 1e-3,
-                duration_s=min(args.duration_s, 10.0), seed=args.seed, reorder_window=args.reorder_window,
-                max_drive_count=args.max_hdd_count, max_host_ios=10**9)
-            summary["hdd_equivalence"] = eq.summary()
+            eq = _hdd_equivalence(args, request, response.achieved_iops)
+            extra["hdd_equivalence"] = eq.summary()
             if eq.result is not None:
-                results[f"{hdd_drive.name} x{eq.drive_count} {spec.layout.name}"] = eq.result
+                results[f"{eq.drive_name} x{eq.drive_count} {args.layout}"] = eq.result
     except ArrayplanError as exc:
         _err(str(exc))
         return EXIT_BAD_INPUT
@@ -308,23 +231,63 @@ def handler(args: argparse.Namespace) -> int:
         from ..report.array_plots import plot_array
 
         plot_array(results, args.plot)
-    if args.format == "json":
-        from .. import jsonout
-
-        print(jsonout.dumps(summary))
-    else:
-        print(_text(summary))
-        if "hdd_equivalence" in summary:
-            eq_s = summary["hdd_equivalence"]
-            target = f"p{eq_s['latency_quantile'] * 100:g} <= {eq_s['latency_target_s'] * 1e3:g} ms at {eq_s['target_iops']:.0f} IOPS"
-            if eq_s["drive_count"]:
-                print(f"{'hdd_equivalent_drive_count':42s} {eq_s['drive_count']} x {eq_s['drive_name']} ({target})")
-            elif eq_s["no_number_holds_latency"]:
-                print(f"{'hdd_equivalent_drive_count':42s} none: no number of {eq_s['drive_name']} holds {target} "
-                      f"(one group nearly idle: {eq_s['unloaded_latency_s'] * 1e3:.3g} ms)")
-            else:
-                print(f"{'hdd_equivalent_drive_count':42s} none up to {eq_s['max_drive_count']} x {eq_s['drive_name']} ({target})")
+    _print(args, response, extra)
     return EXIT_OK
+
+
+def _hdd_equivalence(args: argparse.Namespace, request: Any, achieved_iops: float) -> simulation.Equivalence:
+    """How many disks of ``--compare-hdd``, in the request's layout, carry its achieved IOPS at the
+    latency target (the planner's search, one search, one cap, through the same factory)."""
+    from arrayplan_engine.catalog import builtin_catalog, get_drive
+
+    from ..api.simulate_convert import validate_simulate_request
+
+    hdd_drive = get_drive(args.compare_hdd)
+    if hdd_drive.kind != "hdd":
+        raise InvalidInputError.one("compare_hdd", f"{hdd_drive.name} is a {hdd_drive.kind}; name a catalog HDD")
+    _, layout, workload = validate_simulate_request(request, builtin_catalog())
+    return simulation.equivalent_drive_count(
+        hdd_drive, layout, workload, target_iops=achieved_iops, latency_quantile=args.latency_quantile,
+        latency_target_s=args.latency_target_ms * 1e-3, duration_s=min(args.duration_s, 10.0), seed=args.seed,
+        reorder_window=args.reorder_window, max_drive_count=args.max_hdd_count, max_host_ios=10**9)
+
+
+def _print(args: argparse.Namespace, response: Any, extra: dict[str, Any]) -> None:
+    """SimulateArray's answer under the one JSON convention (docs/json.md), with ``extra`` keys
+    (``hdd_equivalence``) after it; the text view folds each interval into its figure's line."""
+    from .. import jsonout
+
+    if args.format == "json":
+        print(jsonout.dumps(response, **extra))
+        return
+    print(_text(jsonout.to_json(response)))
+    eq_s = extra.get("hdd_equivalence")
+    if eq_s is None:
+        return
+    target = f"p{eq_s['latency_quantile'] * 100:g} <= {eq_s['latency_target_s'] * 1e3:g} ms at {eq_s['target_iops']:.0f} IOPS"
+    if eq_s["drive_count"]:
+        print(f"{'hdd_equivalent_drive_count':42s} {eq_s['drive_count']} x {eq_s['drive_name']} ({target})")
+    elif eq_s["no_number_holds_latency"]:
+        print(f"{'hdd_equivalent_drive_count':42s} none: no number of {eq_s['drive_name']} holds {target} "
+              f"(one group nearly idle: {eq_s['unloaded_latency_s'] * 1e3:.3g} ms)")
+    else:
+        print(f"{'hdd_equivalent_drive_count':42s} none up to {eq_s['max_drive_count']} x {eq_s['drive_name']} ({target})")
+
+
+_LOCAL_ONLY = ("--plot", "--compare-hdd", "--parts", "--reorder-window", "--warmup-s")
+
+
+def handler(args: argparse.Namespace) -> int:
+    """One route per place: ``--local`` runs SimulateArray's code here, otherwise a server runs it;
+    the answer has one shape either way."""
+    if args.local:
+        return _local(args)
+    used = [flag for flag, on in zip(_LOCAL_ONLY, (args.plot, args.compare_hdd, args.parts != 1, args.reorder_window != 1,
+                                                   args.warmup_s is not None)) if on]
+    if used:
+        _err(f"{', '.join(used)} need --local (options of the in-process simulation the service does not take)")
+        return EXIT_BAD_INPUT
+    return _remote(args)
 
 
 def register(subparsers: Any) -> None:
@@ -362,8 +325,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--reorder-window", type=int, default=1, help="HDDs: SATF reordering over up to this many queued IOs (1 = FCFS)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random streams: the same inputs and seed give the same figures (default %(default)s)")
     p.add_argument("--duration-s", type=float, default=10.0, help="simulated window (s)")
-    p.add_argument("--warmup-s", type=float, default=0.5, help="unrecorded warm-up before the window (s)")
-    p.add_argument("--parts", type=int, default=1, help="split into this many time-window replicas (merged exactly)")
+    p.add_argument("--warmup-s", type=float, help="with --local: unrecorded warm-up before the window (s; default the service's, 0.25)")
+    p.add_argument("--parts", type=int, default=1, help="with --local: split each replication into this many time windows (merged exactly)")
     p.add_argument("--compare-hdd", metavar="HDD", help="also find how many disks of this catalog HDD match the array")
     p.add_argument("--latency-quantile", type=float, default=0.99, help="quantile for --compare-hdd (default 0.99)")
     p.add_argument("--latency-target-ms", type=float, default=50.0, help="latency bound for --compare-hdd (default 50 ms)")
@@ -371,7 +334,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--format", choices=("json", "text"), default="text", help="json (one convention, docs/json.md) or text for people (default %(default)s)")
     p.add_argument("--plot", metavar="FILE.png", help="write latency CDF + IOPS-vs-time figure")
     p.add_argument("--local", action="store_true",
-                   help="run in this process instead of calling a server (same output; with --plot/--compare-hdd/--parts: the engine's summary)")
+                   help="run SimulateArray's code in this process instead of calling a server (the same answer and JSON shape)")
     p.add_argument("--server", help="server address (default $ARRAYPLAN_SERVER or 127.0.0.1:50051)")
     p.add_argument("--timeout", type=seconds_arg, default=600.0, metavar="SECONDS",
                    help="deadline of the SimulateArray call in seconds, or a duration: 90s, 10min (its tasks stop)")
