@@ -352,7 +352,7 @@ def output_roots() -> dict[str, Descriptor | type | str]:
         "arrayplan plan / arrayplan runs NAME": pb.Plan.DESCRIPTOR,
         "arrayplan runs": pb.ListPlansResponse.DESCRIPTOR,
         "arrayplan drives (a list of)": pb.Drive.DESCRIPTOR,
-        "arrayplan simulate (server)": pb.SimulateArrayResponse.DESCRIPTOR,
+        "arrayplan simulate (a server or --local)": pb.SimulateArrayResponse.DESCRIPTOR,
         "arrayplan trace --format json": pb.GetPlanTraceResponse.DESCRIPTOR,
         "arrayplan forecast": "forecast",
         "arrayplan reliability": ArrayReliability,

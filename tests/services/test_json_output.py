@@ -107,8 +107,9 @@ def test_ftl() -> None:
 
 def test_consistency_and_local_simulate(tmp_path: Path) -> None:
     """Engine results through the same path: a 60 s consistency run never reaches the cliff, so its
-    steady-state figures are undefined (NaN inside the engine) and print as null, never NaN; the
-    in-process simulate summary likewise."""
+    steady-state figures are undefined (NaN inside the engine) and print as null, never NaN. The
+    in-process simulate, with the options only it takes (--plot, --parts, --reorder-window), prints
+    the service's SimulateArray answer: its schema holds."""
     body = run_json("consistency", "intel-dc-s3700-200gb", "--duration-s", "60", "--fio-log-out", str(tmp_path / "run.log"),
                     "--format", "json")
     rows = body if isinstance(body, list) else [body]
@@ -117,6 +118,8 @@ def test_consistency_and_local_simulate(tmp_path: Path) -> None:
                    "--io-bytes", "4096", "--queue-depth", "8", "--duration-s", "0.5", "--parts", "1", "--reorder-window", "1",
                    "--local", "--plot", str(tmp_path / "sim.png"), "--format", "json")
     assert isinstance(sim["achieved_iops"], float)
+    validate(sim, "arrayplan simulate (a server or --local)")
+    assert (tmp_path / "sim.png").stat().st_size > 10_000
 
 
 @pytest.mark.slow
@@ -133,7 +136,7 @@ def test_server_backed_commands(server: ServerProcess, tmp_path: Path) -> None:
     assert len(drives) > 10
     sim = run_json("simulate", "--drive", "intel-dc-s3500-480gb", "--drives", "12", "--layout", "raid6", "--read-fraction",
                    "0.7", "--target-iops", "10000", "--duration-s", "2", "--format", "json", *addr)
-    validate(sim, "arrayplan simulate (server)")
+    validate(sim, "arrayplan simulate (a server or --local)")
 
     # forecast --replan: the re-plan is the API's Plan under the same convention (was MessageToDict).
     text = (EXAMPLE / "array.yaml").read_text()
