@@ -17,7 +17,7 @@ from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import cost, plan_request, ranking, simulation
 from arrayplan_engine.catalog import USER_PROVENANCE, Catalog, Drive, builtin_catalog, drive_from_fields, with_user_drives
 from arrayplan_engine.drive_checks import drive_model_violations
-from arrayplan_engine.errors import POSITIVE, InvalidInputError, Range, Violation, check_range, is_finite
+from arrayplan_engine.errors import DUPLICATE, POSITIVE, REQUIRED, TOO_LONG, TOO_MANY, InvalidInputError, Range, Violation, check_range, is_finite
 from arrayplan_engine.interval import Interval
 from arrayplan_engine.workload import Workload, workload_from_mapping
 
@@ -113,13 +113,13 @@ def _duration(v: list[Violation], path: str, d: duration_pb2.Duration, max_s: fl
 
 def _unique(v: list[Violation], path: str, items: list[Any], limit: int, key=lambda x: x) -> None:  # type: ignore[no-untyped-def]
     if len(items) > limit:
-        v.append(Violation(field=path, reason=f"holds {len(items)} entries; at most {limit} are allowed"))
+        v.append(Violation(field=path, code=TOO_MANY, reason=f"holds {len(items)} entries; at most {limit} are allowed"))
         return
     seen: dict[Any, int] = {}
     for i, item in enumerate(items):
         k = key(item)
         if k in seen:
-            v.append(Violation(field=f"{path}[{i}]", reason=f"repeats {path.rsplit('.', 1)[-1]}[{seen[k]}]; list each value once"))
+            v.append(Violation(field=f"{path}[{i}]", code=DUPLICATE, reason=f"repeats {path.rsplit('.', 1)[-1]}[{seen[k]}]; list each value once"))
         else:
             seen[k] = i
 
@@ -127,11 +127,11 @@ def _unique(v: list[Violation], path: str, items: list[Any], limit: int, key=lam
 def workload_bound_violations(w: pb.Workload, prefix: str) -> list[Violation]:
     v: list[Violation] = []
     if len(w.preset) > MAX_NAME_CHARS:
-        v.append(Violation(field=f"{prefix}.preset", reason=f"is {len(w.preset)} characters long; at most {MAX_NAME_CHARS}"))
+        v.append(Violation(field=f"{prefix}.preset", code=TOO_LONG, reason=f"is {len(w.preset)} characters long; at most {MAX_NAME_CHARS}"))
     if len(w.display_name) > MAX_DISPLAY_NAME_CHARS:
-        v.append(Violation(field=f"{prefix}.display_name", reason=f"is {len(w.display_name)} characters long; at most {MAX_DISPLAY_NAME_CHARS}"))
+        v.append(Violation(field=f"{prefix}.display_name", code=TOO_LONG, reason=f"is {len(w.display_name)} characters long; at most {MAX_DISPLAY_NAME_CHARS}"))
     if len(w.io_size_mix) > MAX_IO_SIZES:
-        v.append(Violation(field=f"{prefix}.io_size_mix", reason=f"holds {len(w.io_size_mix)} entries; at most {MAX_IO_SIZES} are allowed"))
+        v.append(Violation(field=f"{prefix}.io_size_mix", code=TOO_MANY, reason=f"holds {len(w.io_size_mix)} entries; at most {MAX_IO_SIZES} are allowed"))
     else:
         for i, share in enumerate(w.io_size_mix):
             POSITIVE.check(v, f"{prefix}.io_size_mix[{i}].weight", share.weight)
@@ -170,10 +170,10 @@ def check_plan_request_bounds(spec: pb.PlanSpec, prefix: str = "plan.spec") -> N
     cp = f"{prefix}.candidate_space"
     for i, name in enumerate(cs.drive_models[:MAX_DRIVE_MODELS]):
         if len(name) > MAX_NAME_CHARS:
-            v.append(Violation(field=f"{cp}.drive_models[{i}]", reason=f"is {len(name)} characters long; at most {MAX_NAME_CHARS}"))
+            v.append(Violation(field=f"{cp}.drive_models[{i}]", code=TOO_LONG, reason=f"is {len(name)} characters long; at most {MAX_NAME_CHARS}"))
     for i, name in enumerate(cs.layouts[:MAX_LAYOUTS]):
         if len(name) > 32:
-            v.append(Violation(field=f"{cp}.layouts[{i}]", reason=f"is {len(name)} characters long; a layout is raid0..raid6 or ec:K+M"))
+            v.append(Violation(field=f"{cp}.layouts[{i}]", code=TOO_LONG, reason=f"is {len(name)} characters long; a layout is raid0..raid6 or ec:K+M"))
     _unique(v, f"{cp}.drive_models", list(cs.drive_models), MAX_DRIVE_MODELS)
     _unique(v, f"{cp}.layouts", list(cs.layouts), MAX_LAYOUTS, key=lambda x: x.strip().lower())
     _unique(v, f"{cp}.group_widths", list(cs.group_widths), MAX_GROUP_WIDTHS)
@@ -248,14 +248,14 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
     except InvalidInputError as exc:
         violations.extend(exc.violations)
     if not spec.HasField("workload"):
-        violations.append(Violation(field=f"{prefix}.workload", reason="is required (a preset or read_fraction and friends)"))
+        violations.append(Violation(field=f"{prefix}.workload", code=REQUIRED, reason="is required (a preset or read_fraction and friends)"))
     else:
         try:
             workload = workload_from_proto(spec.workload, f"{prefix}.workload")
         except InvalidInputError as exc:
             violations.extend(exc.violations)
     if not spec.HasField("constraints"):
-        violations.append(Violation(field=f"{prefix}.constraints", reason="is required (at least usable_capacity_bytes)"))
+        violations.append(Violation(field=f"{prefix}.constraints", code=REQUIRED, reason="is required (at least usable_capacity_bytes)"))
     c = spec.constraints
     try:  # the bounds include durations in (0, 3600 s] when set
         check_plan_request_bounds(spec, prefix)

@@ -14,7 +14,7 @@ from google.protobuf import duration_pb2, timestamp_pb2
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import forecast as fc
 from arrayplan_engine.catalog import Catalog
-from arrayplan_engine.errors import NON_NEGATIVE, InvalidInputError, Range, Violation, check_range
+from arrayplan_engine.errors import NON_NEGATIVE, REQUIRED, InvalidInputError, Range, Violation, check_range
 from arrayplan_engine.layout import make_layout
 from arrayplan_engine.smart import DriveSnapshot, TelemetryError, parse_document
 from arrayplan_engine.units import DAY_S, YEAR_DAYS
@@ -50,20 +50,20 @@ def _interval(d: fc.DateInterval) -> pb.DateInterval:
 def spec_from_proto(a: pb.ArrayInService, prefix: str = "array") -> fc.ArrayInService:
     v: list[Violation] = []
     if not a.layout:
-        v.append(Violation(field=f"{prefix}.layout", reason="is required (raid1, raid5, raid6, raid10 or ec:K+M)"))
+        v.append(Violation(field=f"{prefix}.layout", code=REQUIRED, reason="is required (raid1, raid5, raid6, raid10 or ec:K+M)"))
     if not a.groups:
-        v.append(Violation(field=f"{prefix}.groups", reason="is required: at least one group of members"))
+        v.append(Violation(field=f"{prefix}.groups", code=REQUIRED, reason="is required: at least one group of members"))
     groups = []
     for i, g in enumerate(a.groups):
         if not g.members:
-            v.append(Violation(field=f"{prefix}.groups[{i}].members", reason="is required: at least one member"))
+            v.append(Violation(field=f"{prefix}.groups[{i}].members", code=REQUIRED, reason="is required: at least one member"))
         for j, m in enumerate(g.members):
             if not m.serial:
-                v.append(Violation(field=f"{prefix}.groups[{i}].members[{j}].serial", reason="is required"))
+                v.append(Violation(field=f"{prefix}.groups[{i}].members[{j}].serial", code=REQUIRED, reason="is required"))
         groups.append(fc.GroupSpec(name=g.name or f"g{i + 1}", serials=tuple(m.serial for m in g.members),
                                    models=tuple(m.model or None for m in g.members)))
     if not a.HasField("start_time"):
-        v.append(Violation(field=f"{prefix}.start_time", reason="is required"))
+        v.append(Violation(field=f"{prefix}.start_time", code=REQUIRED, reason="is required"))
     if a.layout and a.groups:
         try:
             make_layout(a.layout, max(len(g.members) for g in a.groups), field=f"{prefix}.layout")

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import array, endurance, fail_slow, simulation, ssd
 from arrayplan_engine.catalog import Catalog, Drive
-from arrayplan_engine.errors import InvalidInputError, Range, UnknownNameError, Violation, check_range, require_range
+from arrayplan_engine.errors import REQUIRED, InvalidInputError, Range, UnknownNameError, Violation, check_range, require_range
 from arrayplan_engine.layout import Layout, group_count, make_layout
 from arrayplan_engine.units import KiB
 from arrayplan_engine.workload import Workload
@@ -38,7 +38,7 @@ def _validate(request: pb.SimulateArrayRequest, catalog: Catalog):  # type: igno
     v: list[Violation] = []
     drive = layout = workload = None
     if not request.drive_model:
-        v.append(Violation(field="drive_model", reason="is required (a catalog drive name)"))
+        v.append(Violation(field="drive_model", code=REQUIRED, reason="is required (a catalog drive name)"))
     else:
         try:
             drive = catalog.get(request.drive_model)
@@ -46,7 +46,7 @@ def _validate(request: pb.SimulateArrayRequest, catalog: Catalog):  # type: igno
             v.append(exc.violations[0].at("drive_model"))
     check_range(v, "drive_count", request.drive_count, 1, MAX_ARRAY_DRIVES)
     if not request.layout:
-        v.append(Violation(field="layout", reason="is required: raid0, raid1, raid10, raid5, raid6 or ec:K+M"))
+        v.append(Violation(field="layout", code=REQUIRED, reason="is required: raid0, raid1, raid10, raid5, raid6 or ec:K+M"))
     else:
         try:
             width = request.group_width or (None if request.layout.startswith("ec:") else request.drive_count)
@@ -58,7 +58,7 @@ def _validate(request: pb.SimulateArrayRequest, catalog: Catalog):  # type: igno
             # The layout's own options are fields of the request ("layout.group_width" -> "group_width").
             v.extend(x.at(x.field.removeprefix("layout.")) for x in exc.violations)
     if not request.HasField("workload"):
-        v.append(Violation(field="workload", reason="is required"))
+        v.append(Violation(field="workload", code=REQUIRED, reason="is required"))
     else:
         try:
             workload = workload_from_proto(request.workload, "workload")
@@ -253,7 +253,7 @@ def validate_consistency_request(request: pb.RunConsistencyTestRequest, catalog:
     v: list[Violation] = []
     drive = None
     if not request.drive_model:
-        v.append(Violation(field="drive_model", reason="is required (a catalog SSD name)"))
+        v.append(Violation(field="drive_model", code=REQUIRED, reason="is required (a catalog SSD name)"))
     else:
         try:
             drive = catalog.get(request.drive_model)

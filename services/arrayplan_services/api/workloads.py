@@ -158,9 +158,10 @@ def _rewrap(exc: InvalidInputError, field: str, shown: str, withhold: bool = Fal
             if withhold and option and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", option):
                 option = "<option>"  # not an option name: text of the line
             where = f"{shown}:{line}:" + (f" {option}:" if option else "")
-            out.append(Violation(field=field, reason=f"{where} {clean(v.reason)}"))
+            out.append(Violation(field=field, reason=f"{where} {clean(v.reason)}", code=v.code, allowed=v.allowed))
         elif v.field.startswith(("fio", "trace")):
-            out.append(Violation(field=field + v.field[len(head):], reason=f"{shown}: {clean(v.reason)}"))
+            out.append(Violation(field=field + v.field[len(head):], reason=f"{shown}: {clean(v.reason)}", code=v.code,
+                                 allowed=v.allowed))
         else:
             out.append(v)
     return InvalidInputError(out)
