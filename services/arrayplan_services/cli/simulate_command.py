@@ -216,8 +216,15 @@ def _local(args: argparse.Namespace) -> int:
         if bad:
             raise InvalidInputError(bad)
         request = _request(args)
+    except ArrayplanError as exc:
+        _err(str(exc))
+        return EXIT_BAD_INPUT
+    try:
         response = simulate_array(request, builtin_catalog(), LocalExecutor(), windows=args.parts,
                                   reorder_window=args.reorder_window, warmup_s=args.warmup_s, on_replications=reps.append)
+    except ArrayplanError as exc:
+        return _status_exit(exc)
+    try:
         results = {f"{args.drive} x{args.drives} {args.layout}": reps[0].runs[0]}
         if args.compare_hdd:
             eq = _hdd_equivalence(args, request, response.achieved_iops)
@@ -233,6 +240,30 @@ def _local(args: argparse.Namespace) -> int:
         plot_array(results, args.plot)
     _print(args, response, extra)
     return EXIT_OK
+
+
+def _status_exit(exc: ArrayplanError) -> int:
+    """SimulateArray's error as a server reports it (the status ``server/errors.status_for``
+    builds: its code, message and field violations), printed as a server's error is, so a bad
+    request reads the same with or without ``--local``."""
+    from google.rpc import code_pb2, error_details_pb2
+
+    from ..server.errors import status_for
+    from .main import _err as report
+    from .render import rpc_error_lines
+
+    status = status_for(exc)
+    violations: list[tuple[str, str]] = []
+    for detail in status.details:
+        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            detail.Unpack(bad)
+            violations.extend((v.field, v.description) for v in bad.field_violations)
+    first, *rest = rpc_error_lines(code_pb2.Code.Name(status.code), status.message, violations)
+    report(first)
+    for line in rest:
+        print(line, file=sys.stderr)
+    return EXIT_BAD_INPUT if status.code in (code_pb2.INVALID_ARGUMENT, code_pb2.NOT_FOUND, code_pb2.RESOURCE_EXHAUSTED) else EXIT_ERROR
 
 
 def _hdd_equivalence(args: argparse.Namespace, request: Any, achieved_iops: float) -> simulation.Equivalence:
