@@ -207,7 +207,7 @@ def _remote(args: argparse.Namespace, address: str | None = None) -> int:
     from arrayplan.v1 import planner_pb2 as pb
     from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 
-    from .main import DEFAULT_SERVER, grpc_error_exit
+    from .common import DEFAULT_SERVER, grpc_error_exit
 
     try:
         workload = _workload(args)
