@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import builtins
 import logging
-import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -31,7 +30,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from ..redaction import redact_text, redact_url, url_secrets
-from .sql import DAMAGED, LIVE, RunRow, SqlRunStore, StoreConnectError, StoreUrlError, guarded, row_of
+from .sql import DAMAGED, LIVE, RunRow, SqlRunStore, StoreConnectError, StoreUrlError, guarded, row_of, schema
 
 log = logging.getLogger(__name__)
 
@@ -54,51 +53,9 @@ DEFAULT_CONNECT_TIMEOUT_S = 10
 # pg_advisory_xact_lock key for schema creation/migration ("arrplan" in ASCII).
 _SCHEMA_LOCK = 0x61727270_6C616E
 
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS runs (
-        seq BIGSERIAL PRIMARY KEY,
-        id TEXT NOT NULL UNIQUE,
-        state TEXT NOT NULL,
-        spec_json TEXT NOT NULL,
-        progress_json TEXT NOT NULL DEFAULT '{}',
-        result_json TEXT,
-        trace_id TEXT NOT NULL DEFAULT '',
-        error_message TEXT NOT NULL DEFAULT '',
-        error_reason TEXT NOT NULL DEFAULT '',
-        attempts INTEGER NOT NULL DEFAULT 0,
-        create_time DOUBLE PRECISION NOT NULL,
-        update_time DOUBLE PRECISION NOT NULL,
-        end_time DOUBLE PRECISION,
-        creator TEXT NOT NULL DEFAULT '',
-        lease_owner TEXT NOT NULL DEFAULT '',
-        lease_expiry DOUBLE PRECISION NOT NULL DEFAULT 0
-    )""",
-    "CREATE INDEX IF NOT EXISTS runs_by_creator ON runs (creator, seq)",
-    f"CREATE INDEX IF NOT EXISTS runs_live ON runs (seq) WHERE {LIVE}",
-    """CREATE TABLE IF NOT EXISTS spans (
-        trace_id TEXT NOT NULL,
-        span_id TEXT NOT NULL,
-        parent_span_id TEXT NOT NULL,
-        name TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        start_ns BIGINT NOT NULL,
-        end_ns BIGINT NOT NULL,
-        status TEXT NOT NULL,
-        attributes_json TEXT NOT NULL,
-        process TEXT NOT NULL,
-        PRIMARY KEY (trace_id, span_id)
-    )""",
-    "CREATE INDEX IF NOT EXISTS spans_by_trace ON spans (trace_id, start_ns)",
-    """CREATE TABLE IF NOT EXISTS checkpoints (
-        run_id TEXT NOT NULL,
-        first_index INTEGER NOT NULL,
-        candidate_count INTEGER NOT NULL,
-        fingerprint TEXT NOT NULL,
-        payload BYTEA NOT NULL,
-        PRIMARY KEY (run_id, first_index)
-    )""",
-)
+_SCHEMA = (*schema(serial_key="BIGSERIAL PRIMARY KEY", real="DOUBLE PRECISION", bigint="BIGINT", blob="BYTEA"),
+           "CREATE INDEX IF NOT EXISTS runs_by_creator ON runs (creator, seq)",
+           f"CREATE INDEX IF NOT EXISTS runs_live ON runs (seq) WHERE {LIVE}")
 
 
 def redact(url: str) -> str:
@@ -152,6 +109,9 @@ class PostgresRunStore(SqlRunStore):
     _NOW = "extract(epoch from clock_timestamp())::float8"  # the database's clock, shared by every replica
     _LOCK_ROW = "FOR UPDATE"
     _DUPLICATE = (pg_errors.UniqueViolation,)
+    _PROBE = "INSERT INTO meta VALUES ('last_probe', ?) ON CONFLICT (key) DO UPDATE SET value=EXCLUDED.value"
+    _DRIVER_ERRORS = (psycopg.Error,)
+    _condition = staticmethod(unavailable_condition)
 
     def __init__(self, url: str) -> None:
         self._url = check_url(url)
@@ -215,20 +175,6 @@ class PostgresRunStore(SqlRunStore):
         self._pool.close()
 
     # -- health -----------------------------------------------------------------------------
-    def probe(self) -> bool:
-        try:
-            with self._conn() as conn:
-                conn.execute("INSERT INTO meta VALUES ('last_probe', %s) ON CONFLICT (key) DO UPDATE SET value=EXCLUDED.value",
-                             (repr(time.time()),))
-        except psycopg.Error as exc:
-            condition = unavailable_condition(exc)
-            if condition is None:
-                raise
-            self._set_healthy(False, condition)
-            return False
-        self._set_healthy(True)
-        return True
-
     def _fault(self, exc: BaseException) -> str | None:
         if not isinstance(exc, psycopg.Error):
             return None
