@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
-from .common import DEFAULT_SERVER, EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, EXIT_UNMET, err, load_spec, server_address
+from .common import DEFAULT_SERVER, EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, EXIT_UNMET, err, load_spec, print_json, server_address
 
 
 def _kube_flags(p: argparse.ArgumentParser) -> None:
@@ -83,11 +83,9 @@ def _render(obj: dict[str, Any], fmt: str) -> None:
     status = obj.get("status") or {}
     name = obj["metadata"]["name"]
     if fmt == "json":
-        from .. import jsonout
-
         # The one JSON path (docs/json.md): the status is the CRD's shape, printed like every other
         # --format json (numbers as numbers, a NaN or infinity as null, not as invalid JSON).
-        print(jsonout.dumps({"name": name, "namespace": obj["metadata"].get("namespace"), "status": status}))
+        print_json({"name": name, "namespace": obj["metadata"].get("namespace"), "status": status})
         return
     recs = status.get("recommendations") or []
     if fmt == "markdown":

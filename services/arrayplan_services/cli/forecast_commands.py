@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, EXIT_PARTIAL, add_connection_flags, connect, err, grpc_error_exit
+from .common import EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, EXIT_PARTIAL, add_connection_flags, connect, err, grpc_error_exit, print_json
 
 
 def _gb(x: float | None) -> str:
@@ -38,9 +38,7 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
             if "wear unknown" in n:
                 err(f"note: {s.source}: {s.model or '?'} serial {s.serial or '?'}: {n}")
     if args.format == "json":
-        from .. import jsonout
-
-        print(jsonout.dumps([s.as_record() for s in snapshots]))
+        print_json([s.as_record() for s in snapshots])
     else:
         from rich.console import Console
         from rich.table import Table

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .common import EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, EXIT_UNMET, add_connection_flags, connect, err, grpc_error_exit, load_spec, plan_name
+from .common import EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, EXIT_UNMET, add_connection_flags, connect, err, grpc_error_exit, load_spec, plan_name, print_json
 
 if TYPE_CHECKING:
     from arrayplan.v1 import planner_pb2 as pb
@@ -197,9 +197,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     except grpc.RpcError as exc:
         return grpc_error_exit(exc)
     if args.format == "json":
-        from .. import jsonout
-
-        print(jsonout.dumps(resp))
+        print_json(resp)
         return EXIT_OK
     for p in resp.plans:
         created = p.create_time.ToDatetime().strftime("%Y-%m-%d %H:%M:%S")

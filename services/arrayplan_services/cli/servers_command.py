@@ -8,12 +8,12 @@
 prints the placement (domains, what a stripe survives, whether a failed domain can be re-protected),
 the capacity at Ceph's full ratios with its binding limit and assumptions, the rebuild time after a
 drive and after a host failure (and what bounds each) and the probability of data loss over the
-service life with whole-host failures. ``servers search`` (formerly ``servers-search``, still
-accepted) searches the built-in catalog's drives x
-pools x drives per server x servers for the cheapest clusters that hold ``--usable`` and meet
+service life with whole-host failures (``servers pool``, the default verb). ``servers search``
+(formerly ``servers-search``, still accepted) searches the built-in catalog's drives x pools x
+drives per server x servers for the cheapest clusters that hold ``--usable`` and meet
 ``--max-loss`` (ranked, with the binding constraint and the Pareto front). docs/clusters.md has
-the models. (``arrayplan controller`` /
-``submit`` are about running arrayplan on Kubernetes, a different kind of cluster.)
+the models. (``arrayplan controller`` / ``submit`` are about running arrayplan on Kubernetes, a
+different kind of cluster.)
 
 Bad input exits 2 with the engine's field-naming message on stderr (and the flag it came from).
 """
