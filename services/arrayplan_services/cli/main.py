@@ -69,10 +69,7 @@ def build_parser() -> CommandParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .. import numba_cache
-
-    numba_cache.configure()  # the server and its Ray workers share one kernel cache
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(argv)  # numba's kernel cache is set when the package is imported (__init__.py)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     from ..store import StoreDamagedError
 
