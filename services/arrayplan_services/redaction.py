@@ -1,6 +1,6 @@
 """The one redaction path for messages that can hold a secret or a file's content.
 
-Every message the CLI prints to stderr (``cli.main._err``), every line the server logs (a filter
+Every message the CLI prints to stderr (``cli.common.err``), every line the server logs (a filter
 on its log handler, ``install_log_filter``) and every store error (``store.postgres``) goes
 through ``redact_text``:
 

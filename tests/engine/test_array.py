@@ -1,4 +1,4 @@
-"""Array simulation checks (issue 4). Each check names its source and its tolerance.
+"""Array simulation checks. Each check names its source and its tolerance.
 
 Sampling tolerances are 4 standard deviations of the estimator (a false failure about once in
 16,000 runs, and the seeds are fixed, so a run is reproducible); model tolerances are stated
@@ -366,7 +366,7 @@ def test_invalid_service_model_is_named() -> None:
     assert any(v.field == "spec.service_models[0].parallel_units" and "[1, 256]" in v.reason for v in info.value.violations)
 
 
-# -- cleaning as work (issue 10) -------------------------------------------------------------------
+# -- cleaning as work ----------------------------------------------------------------------------
 # Each SSD member carries its own free-space state: writes take free pages, cleaning reclaims them
 # at wa.py's write amplification. Light load must see fresh-drive latencies (plus a little
 # background-cleaning interference), saturation the steady state.
@@ -386,7 +386,7 @@ def _one_ssd(drive: str, *, iops: float, io_bytes: int = 4096, duration_s: float
                                              ("intel-dc-s3500-480gb", 0.1), ("intel-dc-s3500-480gb", 0.5),
                                              ("micron-p320h-700gb", 0.3)])
 def test_light_load_sees_fresh_latencies(drive: str, load: float | None) -> None:
-    # Issue 10: one SSD 320 at 100 IOPS of 4 KiB random writes got p50 16 s from a replayed
+    # One SSD 320 at 100 IOPS of 4 KiB random writes once got p50 16 s from a replayed
     # saturated profile. Below saturation (10-50 % of the steady-state rate) every offered IO is
     # carried (4 sigma of the Poisson count) and the write p99 stays within 2x the fresh-drive
     # service time (the command and data path; background cleaning only adds its small steps).
@@ -421,7 +421,7 @@ def test_saturated_used_drive_reaches_its_steady_state() -> None:
 
 
 def test_sub_page_writes_cost_a_read_modify_write() -> None:
-    # Issue 10: 512 B writes came out 8x cheaper than 4 KiB ones. A write that does not cover
+    # 512 B writes once came out 8x cheaper than 4 KiB ones. A write that does not cover
     # whole 4 KiB mapping units reads the unit first and programs all of it: never cheaper.
     small, m = _one_ssd("intel-dc-s3700-200gb", iops=0.0, io_bytes=512, duration_s=5.0, fill_fraction=0.1)
     full, _ = _one_ssd("intel-dc-s3700-200gb", iops=0.0, io_bytes=4096, duration_s=5.0, fill_fraction=0.1)
@@ -434,7 +434,7 @@ def test_sub_page_writes_cost_a_read_modify_write() -> None:
 
 @pytest.mark.parametrize("kind", ["deterministic", "queueing", "ssd"])
 def test_worst_second_p99_is_never_below_the_overall_median(kind: str) -> None:
-    # Issue 10: per-second latency resolution must be fine enough that the worst second's p99
+    # Per-second latency resolution must be fine enough that the worst second's p99
     # is not below the overall p50 (impossible for true quantiles: if every second had 99 % of
     # its IOs below the median, so would the whole run). Near-equal latencies are the hard case
     # for coarse per-second buckets.
@@ -450,7 +450,7 @@ def test_worst_second_p99_is_never_below_the_overall_median(kind: str) -> None:
 
 @pytest.mark.parametrize(("layout", "width", "copies"), [("raid0", 4, 1), ("raid10", 4, 2), ("raid1", 3, 3)])
 def test_mapping_conserves_bytes(layout: str, width: int, copies: int) -> None:
-    # Issue 10 part 5 (through the kernel's counters): host bytes map onto member bytes exactly.
+    # Through the kernel's counters: host bytes map onto member bytes exactly.
     # Reads of RAID 0 and mirrors read each byte once; writes write each byte once per copy.
     # Mixed sizes, random and sequential IOs, some spanning stripe units.
     wl = Workload(read_fraction=0.5, random_fraction=0.5, io_size_mix=((4 * KiB, 1.0), (24 * KiB, 1.0), (256 * KiB, 0.5)),
@@ -464,7 +464,7 @@ def test_mapping_conserves_bytes(layout: str, width: int, copies: int) -> None:
 
 @pytest.mark.parametrize(("layout", "width", "failed"), [("raid5", 5, 1), ("raid6", 6, 2), ("raid10", 4, 1)])
 def test_no_member_io_reaches_a_failed_drive(layout: str, width: int, failed: int) -> None:
-    # Issue 10 part 5: in degraded mode (no rebuild) the failed members (the first of group 0)
+    # In degraded mode (no rebuild) the failed members (the first of group 0)
     # get no member IO at all: zero busy time, while every survivor works.
     wl = Workload(read_fraction=0.5, random_fraction=0.5, io_size_mix=((4 * KiB, 1.0), (64 * KiB, 1.0)), queue_depth=8)
     r = arr.simulate(spec_for(layout, width, wl, duration_s=0.2, failed_drives=failed))

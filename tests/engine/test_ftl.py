@@ -15,7 +15,7 @@ def _pages(np_: int) -> int:
     return 1 << 18 if np_ <= 64 else 1 << 19
 
 
-# Issue #3: "within 3% for spare factors 0.05 to 0.5 and 64 to 256 pages per block", both
+# The FTL model's aim: "within 3% for spare factors 0.05 to 0.5 and 64 to 256 pages per block", both
 # policies. Formulas: Desnoyers 2012 LRW/FIFO A = a / (a + W0(-a e^-a)); greedy: the same at
 # a' = k a, k = 1 + 1/(2 Np). Measured here: FIFO within 0.5%, greedy within 2.2%.
 @pytest.mark.parametrize("policy", ["greedy", "fifo"])
@@ -48,7 +48,7 @@ def test_windowed_greedy_cleans_like_lrw() -> None:
 def test_hotcold_against_formula(r_: float, f_: float) -> None:
     w = ftl.FtlWorkload(kind="hotcold", hot_write_fraction=r_, hot_space_fraction=f_)
     fifo = ftl.simulate(ftl.FtlConfig(user_pages=1 << 18, pages_per_block=64, spare_factor=0.1, policy="fifo"), w, seed=2)
-    # Desnoyers' hot/cold LRW formula (wa.wa_hotcold_lrw): exact for FIFO; 3% (issue #3).
+    # Desnoyers' hot/cold LRW formula (wa.wa_hotcold_lrw): exact for FIFO; 3% (the model's aim above).
     assert fifo.wa_measured == pytest.approx(wa.wa_hotcold_lrw(0.1, r_, f_), rel=0.03)
     greedy = ftl.simulate(ftl.FtlConfig(user_pages=1 << 18, pages_per_block=64, spare_factor=0.1, policy="greedy"), w, seed=2)
     # Greedy hot/cold model (wa.wa_greedy_hotcold): 10%, and the simulation lies between
@@ -92,7 +92,7 @@ def test_memory_of_a_million_page_model() -> None:
     st = ftl.new_state(ftl.FtlConfig(user_pages=1 << 20, pages_per_block=64, spare_factor=0.02), seed=0)
     st_z = ftl.new_state(ftl.FtlConfig(user_pages=1 << 20, pages_per_block=64, spare_factor=0.02), seed=0)
     ftl.write(st_z, ftl.FtlWorkload(kind="zipf", zipf_s=1.0), 1000)
-    assert st.nbytes < 100e6 and st_z.nbytes < 100e6  # issue #3: < 100 MB for 1M pages
+    assert st.nbytes < 100e6 and st_z.nbytes < 100e6  # the model's memory bound: < 100 MB for 1M pages
 
 
 def test_counters_balance_and_reproducibility() -> None:

@@ -1,4 +1,4 @@
-"""The SLC write cache of a QLC drive (issue 11 item 4; docs/ssd-model.md, "SLC write cache").
+"""The SLC write cache of a QLC drive (docs/ssd-model.md, "SLC write cache").
 
 The cached drive is a Samsung 870 QVO 4TB as a custom drive. Its cache figures from
 https://kitguru.net/components/ssd-drives/simon-crisp/samsung-ssd-870-qvo-4tb-review/12: "By
@@ -98,7 +98,7 @@ def test_a_light_load_keeps_the_cached_latency() -> None:
 
 def test_a_drive_without_a_cache_is_unchanged() -> None:
     # figures of this run from the kernel before the SLC cache existed (commit e9552eb), bit for
-    # bit, as moved by issue 10's cleaning on the units (a 30 % read mix loses the units' time
+    # bit, as moved by cleaning on the units (a 30 % read mix loses the units' time
     # the cleaning takes: 10,392.7 -> 9,698.7 IOPS) and by the bad-block reserve with the finer
     # flash log (the S3700's cleaner spare 29.4 % -> 26.6 %, WA 1.89 -> 2.10: 8,630.0 IOPS;
     # the cache-free path itself untouched) and by victims from the greedy histogram of blocks

@@ -100,7 +100,7 @@ def test_checks_hold_in_the_worst_year() -> None:
     # A fuller array is slower: fill rises each year and predicted IOPS fall.
     fills = [y.fill_fraction for y in e.years]
     assert fills == sorted(fills)
-    # Issue 10: cleaning runs on the units host IOs use, so the year-5 fill (WA 1.44 against
+    # Cleaning runs on the units host IOs use, so the year-5 fill (WA 1.44 against
     # 1.03) sustains fewer IOPS in the saturation run (model -16 %: 567K against 677K) ...
     assert e.years[-1].predicted_iops.value < 0.95 * e.years[0].predicted_iops.value
     # ... and below saturation: year 5's workload offered at 90 % of year 5's sustained IOPS (75 %

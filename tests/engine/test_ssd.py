@@ -19,7 +19,7 @@ LAZY = ["intel-ssd-320-300gb", "micron-p320h-700gb", "intel-x25-m-g2-80gb"]
 
 @pytest.mark.parametrize("drive", SSDS, ids=lambda d: d.name)
 def test_calibration_hits_fob_spec_within_2_percent(drive: catalog.Drive) -> None:
-    # Issue #3: FOB 4 KB random read / write IOPS and sequential MB/s within 2% of the catalog.
+    # FOB 4 KB random read / write IOPS and sequential MB/s within 2% of the catalog.
     # The write figure is measured by running the timed FTL kernel on a secure-erased drive.
     for row in ssd.calibration_report(drive):
         assert abs(row.error) <= 0.02, (row.quantity, row.spec, row.model)

@@ -3,7 +3,7 @@
 Calibration inputs (spec-sheet FOB IOPS, sequential MB/s, capacities, endurance) are checked in
 test_ssd.py (``calibration_report``, 2 %); every figure here is a model *output* -- steady state,
 used state, latencies, controller scaling -- posed the way the review measured it. Each test
-states the measured value, its source, the model's value as of issue 10 and the tolerance; where
+states the measured value, its source, the model's value when the test was written and the tolerance; where
 the model cannot reach a figure, the tolerance brackets the documented error so a change in
 either direction is seen (docs/validation.md says why it misses).
 """
@@ -214,7 +214,7 @@ def test_s3700_performance_consistency_within_intels_bound() -> None:
 
 
 def test_ssd_910_card_in_an_array_is_its_controllers(steady: dict[str, float]) -> None:
-    # Issue 10: a 910 member of an array is simulated as its controllers in RAID 0 (64 KiB
+    # A 910 member of an array is simulated as its controllers in RAID 0 (64 KiB
     # chunks, ServiceModel.controllers): one card in a one-drive array carries what the RAID 0 of
     # its four controllers does (10 %: chunking differs from the layout's stripe unit).
     d = catalog.get_drive("intel-ssd-910-800gb")

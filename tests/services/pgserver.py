@@ -80,24 +80,57 @@ class PostgresServer:
             self.proc.wait(timeout=30)
 
 
+def _run_as() -> list[str]:
+    return ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
+
+
+def _launch(bindir: Path, datadir: Path, port: int, log_path: Path) -> PostgresServer:
+    """``postgres`` on ``datadir`` at 127.0.0.1:``port``: running and accepting connections, or
+    stopped (the caller looks at ``proc.poll()`` and the log)."""
+    import psycopg
+
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen([*_run_as(), str(bindir / "postgres"), "-D", str(datadir), "-h", "127.0.0.1", "-p", str(port),
+                                 "-k", str(datadir.parent), "-c", "fsync=off", "-c", "max_connections=200"],
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    server = PostgresServer(proc=proc, port=port, datadir=datadir, log_path=log_path)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with psycopg.connect(server.url(), connect_timeout=2):
+                return server
+        except psycopg.OperationalError:
+            time.sleep(0.2)
+    server.stop()
+    return server
+
+
+def restart_postgres(server: PostgresServer) -> PostgresServer:
+    """The same data directory served again on the same port, after ``server.stop()``."""
+    bindir = postgres_bindir()
+    assert bindir is not None
+    again = _launch(bindir, server.datadir, server.port, server.log_path)
+    if again.proc.poll() is not None:
+        raise RuntimeError(f"postgres did not start again:\n{server.log_path.read_text(errors='replace')}")
+    return again
+
+
 def start_postgres() -> PostgresServer:
     bindir = postgres_bindir()
     if bindir is None:
         if os.environ.get("CI"):
             pytest.fail("PostgreSQL is not installed (scripts/setup.sh --test-tools installs the Debian package)")
         pytest.skip("PostgreSQL is not installed: run `make test-setup` (apt-get install postgresql)")
-    import psycopg
 
     # Not under pytest's tmp dirs: those are root's, mode 700, and the server runs as `postgres`.
     base = Path(tempfile.mkdtemp(prefix="arrayplan-pg-"))
     datadir = base / "data"
-    run_as: list[str] = []
-    if os.getuid() == 0:
+    run_as = _run_as()
+    if run_as:
         import pwd
 
         pw = pwd.getpwnam("postgres")
         os.chown(base, pw.pw_uid, pw.pw_gid)
-        run_as = ["runuser", "-u", "postgres", "--"]
     pwfile = base / "pw"
     pwfile.write_text(PASSWORD + "\n")
     if run_as:
@@ -107,20 +140,9 @@ def start_postgres() -> PostgresServer:
                    check=True, capture_output=True, timeout=300)
     log_path = base / "postgres.log"
     for _ in range(3):  # a free port taken by someone else before postgres binds it: pick again
-        port = free_port()
-        with open(log_path, "ab") as log:
-            proc = subprocess.Popen([*run_as, str(bindir / "postgres"), "-D", str(datadir), "-h", "127.0.0.1", "-p", str(port),
-                                     "-k", str(base), "-c", "fsync=off", "-c", "max_connections=200"],
-                                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        server = PostgresServer(proc=proc, port=port, datadir=datadir, log_path=log_path)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                with psycopg.connect(server.url(), connect_timeout=2):
-                    return server
-            except psycopg.OperationalError:
-                time.sleep(0.2)
-        server.stop()
+        server = _launch(bindir, datadir, free_port(), log_path)
+        if server.proc.poll() is None:
+            return server
         if "could not bind" not in log_path.read_text(errors="replace"):
             break
     raise RuntimeError(f"postgres did not start:\n{log_path.read_text(errors='replace')}")

@@ -103,7 +103,7 @@ def test_simulate_array(stub) -> None:  # type: ignore[no-untyped-def]
     assert len(resp.iops_per_second) == 10 and len(resp.drive_utilization_fractions) == 12
     p50, p99, p999 = (resp.latency.p50.ToNanoseconds(), resp.latency.p99.ToNanoseconds(), resp.latency.p999.ToNanoseconds())
     # (p99 and p99.9 may coincide: at this light load a member's service time is the fresh
-    # drive's, the same for every write; issue 10)
+    # drive's, the same for every write)
     assert 0 < p50 < p99 <= p999 <= resp.latency.max.ToNanoseconds()
     # Writes wait for read-modify-write: slower than reads at the median.
     assert resp.write_latency.p50.ToNanoseconds() > resp.read_latency.p50.ToNanoseconds()
@@ -253,7 +253,7 @@ BAD_PLANS = [
     ("hot share", _spec(workload__hot_write_fraction=0.1, workload__hot_space_fraction=0.5), "INVALID_ARGUMENT",
      "plan.spec.workload.hot_write_fraction"),
     ("recommendations 0..100", _spec(max_recommendations=1000), "INVALID_ARGUMENT", "plan.spec.max_recommendations"),
-    # Issue 12: inputs that used to reach INTERNAL or cost memory before the limit was checked.
+    # Inputs that used to reach INTERNAL or cost memory before the limit was checked.
     ("latency nanos 2e9", _spec(constraints__latency_target=duration_pb2.Duration(nanos=2_000_000_000)), "INVALID_ARGUMENT",
      "plan.spec.constraints.latency_target"),
     ("latency 2^62 s", _spec(constraints__latency_target=duration_pb2.Duration(seconds=2**62)), "INVALID_ARGUMENT",

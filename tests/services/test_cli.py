@@ -130,7 +130,7 @@ def test_cli_against_running_server(server: ServerProcess) -> None:
     one = run_cli("drives", "intel-dc-s3500-480gb", "--server", server.address)
     assert one.returncode == 0 and "001_4993870e060cd6fa.txt" in one.stdout
     unknown = run_cli("drives", "intel-ssd-999", "--server", server.address)
-    # At most 10 suggestions, the closest first (issue 12: errors fit the client's metadata limit).
+    # At most 10 suggestions, the closest first (errors fit the client's metadata limit).
     assert unknown.returncode == 2 and "did you mean intel-ssd-910-800gb" in unknown.stderr and "known:" in unknown.stderr
     trace = run_cli("trace", name, "--data-dir", str(server.data_dir))
     assert trace.returncode == 0 and "arrayplan.evaluate_batch [consumer, worker:" in trace.stdout
@@ -185,7 +185,7 @@ def test_full_plan_from_a_trace_to_a_report(tmp_path: Path) -> None:
 
     from conftest import DATA
 
-    # Beside the plan file: a plan file may only name files under its own directory (issue 12).
+    # Beside the plan file: a plan file may only name files under its own directory.
     trace = shutil.copy(DATA / "traces" / "msr-cambridge1-sample.csv", tmp_path / "msr.csv")
     plan = tmp_path / "trace-plan.yaml"
     plan.write_text(

@@ -3,7 +3,6 @@ fresh argparse parser, and once through the CLI's entry point."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -13,13 +12,14 @@ import pytest
 from arrayplan_engine import cluster, cluster_durability
 from arrayplan_engine.units import MB, TB
 from arrayplan_services.cli import servers_command
+from arrayplan_services.cli.common import CommandParser
 
 
 def _run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="arrayplan")
+    parser = CommandParser(prog="arrayplan")
     sub = parser.add_subparsers(dest="command", required=True)
     servers_command.register(sub)
-    args = parser.parse_args(["servers", *argv])
+    args = parser.parse_args(["servers", *argv])  # no verb: the default verb, pool
     return int(args.func(args))
 
 
@@ -93,8 +93,8 @@ def test_servers_search_ranks_the_catalog(capsys: pytest.CaptureFixture[str]) ->
 
 
 def _run_search(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="arrayplan")
+    parser = CommandParser(prog="arrayplan")
     sub = parser.add_subparsers(dest="command", required=True)
     servers_command.register(sub)
-    args = parser.parse_args(["servers-search", *argv])
+    args = parser.parse_args(["servers", "search", *argv])
     return int(args.func(args))

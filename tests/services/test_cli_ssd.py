@@ -26,7 +26,7 @@ def test_ftl_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out["spare_fraction_of_raw"] == 0.1  # --spare-factor is the old name of --spare-fraction-of-raw
-    # Desnoyers greedy formula vs simulation: 3% (issue #3).
+    # Desnoyers greedy formula vs simulation: 3 % (docs/ssd-model.md, "Simulation vs formula").
     assert out["wa_measured"] == pytest.approx(out["wa_model"], rel=0.03)
 
 

@@ -1,4 +1,4 @@
-"""Errors a client can use (issue 12, part 4), without a server: INTERNAL carries only an error id
+"""Errors a client can use, without a server: INTERNAL carries only an error id
 that is in the server log, details are bounded, unknown names suggest the closest first, token
 files are checked line by line without echoing a token."""
 

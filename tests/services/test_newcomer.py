@@ -61,7 +61,7 @@ def test_simulate_workload_relative_fio_path_is_joined_once(tmp_path: Path, monk
 
 
 def test_local_store_is_per_user(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from arrayplan_services.cli.main import user_data_dir
+    from arrayplan_services.cli.common import user_data_dir
 
     monkeypatch.delenv("ARRAYPLAN_DATA_DIR", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
@@ -298,7 +298,7 @@ def test_kernel_cache_dir_and_cold_detection(tmp_path: Path) -> None:
 
 
 def test_progress_line_names_the_phase(capsys: pytest.CaptureFixture[str]) -> None:
-    from arrayplan_services.cli.main import _progress_reporter
+    from arrayplan_services.cli.plan_commands import _progress_reporter
 
     update, _ = _progress_reporter(quiet=False)  # stderr is not a TTY under pytest: one line per change
     update(pb.PlanProgress(candidates_total=6, candidates_to_evaluate=6, phase="compiling the simulation kernels"))

@@ -1,6 +1,6 @@
 """Plan files are untrusted (a CI job plans whatever a pull request wrote): the files they name
 stay under the plan file's directory, only regular files are read, sizes are capped and no
-error repeats a file's content (issue 12, part 6). Hostile files (YAML alias bombs, deep nesting,
+error repeats a file's content. Hostile files (YAML alias bombs, deep nesting,
 merge keys, huge integers, giant one-line traces, drives the models cannot use) exit 2 with one
 line naming the file and line, in bounded memory, never a hang or a traceback (docs/service.md,
 "Limits on input files")."""

@@ -1,4 +1,4 @@
-"""A seeded fuzz of every PlannerService RPC (issue 12, part 7): 10,000 generated requests, from
+"""A seeded fuzz of every PlannerService RPC: 10,000 generated requests, from
 valid ones with a few fields mutated to hostile values (NaN, 1e308, 2^62, nanos 2e9, "ec:99..+1",
 non-ASCII digits, trailing newlines, 10,000 repeated entries, 5,000-character names) to random
 messages and undecodable bytes.
@@ -168,7 +168,7 @@ def _request(rng: random.Random, name: str, bases: dict[str, Message]) -> tuple[
     if name == "RunConsistencyTest" and msg.duration.seconds > 300:
         msg.duration.seconds = 5  # long runs are cancelled when the deadline passes (test_api), but each cancel restarts a Ray worker
     if name == "RunConsistencyTest" and not msg.HasField("duration"):
-        msg.duration.seconds = 60  # not the 2,000 s default: ~7 s of kernel each since cleaning is simulated (issue 10)
+        msg.duration.seconds = 60  # not the 2,000 s default: ~7 s of kernel each, cleaning being simulated
     if name == "SimulateArray" and msg.HasField("duration") and msg.duration.seconds > 2:
         msg.duration.seconds = 2
     return msg.SerializeToString(), False

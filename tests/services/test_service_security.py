@@ -1,4 +1,4 @@
-"""TLS, mutual TLS and bearer tokens (issue 12, part 3), with a real certificate authority made
+"""TLS, mutual TLS and bearer tokens, with a real certificate authority made
 by the test (openssl CLI): health stays open, everything else needs a known token, plans record
 their creator and only the creator or an admin cancels them, tokens reload on SIGHUP,
 reflection can be switched off, and the CLI connects with --tls-ca and $ARRAYPLAN_TOKEN."""

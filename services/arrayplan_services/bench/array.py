@@ -13,7 +13,7 @@
 * ``array_s3500_raid6_24_iops`` and ``array_s3500_raid6_24_p99_latency_s``: what the benchmarked
   array achieves, so a speed-up that changes the answer shows up.
 * ``array_light_load_write_p99_s``: write p99 of one Intel SSD 320 300GB offered 100 IOPS of
-  4 KiB random writes for 60 s (issue 10: the replayed saturated GC profile gave seconds; a
+  4 KiB random writes for 60 s (a replayed saturated cleaning profile once gave seconds here; a
   lightly loaded drive should see its fresh-drive latency).
 * ``array_s3500_qd1_read_p999_s`` / ``array_s3500_qd1_write_p999_s``: one DC S3500 480GB in its
   used state, 4 KiB random reads (writes) at QD1 for 10 s: the figure Intel's QoS specification

@@ -18,11 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
-from .main import DEFAULT_SERVER, EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, EXIT_UNMET
-
-
-def _err(msg: str) -> None:
-    print(f"arrayplan: {msg}", file=sys.stderr)
+from .common import DEFAULT_SERVER, EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, EXIT_UNMET, err, load_spec, print_json, server_address
 
 
 def _kube_flags(p: argparse.ArgumentParser) -> None:
@@ -40,9 +36,9 @@ def cmd_controller(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True)
     logging.getLogger("kubernetes").setLevel(logging.WARNING)
     if not args.renew_deadline < args.lease_duration:
-        _err("--renew-deadline must be shorter than --lease-duration")
+        err("--renew-deadline must be shorter than --lease-duration")
         return EXIT_BAD_INPUT
-    cfg = ControllerConfig(server_address=args.server or os.environ.get("ARRAYPLAN_SERVER", DEFAULT_SERVER),
+    cfg = ControllerConfig(server_address=server_address(args),
                            namespace=args.namespace, kubeconfig=args.kubeconfig, context=args.context,
                            lease_name=args.lease_name, lease_namespace=args.lease_namespace,
                            lease_duration_s=args.lease_duration, renew_deadline_s=args.renew_deadline,
@@ -54,7 +50,7 @@ def cmd_controller(args: argparse.Namespace) -> int:
         from kubernetes.config.config_exception import ConfigException
 
         if isinstance(exc, ConfigException):
-            _err(f"no Kubernetes configuration: {exc}")
+            err(f"no Kubernetes configuration: {exc}")
             return EXIT_BAD_INPUT
         raise
 
@@ -68,13 +64,13 @@ def _api_error_exit(exc: Any, plan_file: Path | None = None) -> int:
         body = json.loads(exc.body or "{}")
     except (TypeError, ValueError):
         pass
-    _err(f"the API server refused the CapacityPlan: {exc.status} {body.get('message') or exc.reason}")
+    err(f"the API server refused the CapacityPlan: {exc.status} {body.get('message') or exc.reason}")
     for cause in (body.get("details") or {}).get("causes") or []:
         print(f"  {cause.get('field', '')}: {cause.get('message', '')}", file=sys.stderr)
     if exc.status in (400, 422):
         return EXIT_BAD_INPUT
     if exc.status == 404:
-        _err("is the CapacityPlan CRD installed? (helm install, or kubectl apply -f helm/arrayplan/crds/)")
+        err("is the CapacityPlan CRD installed? (helm install, or kubectl apply -f helm/arrayplan/crds/)")
     return EXIT_ERROR
 
 
@@ -87,11 +83,9 @@ def _render(obj: dict[str, Any], fmt: str) -> None:
     status = obj.get("status") or {}
     name = obj["metadata"]["name"]
     if fmt == "json":
-        from .. import jsonout
-
         # The one JSON path (docs/json.md): the status is the CRD's shape, printed like every other
         # --format json (numbers as numbers, a NaN or infinity as null, not as invalid JSON).
-        print(jsonout.dumps({"name": name, "namespace": obj["metadata"].get("namespace"), "status": status}))
+        print_json({"name": name, "namespace": obj["metadata"].get("namespace"), "status": status})
         return
     recs = status.get("recommendations") or []
     if fmt == "markdown":
@@ -147,7 +141,6 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
     from ..controller import default_namespace, load_kube_config
     from ..controller import resource as r
-    from .main import load_spec
 
     spec = load_spec(args)
     if spec is None:
@@ -164,7 +157,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     try:
         api_client = load_kube_config(args.kubeconfig, args.context)
     except Exception as exc:  # noqa: BLE001
-        _err(f"no Kubernetes configuration: {exc}")
+        err(f"no Kubernetes configuration: {exc}")
         return EXIT_ERROR
     namespace = args.namespace or default_namespace(args.kubeconfig, args.context)
     api = client.CustomObjectsApi(api_client)
@@ -182,7 +175,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     except ApiException as exc:
         return _api_error_exit(exc)
     except Exception as exc:  # noqa: BLE001 - connection refused, TLS, DNS
-        _err(f"cannot reach the Kubernetes API server: {exc}")
+        err(f"cannot reach the Kubernetes API server: {exc}")
         return EXIT_ERROR
     name = obj["metadata"]["name"]
     generation = int(obj["metadata"]["generation"])
@@ -194,7 +187,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     while final is None:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            _err(f"capacityplan {name} had no answer within --timeout {args.timeout:g} s (is `arrayplan controller` running?)")
+            err(f"capacityplan {name} had no answer within --timeout {args.timeout:g} s (is `arrayplan controller` running?)")
             return EXIT_ERROR
         w = watch.Watch()
         try:
@@ -204,7 +197,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
                 cur = event.get("raw_object") or {}
                 rv = cur.get("metadata", {}).get("resourceVersion", rv)
                 if event["type"] == "DELETED":
-                    _err(f"capacityplan {name} was deleted before it finished")
+                    err(f"capacityplan {name} was deleted before it finished")
                     return EXIT_ERROR
                 if not args.quiet:
                     _progress_line(cur, last)
@@ -220,13 +213,13 @@ def cmd_submit(args: argparse.Namespace) -> int:
                 continue
             return _api_error_exit(exc)
         except Exception as exc:  # noqa: BLE001
-            _err(f"lost the Kubernetes API server: {exc}")
+            err(f"lost the Kubernetes API server: {exc}")
             return EXIT_ERROR
     status = final.get("status") or {}
     failed = next((c for c in status.get("conditions") or [] if c.get("type") == "Failed" and c.get("status") == "True"), None)
     if status.get("phase") == "Failed":
         reason = (failed or {}).get("reason", "")
-        _err(f"capacityplan {name} failed: {reason}: {(failed or {}).get('message', '')}")
+        err(f"capacityplan {name} failed: {reason}: {(failed or {}).get('message', '')}")
         if args.format == "json":
             _render(final, "json")
         return EXIT_BAD_INPUT if reason in r.BAD_INPUT_REASONS else EXIT_ERROR
@@ -235,13 +228,13 @@ def cmd_submit(args: argparse.Namespace) -> int:
         try:
             api.delete_namespaced_custom_object(r.GROUP, r.VERSION, namespace, r.PLURAL, name)
         except ApiException as exc:
-            _err(f"could not delete capacityplan {name}: {exc.status} {exc.reason}")
+            err(f"could not delete capacityplan {name}: {exc.status} {exc.reason}")
     met = bool(status.get("constraintsMet"))
     recs = status.get("recommendations") or []
     if met and args.fail_if_headroom_below is not None and recs:
         best = recs[0]
         if best["headroomFraction"] * 100 < args.fail_if_headroom_below:
-            _err(f"best recommendation's headroom {best['headroomFraction']:.1%} on {best['bindingConstraint']} is below "
+            err(f"best recommendation's headroom {best['headroomFraction']:.1%} on {best['bindingConstraint']} is below "
                  f"--fail-if-headroom-below {args.fail_if_headroom_below}%")
             return EXIT_UNMET
     return EXIT_OK if met else EXIT_UNMET

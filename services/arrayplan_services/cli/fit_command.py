@@ -19,11 +19,7 @@ from arrayplan_engine.errors import ArrayplanError, Violation, check_range
 if TYPE_CHECKING:
     from arrayplan_engine.catalog import Drive
 
-EXIT_OK, EXIT_BAD_INPUT = 0, 2
-
-
-def _err(msg: str) -> None:
-    print(f"arrayplan drives fit: {msg}", file=sys.stderr)
+from .common import EXIT_BAD_INPUT, EXIT_OK, err
 
 
 def load_drive_arg(value: str, catalog_dir: Path | None = None) -> Drive:
@@ -76,18 +72,18 @@ def cmd_drives_fit(args: argparse.Namespace) -> int:
         base = load_drive_arg(args.base, args.catalog)
         text = Path(args.fio_log).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        _err(str(exc))
+        err(str(exc), "drives fit")
         return EXIT_BAD_INPUT
     except ArrayplanError as exc:
-        _err(f"--base: {exc}")
+        err(f"--base: {exc}", "drives fit")
         return EXIT_BAD_INPUT
     bad: list[Violation] = []
     if not check_range(bad, "--iterations", args.iterations, 3, 30, integer=True):
-        _err(f"{bad[0].field}: {bad[0].reason}")
+        err(f"{bad[0].field}: {bad[0].reason}", "drives fit")
         return EXIT_BAD_INPUT
     figure = Path(args.figure) if args.figure else Path(Path(args.fio_log).stem + "-fit.png")
     if figure.suffix.lower() not in (".png", ".svg"):
-        _err(f"--figure: must end in .png or .svg, got {str(figure)!r}")
+        err(f"--figure: must end in .png or .svg, got {str(figure)!r}", "drives fit")
         return EXIT_BAD_INPUT
     try:
         iops = drive_fit.parse_fio_log(text, str(args.fio_log))
@@ -98,12 +94,12 @@ def cmd_drives_fit(args: argparse.Namespace) -> int:
         result = drive_fit.fit_drive(base, iops, source=str(args.fio_log), seed=args.seed, iterations=args.iterations,
                                      progress=None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr)))
     except ArrayplanError as exc:
-        _err(str(exc))
+        err(str(exc), "drives fit")
         return EXIT_BAD_INPUT
     try:
         _plot(result, figure)
     except OSError as exc:
-        _err(f"--figure: cannot write {str(figure)!r}: {exc}")
+        err(f"--figure: cannot write {str(figure)!r}: {exc}", "drives fit")
         return EXIT_BAD_INPUT
     m, s = result.measured, result.simulated
     print(f"measured:  FOB {m.fob_iops:,.0f} IOPS, steady {m.steady_iops:,.0f} IOPS from {m.steady_start_s:g} s\n"
@@ -118,10 +114,11 @@ def cmd_drives_fit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("drives-fit", prog="arrayplan drives fit",
-                       description="Fit a drive's free model parameters (FOB timing, cleaning trait, effective spare) to a "
-                                   "measured consistency run; print the fitted catalog file and write a measured-vs-simulated figure.")
+def register_verb(verbs: Any) -> None:
+    """Add ``fit`` to the verbs of ``drives``."""
+    p = verbs.add_parser("fit", help="fit a drive to a measured consistency run (fio log); print its catalog file",
+                         description="Fit a drive's free model parameters (FOB timing, cleaning trait, effective spare) to a "
+                                     "measured consistency run; print the fitted catalog file and write a measured-vs-simulated figure.")
     p.add_argument("--base", required=True, help="the drive to start from: a catalog file (.toml) or a catalog drive name")
     p.add_argument("--fio-log", required=True, help="fio write_iops_log (log_avg_msec=1000) or fio JSON with steadystate samples")
     p.add_argument("--figure", help="measured-vs-simulated figure, .png or .svg (default: LOG-fit.png here)")

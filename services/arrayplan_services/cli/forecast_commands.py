@@ -16,11 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_PARTIAL = 0, 1, 2, 4
-
-
-def _err(msg: str) -> None:
-    print(f"arrayplan: {msg}", file=sys.stderr)
+from .common import EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, EXIT_PARTIAL, add_connection_flags, connect, err, grpc_error_exit, print_json
 
 
 def _gb(x: float | None) -> str:
@@ -36,15 +32,13 @@ def cmd_telemetry(args: argparse.Namespace) -> int:
 
     snapshots, problems = read_telemetry(args.paths)
     for p in problems:
-        _err(str(p))
+        err(str(p))
     for s in snapshots:
         for n in s.notes:
             if "wear unknown" in n:
-                _err(f"note: {s.source}: {s.model or '?'} serial {s.serial or '?'}: {n}")
+                err(f"note: {s.source}: {s.model or '?'} serial {s.serial or '?'}: {n}")
     if args.format == "json":
-        from .. import jsonout
-
-        print(jsonout.dumps([s.as_record() for s in snapshots]))
+        print_json([s.as_record() for s in snapshots])
     else:
         from rich.console import Console
         from rich.table import Table
@@ -145,7 +139,7 @@ def cmd_forecast(args: argparse.Namespace) -> int:
     try:
         array = load_array_file(args.array_file)
     except PlanFileError as exc:
-        _err(f"bad array file\n{exc}")
+        err(f"bad array file\n{exc}")
         return EXIT_BAD_INPUT
     for w in array.warnings:
         print(f"warning: {w}", file=sys.stderr)
@@ -153,12 +147,12 @@ def cmd_forecast(args: argparse.Namespace) -> int:
     try:
         f, problems = forecast_file(array, catalog, args.telemetry or ())
     except ArrayplanError as exc:
-        _err(f"{args.array_file}: {exc}")
+        err(f"{args.array_file}: {exc}")
         return EXIT_BAD_INPUT
     for p in problems:
-        _err(str(p))
+        err(str(p))
     for text in f.problems:
-        _err(f"{args.array_file}: {text}")
+        err(f"{args.array_file}: {text}")
     from arrayplan_engine.forecast import stale_telemetry
 
     # the first warning (table and JSON) when the latest snapshot is older than --stale-after-days
@@ -203,7 +197,6 @@ def _replan(args: argparse.Namespace, array: Any, f: Any) -> Any:
     from arrayplan.v1 import planner_pb2 as pb
 
     from ..api.arrayfile import replan_spec
-    from .main import connect, grpc_error_exit
 
     spec, notes = replan_spec(array, f, args.years)
     try:
@@ -216,7 +209,7 @@ def _replan(args: argparse.Namespace, array: Any, f: Any) -> Any:
     except grpc.RpcError as exc:
         return grpc_error_exit(exc)
     if final is None or final.state != pb.Plan.STATE_SUCCEEDED:
-        _err(f"re-plan {plan.name} did not succeed: {final.error_message if final else 'no result'}")
+        err(f"re-plan {plan.name} did not succeed: {final.error_message if final else 'no result'}")
         return EXIT_ERROR
     return final, notes
 
@@ -254,7 +247,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=cmd_telemetry)
 
     from ..api.planfile import seconds_arg
-    from .main import _add_connection
 
     p = sub.add_parser("forecast", help="forecast wear-out and full dates of an array in service; --replan asks the planner what next")
     p.add_argument("array_file", type=Path, help="array-in-service YAML file (see examples/array-in-service/array.yaml)")
@@ -269,5 +261,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="telemetry whose latest snapshot is older than this is stale, and the forecast says so (default %(default)g)")
     p.add_argument("--now", type=_date_arg, default=None, metavar="YYYY-MM-DD",
                    help="judge the telemetry's age at this date (UTC) instead of today")
-    _add_connection(p)
+    add_connection_flags(p)
     p.set_defaults(func=cmd_forecast)

@@ -21,14 +21,13 @@ argparse's own errors exit 2 too.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from arrayplan_engine import reliability
-from arrayplan_engine.errors import ArrayplanError, InvalidInputError
+from arrayplan_engine.errors import ArrayplanError
 from arrayplan_engine.layout import LayoutKind, make_layout
 
-EXIT_OK, EXIT_BAD_INPUT = 0, 2
+from .common import EXIT_BAD_INPUT, EXIT_OK, add_format_flag, engine_error, print_fields, print_json
 
 # Engine field -> the flag a user typed.
 _FLAGS = {
@@ -47,28 +46,11 @@ _FLAGS = {
 }
 
 
-def _err(exc: ArrayplanError) -> None:
-    if isinstance(exc, InvalidInputError):
-        for v in exc.violations:
-            flag = _FLAGS.get(v.field)
-            print(f"arrayplan reliability: {v.field}: {v.reason}" + (f" (flag {flag})" if flag else ""), file=sys.stderr)
-    else:
-        print(f"arrayplan reliability: {exc}", file=sys.stderr)
-
-
 def _emit(result: reliability.ArrayReliability, fmt: str) -> None:
     if fmt == "json":
-        from .. import jsonout
-
-        print(jsonout.dumps(result))
-        return
-    payload = result.as_dict()
-    width = max(len(k) for k in payload)
-    for k, v in payload.items():
-        if v is None:
-            continue
-        shown = f"{v:.6g}" if isinstance(v, float) else str(v)
-        print(f"{k:<{width}}  {shown}")
+        print_json(result)
+    else:
+        print_fields(result.as_dict(), skip_none=True)
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -86,7 +68,7 @@ def _handler(args: argparse.Namespace) -> int:
             service_life_years=args.service_life_years, uber=args.uber, drive_capacity_bytes=drive_bytes,
             method=args.method, repair_policy=args.repair_policy, trials=args.trials, seed=args.seed)
     except ArrayplanError as exc:
-        _err(exc)
+        engine_error(exc, "reliability", _FLAGS)
         return EXIT_BAD_INPUT
     _emit(result, args.format)
     return EXIT_OK
@@ -120,5 +102,5 @@ def register(subparsers: Any) -> None:
                         "parallel: every failed drive rebuilt at once")
     p.add_argument("--trials", type=int_arg, default=100_000, help="monte-carlo: groups simulated (default 100000)")
     p.add_argument("--seed", type=int_arg, default=0, help="monte-carlo: seed of np.random.SeedSequence (default 0)")
-    p.add_argument("--format", choices=("json", "text"), default="json", help="json (one convention, docs/json.md) or text for people (default %(default)s)")
+    add_format_flag(p)
     p.set_defaults(func=_handler)

@@ -3,16 +3,17 @@
     arrayplan servers --servers 16 --drives-per-server 12 --scheme ec:8+3 --failure-domain host \\
         --drive-bytes 20TB --drive-mbps 250 --afr 0.015 --host-loss-rate 0.01 --fill 0.7 --format text
     arrayplan servers --servers 16 --drives-per-server 12 --minio --drive-bytes 20TB --drive-mbps 250 --afr 0.015
-    arrayplan servers-search --usable 100TB --bays 12 --server-cost 6000 --server-power 200 --format text
+    arrayplan servers search --usable 100TB --bays 12 --server-cost 6000 --server-power 200 --format text
 
 prints the placement (domains, what a stripe survives, whether a failed domain can be re-protected),
 the capacity at Ceph's full ratios with its binding limit and assumptions, the rebuild time after a
 drive and after a host failure (and what bounds each) and the probability of data loss over the
-service life with whole-host failures. ``servers-search`` searches the built-in catalog's drives x
-pools x drives per server x servers for the cheapest clusters that hold ``--usable`` and meet
+service life with whole-host failures (``servers pool``, the default verb). ``servers search``
+(formerly ``servers-search``, still accepted) searches the built-in catalog's drives x pools x
+drives per server x servers for the cheapest clusters that hold ``--usable`` and meet
 ``--max-loss`` (ranked, with the binding constraint and the Pareto front). docs/clusters.md has
-the models. (``arrayplan controller`` /
-``submit`` are about running arrayplan on Kubernetes, a different kind of cluster.)
+the models. (``arrayplan controller`` / ``submit`` are about running arrayplan on Kubernetes, a
+different kind of cluster.)
 
 Bad input exits 2 with the engine's field-naming message on stderr (and the flag it came from).
 """
@@ -20,14 +21,13 @@ Bad input exits 2 with the engine's field-naming message on stderr (and the flag
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from arrayplan_engine import cluster, cluster_durability
 from arrayplan_engine.errors import ArrayplanError, InvalidInputError
 from arrayplan_engine.units import MB
 
-EXIT_OK, EXIT_BAD_INPUT, EXIT_NONE_PASSES = 0, 2, 3
+from .common import EXIT_BAD_INPUT, EXIT_OK, EXIT_UNMET, add_format_flag, add_verbs, engine_error, print_fields, print_json
 
 _FLAGS = {
     "topology.server_count": "--servers",
@@ -60,15 +60,6 @@ _FLAGS = {
     "host_annual_loss_rate": "--host-loss-rate",
     "drives": "--drives",
 }
-
-
-def _err(exc: ArrayplanError) -> None:
-    if isinstance(exc, InvalidInputError):
-        for v in exc.violations:
-            flag = _FLAGS.get(v.field)
-            print(f"arrayplan servers: {v.field}: {v.reason}" + (f" (flag {flag})" if flag else ""), file=sys.stderr)
-    else:
-        print(f"arrayplan servers: {exc}", file=sys.stderr)
 
 
 def parse_scheme(text: str, min_size: int | None) -> cluster.Scheme:
@@ -153,33 +144,42 @@ def _handler(args: argparse.Namespace) -> int:
     try:
         out = answer(args)
     except ArrayplanError as exc:
-        _err(exc)
+        engine_error(exc, "servers", _FLAGS)
         return EXIT_BAD_INPUT
     if args.format == "json":
-        from .. import jsonout
-
-        print(jsonout.dumps(out))
-        return EXIT_OK
-    width = max(len(k) for k in out)
-    for k, v in out.items():
-        if isinstance(v, list):
-            for i, item in enumerate(v):
-                print(f"{k if i == 0 else '':<{width}}  {item}")
-            continue
-        shown = f"{v:.6g}" if isinstance(v, float) else str(v)
-        print(f"{k:<{width}}  {shown}")
+        print_json(out)
+    else:
+        print_fields(out)
     return EXIT_OK
 
 
 def register(subparsers: Any) -> None:
-    """Add ``servers`` to an argparse subparsers object."""
-    from ..api.planfile import int_arg, size_arg
-
+    """Add ``servers`` with its verbs ``pool`` (the default: ``servers --servers 16 ...``) and
+    ``search``; ``servers-search`` stays as the search's former name (not listed in the help)."""
     p = subparsers.add_parser(
-        "servers", help="capacity, rebuild times and durability of a pool spread over servers (Ceph, MinIO)",
+        "servers", help="a pool spread over servers (Ceph, MinIO): servers [pool] for one, servers search for the cheapest",
+        description="Capacity, rebuild times and durability of a pool spread over servers (`servers [pool] ...`, pool is "
+                    "the default verb), or the cheapest clusters for a capacity and durability (`servers search`). "
+                    "docs/clusters.md.")
+    verbs = add_verbs(p, "servers_command", default="pool")
+    _add_pool(verbs.add_parser(
+        "pool", help="capacity, rebuild times and durability of one pool spread over servers (the default verb)",
         description="Placement over failure domains, usable capacity at Ceph's full ratios, declustered rebuild "
                     "times after a drive and a host failure, and P(data loss) over the service life with whole-host "
-                    "failures, for servers x drives per server. docs/clusters.md.")
+                    "failures, for servers x drives per server. docs/clusters.md."))
+    search_description = ("Search the built-in catalog's drives x pools x drives per server x servers for the clusters "
+                          "that hold --usable with P(data loss) over the service life at most --max-loss, cheapest "
+                          "first (servers, drives and energy), with the binding constraint and the Pareto front. "
+                          "Exit 3 when none passes. docs/clusters.md.")
+    _add_search(verbs.add_parser(
+        "search", help="cheapest clusters (servers x drives x model x pool) for a capacity and durability",
+        description=search_description))
+    _add_search(subparsers.add_parser("servers-search", prog="arrayplan servers search", description=search_description))
+
+
+def _add_pool(p: argparse.ArgumentParser) -> None:
+    from ..api.planfile import int_arg, size_arg
+
     p.add_argument("--servers", type=int_arg, required=True, help="servers (hosts) in the pool")
     p.add_argument("--drives-per-server", type=int_arg, required=True, help="drives in each server")
     p.add_argument("--bays", type=int_arg, default=0, help="drive bays per server (default: --drives-per-server)")
@@ -209,9 +209,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--host-outage-minutes", type=float, default=0.0, help="mean length of a host outage, minutes (default 0)")
     p.add_argument("--service-life-years", type=float, default=5.0, help="service life in years (default 5)")
     p.add_argument("--metadata-overhead", type=float, default=0.0, help="metadata overhead fraction of raw (default 0)")
-    p.add_argument("--format", choices=("json", "text"), default="json", help="json or text (default %(default)s)")
+    add_format_flag(p)
     p.set_defaults(func=_handler)
-    _register_search(subparsers)
 
 
 def _search_handler(args: argparse.Namespace) -> int:
@@ -237,14 +236,12 @@ def _search_handler(args: argparse.Namespace) -> int:
             host_annual_loss_rate=args.host_loss_rate, energy_usd_per_kwh=args.energy_usd_per_kwh)
         result = cluster_search.search_clusters(question, drives)
     except ArrayplanError as exc:
-        _err(exc)
+        engine_error(exc, "servers", _FLAGS)
         return EXIT_BAD_INPUT
     top = list(result.candidates[:args.top])
     if args.format == "json":
-        from .. import jsonout
-
-        print(jsonout.dumps({**result.as_dict(), "candidates": top, "pareto": list(result.pareto)}))
-        return EXIT_OK if result.candidates else EXIT_NONE_PASSES
+        print_json({**result.as_dict(), "candidates": top, "pareto": list(result.pareto)})
+        return EXIT_OK if result.candidates else EXIT_UNMET
     print(f"evaluated {result.evaluated}, feasible {len(result.candidates)}, rejected {result.rejected}")
     header = f"{'drive':<28} {'pool':<24} {'servers':>7} {'drives':>6} {'usable TB':>9} {'cost USD':>10} {'P(loss)':>9}  binding"
     for title, rows in (("cheapest", top), ("Pareto front (cost, P(loss))", list(result.pareto))):
@@ -253,18 +250,12 @@ def _search_handler(args: argparse.Namespace) -> int:
         for x in rows:
             print(f"{x.drive:<28} {x.pool:<24} {x.server_count:>7} {x.drives_per_server:>6} {x.usable_bytes / 1e12:>9.1f} "
                   f"{x.cost_usd:>10.0f} {x.loss_probability:>9.2e}  {x.binding}")
-    return EXIT_OK if result.candidates else EXIT_NONE_PASSES
+    return EXIT_OK if result.candidates else EXIT_UNMET
 
 
-def _register_search(subparsers: Any) -> None:
+def _add_search(p: argparse.ArgumentParser) -> None:
     from ..api.planfile import int_arg, size_arg
 
-    p = subparsers.add_parser(
-        "servers-search", help="cheapest clusters (servers x drives x model x pool) for a capacity and durability",
-        description="Search the built-in catalog's drives x pools x drives per server x servers for the clusters "
-                    "that hold --usable with P(data loss) over the service life at most --max-loss, cheapest "
-                    "first (servers, drives and energy), with the binding constraint and the Pareto front. "
-                    "Exit 3 when none passes. docs/clusters.md.")
     p.add_argument("--usable", type=size_arg, required=True, metavar="SIZE", help="user data the cluster must hold (100TB)")
     p.add_argument("--bays", type=int_arg, default=12, help="drive bays per server (default 12)")
     p.add_argument("--server-cost", type=float, default=0.0, help="price of one server without drives, USD (default 0)")
@@ -278,5 +269,5 @@ def _register_search(subparsers: Any) -> None:
     p.add_argument("--host-loss-rate", type=float, default=0.01, help="whole-host losses per host-year (default 0.01)")
     p.add_argument("--energy-usd-per-kwh", type=float, default=0.0, help="energy price for the cost of ownership (default 0)")
     p.add_argument("--top", type=int_arg, default=10, help="candidates shown (default 10)")
-    p.add_argument("--format", choices=("json", "text"), default="json", help="json or text (default %(default)s)")
+    add_format_flag(p)
     p.set_defaults(func=_search_handler)

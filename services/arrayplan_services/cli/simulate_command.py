@@ -39,13 +39,9 @@ from arrayplan_engine.units import MB, KiB
 from arrayplan_engine.workload import Workload
 
 from ..api.planfile import seconds_arg, size_arg
+from .common import EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, err
 
-EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT = 0, 1, 2
 _LAYOUTS = "raid0|raid1|raid5|raid6|raid10|ec:K+M"
-
-
-def _err(msg: str) -> None:
-    print(f"arrayplan simulate: {msg}", file=sys.stderr)
 
 
 def _workload(args: argparse.Namespace) -> Workload:
@@ -180,12 +176,12 @@ def _remote(args: argparse.Namespace) -> int:
 
     from arrayplan.v1 import planner_pb2_grpc as pb_grpc
 
-    from .main import DEFAULT_SERVER, grpc_error_exit
+    from .common import DEFAULT_SERVER, grpc_error_exit
 
     try:
         request = _request(args)
     except ArrayplanError as exc:
-        _err(str(exc))
+        err(str(exc), "simulate")
         return EXIT_BAD_INPUT
     address = args.server or os.environ.get("ARRAYPLAN_SERVER", DEFAULT_SERVER)
     try:
@@ -217,7 +213,7 @@ def _local(args: argparse.Namespace) -> int:
             raise InvalidInputError(bad)
         request = _request(args)
     except ArrayplanError as exc:
-        _err(str(exc))
+        err(str(exc), "simulate")
         return EXIT_BAD_INPUT
     try:
         response = simulate_array(request, builtin_catalog(), LocalExecutor(), windows=args.parts,
@@ -232,7 +228,7 @@ def _local(args: argparse.Namespace) -> int:
             if eq.result is not None:
                 results[f"{eq.drive_name} x{eq.drive_count} {args.layout}"] = eq.result
     except ArrayplanError as exc:
-        _err(str(exc))
+        err(str(exc), "simulate")
         return EXIT_BAD_INPUT
     if args.plot:
         from ..report.array_plots import plot_array
@@ -249,7 +245,6 @@ def _status_exit(exc: ArrayplanError) -> int:
     from google.rpc import code_pb2, error_details_pb2
 
     from ..server.errors import status_for
-    from .main import _err as report
     from .render import rpc_error_lines
 
     status = status_for(exc)
@@ -260,7 +255,7 @@ def _status_exit(exc: ArrayplanError) -> int:
             detail.Unpack(bad)
             violations.extend((v.field, v.description) for v in bad.field_violations)
     first, *rest = rpc_error_lines(code_pb2.Code.Name(status.code), status.message, violations)
-    report(first)
+    err(first)
     for line in rest:
         print(line, file=sys.stderr)
     return EXIT_BAD_INPUT if status.code in (code_pb2.INVALID_ARGUMENT, code_pb2.NOT_FOUND, code_pb2.RESOURCE_EXHAUSTED) else EXIT_ERROR
@@ -316,7 +311,7 @@ def handler(args: argparse.Namespace) -> int:
     used = [flag for flag, on in zip(_LOCAL_ONLY, (args.plot, args.compare_hdd, args.parts != 1, args.reorder_window != 1,
                                                    args.warmup_s is not None)) if on]
     if used:
-        _err(f"{', '.join(used)} need --local (options of the in-process simulation the service does not take)")
+        err(f"{', '.join(used)} need --local (options of the in-process simulation the service does not take)", "simulate")
         return EXIT_BAD_INPUT
     return _remote(args)
 

@@ -13,19 +13,18 @@ and prints the consistency figures. Bad input exits 2 with the engine's message 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from arrayplan_engine import ftl, ssd
 from arrayplan_engine.errors import ArrayplanError, InvalidInputError
 
+from .common import EXIT_BAD_INPUT, EXIT_OK, add_format_flag, err, print_json
+
 
 def _emit(payload: Any, fmt: str) -> None:
     if fmt == "json":
-        from .. import jsonout
-
-        print(jsonout.dumps(payload))  # the one JSON path: NaN and inf as null, every key kept
+        print_json(payload)
         return
     rows = payload if isinstance(payload, list) else [payload]
     for row in rows:
@@ -47,10 +46,10 @@ def _ftl_handler(args: argparse.Namespace) -> int:
                                policy=args.policy, window=args.window)
         result = ftl.simulate(config, workload, seed=args.seed)
     except ArrayplanError as exc:
-        print(f"arrayplan ftl: {exc}", file=sys.stderr)
-        return 2
+        err(f"{exc}", "ftl")
+        return EXIT_BAD_INPUT
     _emit(result.summary(), args.format)
-    return 0
+    return EXIT_OK
 
 
 def _plot(results: list[ssd.ConsistencyResult], out: Path) -> None:
@@ -86,43 +85,43 @@ def _consistency_handler(args: argparse.Namespace) -> int:
     from .fit_command import load_drive_arg
 
     if not args.out and not args.fio_log_out:
-        print("arrayplan consistency: give --out FIGURE and/or --fio-log-out FILE", file=sys.stderr)
-        return 2
+        err("give --out FIGURE and/or --fio-log-out FILE", "consistency")
+        return EXIT_BAD_INPUT
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix.lower() not in (".png", ".svg"):
-        print(f"arrayplan consistency: out: must end in .png or .svg, got {args.out!r}", file=sys.stderr)
-        return 2
+        err(f"out: must end in .png or .svg, got {args.out!r}", "consistency")
+        return EXIT_BAD_INPUT
     if args.fio_log_out and len(args.drives) != 1:
-        print("arrayplan consistency: --fio-log-out takes one drive", file=sys.stderr)
-        return 2
+        err("--fio-log-out takes one drive", "consistency")
+        return EXIT_BAD_INPUT
     try:
         # A drive is a catalog name or a catalog file (.toml), e.g. one `arrayplan drives fit` wrote.
         results = [ssd.consistency_experiment(load_drive_arg(name), duration_s=args.duration_s, op=args.op, seed=args.seed,
                                               scale=args.scale)
                    for name in args.drives]
     except ArrayplanError as exc:
-        print(f"arrayplan consistency: {exc}", file=sys.stderr)
-        return 2
+        err(f"{exc}", "consistency")
+        return EXIT_BAD_INPUT
     except OSError as exc:
-        print(f"arrayplan consistency: {exc}", file=sys.stderr)
-        return 2
+        err(f"{exc}", "consistency")
+        return EXIT_BAD_INPUT
     if args.fio_log_out:
         from arrayplan_engine.drive_fit import fio_log_text
 
         try:
             Path(args.fio_log_out).write_text(fio_log_text(results[0].iops), encoding="utf-8")
         except OSError as exc:
-            print(f"arrayplan consistency: fio-log-out: cannot write {args.fio_log_out!r}: {exc}", file=sys.stderr)
-            return 2
+            err(f"fio-log-out: cannot write {args.fio_log_out!r}: {exc}", "consistency")
+            return EXIT_BAD_INPUT
     if out is not None:
         try:
             _plot(results, out)
         except OSError as exc:
-            print(f"arrayplan consistency: out: cannot write {args.out!r}: {exc}", file=sys.stderr)
-            return 2
+            err(f"out: cannot write {args.out!r}: {exc}", "consistency")
+            return EXIT_BAD_INPUT
     rows = [{**r.figures(), "figure": str(out) if out else None, "fio_log": args.fio_log_out} for r in results]
     _emit(rows if len(rows) > 1 or args.format == "text" else rows[0], args.format)
-    return 0
+    return EXIT_OK
 
 
 def register(subparsers: Any) -> None:
@@ -140,7 +139,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--blocks", type=int, default=None, help="erase blocks in the model (default: from --user-pages)")
     p.add_argument("--user-pages", type=int, default=1 << 18, help="logical pages in the model (default 262144)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random streams: the same inputs and seed give the same figures (default %(default)s)")
-    p.add_argument("--format", choices=("json", "text"), default="json", help="json (one convention, docs/json.md) or text for people (default %(default)s)")
+    add_format_flag(p)
     p.set_defaults(func=_ftl_handler)
 
     c = subparsers.add_parser("consistency", help="the reviewers' performance-consistency test, with a figure",
@@ -157,5 +156,5 @@ def register(subparsers: Any) -> None:
     c.add_argument("--fio-log-out", metavar="FILE",
                    help="also write the run in fio's write_iops_log format (one drive), for `arrayplan drives fit`")
     c.add_argument("--seed", type=int, default=0, help="seed of the random streams: the same inputs and seed give the same figures (default %(default)s)")
-    c.add_argument("--format", choices=("json", "text"), default="json", help="json (one convention, docs/json.md) or text for people (default %(default)s)")
+    add_format_flag(c)
     c.set_defaults(func=_consistency_handler)

@@ -20,13 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .main import DEFAULT_DATA_DIR, EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK
-
-
-def _err(msg: str) -> None:
-    from .main import _err as err
-
-    err(msg)  # the one redaction path and line cap
+from .common import DEFAULT_DATA_DIR, EXIT_BAD_INPUT, EXIT_ERROR, EXIT_OK, add_verbs, err
 
 
 def cmd_store_check(args: argparse.Namespace) -> int:
@@ -34,13 +28,13 @@ def cmd_store_check(args: argparse.Namespace) -> int:
 
     path = Path(args.data_dir) / STORE_FILE
     if not path.exists():
-        _err(f"no run store at {path} (--data-dir names the directory that holds {STORE_FILE})")
+        err(f"no run store at {path} (--data-dir names the directory that holds {STORE_FILE})")
         return EXIT_BAD_INPUT
     try:
         check_store(path, full=args.full)
         plans = count_plans(path)
     except StoreDamagedError as exc:
-        _err(str(exc))
+        err(str(exc))
         return EXIT_BAD_INPUT
     print(f"{path}: ok ({'integrity_check' if args.full else 'quick_check'}), {plans} plan(s)")
     return EXIT_OK
@@ -55,26 +49,26 @@ def cmd_store_backup(args: argparse.Namespace) -> int:
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            _err(f"cannot make the backup directory {out}: {exc.strerror or exc}")
+            err(f"cannot make the backup directory {out}: {exc.strerror or exc}")
             return EXIT_ERROR
     if out.is_dir():
         out = out / f"runs-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.sqlite3"
     if out.exists() or out.is_symlink():
-        _err(f"{out} exists; a backup never overwrites a file (name a new file, or a directory for a time-stamped one)")
+        err(f"{out} exists; a backup never overwrites a file (name a new file, or a directory for a time-stamped one)")
         return EXIT_BAD_INPUT
     if not out.parent.is_dir():
-        _err(f"{out.parent} is not a directory")
+        err(f"{out.parent} is not a directory")
         return EXIT_BAD_INPUT
     if not path.is_file():
-        _err(f"no run store at {path} (--data-dir names the directory that holds {STORE_FILE})")
+        err(f"no run store at {path} (--data-dir names the directory that holds {STORE_FILE})")
         return EXIT_BAD_INPUT
     try:
         plans = backup_store(path, out)
     except StoreDamagedError as exc:
-        _err(f"no backup written: {exc}")
+        err(f"no backup written: {exc}")
         return EXIT_BAD_INPUT
     except OSError as exc:
-        _err(f"no backup written: {out}: {exc.strerror or exc}")
+        err(f"no backup written: {out}: {exc.strerror or exc}")
         return EXIT_ERROR
     print(f"backed up {path} to {out}: {plans} plan(s), quick_check ok")
     return EXIT_OK
@@ -86,19 +80,19 @@ def cmd_store_restore(args: argparse.Namespace) -> int:
     try:
         plans, moved = restore_store(Path(args.backup), Path(args.data_dir), force=args.force)
     except StoreLiveError as exc:
-        _err(f"not restored: {exc}")
+        err(f"not restored: {exc}")
         return EXIT_BAD_INPUT
     except StoreDamagedError as exc:
         if exc.path == Path(args.backup):
-            _err(f"not restored: the backup {exc.path} {exc.problem}; restore another backup (nothing was changed)")
+            err(f"not restored: the backup {exc.path} {exc.problem}; restore another backup (nothing was changed)")
         else:
-            _err(f"not restored: {exc}")
+            err(f"not restored: {exc}")
         return EXIT_BAD_INPUT
     except (FileNotFoundError, FileExistsError) as exc:
-        _err(f"not restored: {exc}")
+        err(f"not restored: {exc}")
         return EXIT_BAD_INPUT
     except OSError as exc:
-        _err(f"not restored: {exc.strerror or exc} ({exc.filename or args.data_dir})")
+        err(f"not restored: {exc.strerror or exc} ({exc.filename or args.data_dir})")
         return EXIT_ERROR
     target = Path(args.data_dir) / STORE_FILE
     print(f"restored {args.backup} to {target}: {plans} plan(s), integrity_check ok")
@@ -111,7 +105,7 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("store", help="check, back up and restore the run store (runs.sqlite3)",
                               description="Check, back up and restore the SQLite run store of a data dir "
                                           "(docs/service.md, 'Backup and restore').")
-    verbs = p.add_subparsers(dest="store_command", required=True, metavar="VERB")
+    verbs = add_verbs(p, "store_command")
     data_dir_help = "the directory that holds runs.sqlite3 (default $ARRAYPLAN_DATA_DIR or ./data, as serve)"
 
     c = verbs.add_parser("check", help="PRAGMA quick_check of the store, as serve does at start (exit 2 when damaged)")

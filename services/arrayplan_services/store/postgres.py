@@ -5,18 +5,20 @@ The same tables as the SQLite store (runs, spans, checkpoints, meta), plus each 
 so two replicas starting together do not race. Lease times are on the database's clock
 (``clock_timestamp()``), so replicas whose clocks differ still agree on when a lease expires.
 
-Connections: a small pool (``POOL_IDLE`` kept open), one connection per call, autocommit with an
-explicit transaction where a call writes more than one statement. A lost connection makes the
-store unhealthy (UNAVAILABLE, health NOT_SERVING) until the server's probe reaches the database
-again, as a full disk does for SQLite.
+Connections: a ``psycopg_pool.ConnectionPool`` (``POOL_MIN`` kept open, up to ``POOL_MAX``), one
+connection per call, autocommit with an explicit transaction where a call writes more than one
+statement. Each connection is checked as it leaves the pool (an empty query), so a database that
+restarted costs no call. A down database fails the call that finds it within ``POOL_WAIT_S`` (the
+pool's ``timeout``: never psycopg_pool's 30 s default) and makes the store unhealthy (UNAVAILABLE,
+health NOT_SERVING) until the server's probe reaches the database again, as a full disk does for
+SQLite; while unhealthy, calls wait at most ``POOL_WAIT_DOWN_S``. Opening the store connects directly, outside the pool, so a refused connection or a
+wrong password is named at start (exit 2) instead of becoming a pool timeout.
 """
 
 from __future__ import annotations
 
 import builtins
 import logging
-import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -25,63 +27,35 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
 
 from ..redaction import redact_text, redact_url, url_secrets
-from .sql import DAMAGED, LIVE, RunRow, SqlRunStore, StoreConnectError, StoreUrlError, guarded, row_of
+from .sql import DAMAGED, LIVE, RunRow, SqlRunStore, StoreConnectError, StoreUrlError, guarded, row_of, schema
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
-POOL_IDLE = 8
+#: Connections kept open, and at most open at once (above the server's threads that use the store
+#: together: its plan runners, heavy calls and RPC workers).
+POOL_MIN, POOL_MAX = 1, 32
+#: How long a call waits for a connection while the store is healthy. Taking one from the pool, or
+#: opening one on 127.0.0.1, takes milliseconds (a refused connect fails at once, but psycopg_pool
+#: connects in its own threads and a waiting call only sees its timeout); so the call that finds
+#: the database down fails after this, not after psycopg_pool's default of 30 s, and the pool
+#: gives up reconnecting in the background after the same time (the next call tries again).
+POOL_WAIT_S = 2.0
+#: ... and once the store is unhealthy: calls fail nearly at once, as a refused connection did
+#: before the pool, until the server's probe (or a call) finds a connection again.
+POOL_WAIT_DOWN_S = 0.2
+#: An idle connection above POOL_MIN closes after this.
+POOL_IDLE_S = 300.0
 DEFAULT_CONNECT_TIMEOUT_S = 10
 # pg_advisory_xact_lock key for schema creation/migration ("arrplan" in ASCII).
 _SCHEMA_LOCK = 0x61727270_6C616E
 
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS runs (
-        seq BIGSERIAL PRIMARY KEY,
-        id TEXT NOT NULL UNIQUE,
-        state TEXT NOT NULL,
-        spec_json TEXT NOT NULL,
-        progress_json TEXT NOT NULL DEFAULT '{}',
-        result_json TEXT,
-        trace_id TEXT NOT NULL DEFAULT '',
-        error_message TEXT NOT NULL DEFAULT '',
-        error_reason TEXT NOT NULL DEFAULT '',
-        attempts INTEGER NOT NULL DEFAULT 0,
-        create_time DOUBLE PRECISION NOT NULL,
-        update_time DOUBLE PRECISION NOT NULL,
-        end_time DOUBLE PRECISION,
-        creator TEXT NOT NULL DEFAULT '',
-        lease_owner TEXT NOT NULL DEFAULT '',
-        lease_expiry DOUBLE PRECISION NOT NULL DEFAULT 0
-    )""",
-    "CREATE INDEX IF NOT EXISTS runs_by_creator ON runs (creator, seq)",
-    f"CREATE INDEX IF NOT EXISTS runs_live ON runs (seq) WHERE {LIVE}",
-    """CREATE TABLE IF NOT EXISTS spans (
-        trace_id TEXT NOT NULL,
-        span_id TEXT NOT NULL,
-        parent_span_id TEXT NOT NULL,
-        name TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        start_ns BIGINT NOT NULL,
-        end_ns BIGINT NOT NULL,
-        status TEXT NOT NULL,
-        attributes_json TEXT NOT NULL,
-        process TEXT NOT NULL,
-        PRIMARY KEY (trace_id, span_id)
-    )""",
-    "CREATE INDEX IF NOT EXISTS spans_by_trace ON spans (trace_id, start_ns)",
-    """CREATE TABLE IF NOT EXISTS checkpoints (
-        run_id TEXT NOT NULL,
-        first_index INTEGER NOT NULL,
-        candidate_count INTEGER NOT NULL,
-        fingerprint TEXT NOT NULL,
-        payload BYTEA NOT NULL,
-        PRIMARY KEY (run_id, first_index)
-    )""",
-)
+_SCHEMA = (*schema(serial_key="BIGSERIAL PRIMARY KEY", real="DOUBLE PRECISION", bigint="BIGINT", blob="BYTEA"),
+           "CREATE INDEX IF NOT EXISTS runs_by_creator ON runs (creator, seq)",
+           f"CREATE INDEX IF NOT EXISTS runs_live ON runs (seq) WHERE {LIVE}")
 
 
 def redact(url: str) -> str:
@@ -124,6 +98,9 @@ def unavailable_condition(exc: BaseException) -> str | None:
     return None
 
 
+_CONNECTION_KWARGS: dict[str, Any] = {"autocommit": True, "row_factory": dict_row, "application_name": "arrayplan"}
+
+
 class PostgresRunStore(SqlRunStore):
     """The run store in a PostgreSQL database, safe to share between servers and threads."""
 
@@ -132,6 +109,9 @@ class PostgresRunStore(SqlRunStore):
     _NOW = "extract(epoch from clock_timestamp())::float8"  # the database's clock, shared by every replica
     _LOCK_ROW = "FOR UPDATE"
     _DUPLICATE = (pg_errors.UniqueViolation,)
+    _PROBE = "INSERT INTO meta VALUES ('last_probe', ?) ON CONFLICT (key) DO UPDATE SET value=EXCLUDED.value"
+    _DRIVER_ERRORS = (psycopg.Error,)
+    _condition = staticmethod(unavailable_condition)
 
     def __init__(self, url: str) -> None:
         self._url = check_url(url)
@@ -139,21 +119,19 @@ class PostgresRunStore(SqlRunStore):
         self.healthy = True
         self.condition = ""
         self._listeners: list[Callable[[bool], None]] = []
-        self._idle: list[psycopg.Connection[dict[str, Any]]] = []
-        self._lock = threading.Lock()
-        try:
-            conn = self._connect()
+        try:  # directly, not through the pool: the driver's own reason (refused, password) goes into the message
+            conn = psycopg.connect(self._url, **_CONNECTION_KWARGS)
         except psycopg.Error as exc:
             raise StoreConnectError(f"cannot open the run store {self._redacted}: {_one_line(exc, url)}") from None
         try:
-            self._migrate(conn)
+            with conn:
+                self._migrate(conn)
         except psycopg.Error as exc:
-            conn.close()
             raise StoreConnectError(f"cannot set up the run store {self._redacted}: {_one_line(exc, url)}") from None
-        except StoreConnectError:
-            conn.close()
-            raise
-        self._release(conn)
+        self._pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] = ConnectionPool(
+            self._url, kwargs=dict(_CONNECTION_KWARGS), min_size=POOL_MIN, max_size=POOL_MAX, timeout=POOL_WAIT_S,
+            reconnect_timeout=POOL_WAIT_S, max_idle=POOL_IDLE_S, check=ConnectionPool.check_connection,
+            name="arrayplan-run-store", open=True)
 
     @property
     def location(self) -> str:
@@ -183,34 +161,10 @@ class PostgresRunStore(SqlRunStore):
                 conn.execute("INSERT INTO meta VALUES ('schema_version', %s)", (str(SCHEMA_VERSION),))
 
     # -- connections --------------------------------------------------------------------------
-    def _connect(self) -> psycopg.Connection[dict[str, Any]]:
-        return psycopg.connect(self._url, autocommit=True, row_factory=dict_row, application_name="arrayplan")
-
-    def _release(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
-        if conn.closed or conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-            conn.close()
-            return
-        with self._lock:
-            if len(self._idle) < POOL_IDLE:
-                self._idle.append(conn)
-                return
-        conn.close()
-
     @contextmanager
     def _conn(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
-        with self._lock:
-            conn = self._idle.pop() if self._idle else None
-        if conn is None:
-            conn = self._connect()
-        try:
+        with self._pool.connection(timeout=POOL_WAIT_S if self.healthy else POOL_WAIT_DOWN_S) as conn:
             yield conn
-        except BaseException:
-            if conn.broken:
-                conn.close()
-            else:
-                self._release(conn)
-            raise
-        self._release(conn)
 
     @contextmanager
     def _tx(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
@@ -218,26 +172,9 @@ class PostgresRunStore(SqlRunStore):
             yield conn
 
     def close(self) -> None:
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()
+        self._pool.close()
 
     # -- health -----------------------------------------------------------------------------
-    def probe(self) -> bool:
-        try:
-            with self._conn() as conn:
-                conn.execute("INSERT INTO meta VALUES ('last_probe', %s) ON CONFLICT (key) DO UPDATE SET value=EXCLUDED.value",
-                             (repr(time.time()),))
-        except psycopg.Error as exc:
-            condition = unavailable_condition(exc)
-            if condition is None:
-                raise
-            self._set_healthy(False, condition)
-            return False
-        self._set_healthy(True)
-        return True
-
     def _fault(self, exc: BaseException) -> str | None:
         if not isinstance(exc, psycopg.Error):
             return None

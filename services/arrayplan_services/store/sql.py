@@ -13,8 +13,9 @@ A backend (``sqlite.RunStore``, ``postgres.PostgresRunStore``) supplies:
   the backend's ``_fault`` deciding which driver errors mean the storage is unusable).
 
 Rows are read by column name (``sqlite3.Row`` and psycopg's ``dict_row`` both allow it), so one
-``row_of`` builds a ``RunRow`` from either. What stays backend-specific is what differs on purpose:
-schema set-up and migration, connections and health probes, renewing many leases at once
+``row_of`` builds a ``RunRow`` from either. The tables are written once too (``schema``, with each
+dialect's types). What stays backend-specific is what differs on purpose: extra indexes, schema
+set-up and migration, connections and health probes, renewing many leases at once
 (PostgreSQL's ``= ANY(array)``) and claiming orphans (``FOR UPDATE SKIP LOCKED``).
 """
 
@@ -38,6 +39,56 @@ log = logging.getLogger(__name__)
 # the rest). 20,000 candidates (the default limit) take about 10 MB.
 MAX_CHECKPOINT_BYTES_PER_RUN = 64 << 20
 DAMAGED = "damaged"
+
+
+def schema(*, serial_key: str, real: str, bigint: str, blob: str) -> tuple[str, ...]:
+    """The tables both backends keep (meta, runs, spans, checkpoints) and the index on spans, as
+    statements of one dialect: ``serial_key`` is the runs' auto-increment primary key, ``real`` a
+    float, ``bigint`` a 64-bit integer, ``blob`` bytes. A backend adds its own indexes and runs
+    them under its own migration."""
+    return (
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        f"""CREATE TABLE IF NOT EXISTS runs (
+    seq {serial_key},
+    id TEXT NOT NULL UNIQUE,
+    state TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    progress_json TEXT NOT NULL DEFAULT '{{}}',
+    result_json TEXT,
+    trace_id TEXT NOT NULL DEFAULT '',
+    error_message TEXT NOT NULL DEFAULT '',
+    error_reason TEXT NOT NULL DEFAULT '',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    create_time {real} NOT NULL,
+    update_time {real} NOT NULL,
+    end_time {real},
+    creator TEXT NOT NULL DEFAULT '',
+    lease_owner TEXT NOT NULL DEFAULT '',
+    lease_expiry {real} NOT NULL DEFAULT 0
+)""",
+        f"""CREATE TABLE IF NOT EXISTS spans (
+    trace_id TEXT NOT NULL,
+    span_id TEXT NOT NULL,
+    parent_span_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    start_ns {bigint} NOT NULL,
+    end_ns {bigint} NOT NULL,
+    status TEXT NOT NULL,
+    attributes_json TEXT NOT NULL,
+    process TEXT NOT NULL,
+    PRIMARY KEY (trace_id, span_id)
+)""",
+        "CREATE INDEX IF NOT EXISTS spans_by_trace ON spans (trace_id, start_ns)",
+        f"""CREATE TABLE IF NOT EXISTS checkpoints (
+    run_id TEXT NOT NULL,
+    first_index INTEGER NOT NULL,
+    candidate_count INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL,
+    payload {blob} NOT NULL,
+    PRIMARY KEY (run_id, first_index)
+)""",
+    )
 TERMINAL_STATES = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
 #: A run that may still change: queued or executing.
 LIVE = "state IN ('PENDING', 'RUNNING')"
@@ -152,6 +203,30 @@ class SqlRunStore:
         raise NotImplementedError
 
     def _tx(self) -> AbstractContextManager[Any]:
+        raise NotImplementedError
+
+    #: A health probe's small write (``?`` for the time), and the driver errors it may raise.
+    _PROBE = ""
+    _DRIVER_ERRORS: tuple[type[BaseException], ...] = ()
+
+    def probe(self) -> bool:
+        """Try one small write; marks the store healthy again when it works, unhealthy (with the
+        condition) when the storage is unusable. Any other error is a bug and is raised."""
+        try:
+            with self._conn() as conn:
+                conn.execute(self._q(self._PROBE), (repr(time.time()),))
+        except self._DRIVER_ERRORS as exc:
+            condition = self._condition(exc)
+            if condition is None:
+                raise
+            self._set_healthy(False, condition)
+            return False
+        self._set_healthy(True)
+        return True
+
+    @staticmethod
+    def _condition(exc: BaseException) -> str | None:
+        """Why a driver error means the storage is unusable now, or None (the backend's)."""
         raise NotImplementedError
 
     def _fault(self, exc: BaseException) -> str | None:

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from .sql import DAMAGED, RunRow, SqlRunStore, guarded, row_of
+from .sql import DAMAGED, RunRow, SqlRunStore, guarded, row_of, schema
 
 log = logging.getLogger(__name__)
 
@@ -43,49 +43,8 @@ _DAMAGED_CODES = (11, 26)
 # Problems listed from PRAGMA quick_check / integrity_check (SQLite lists up to this many).
 _CHECK_ROWS = 10
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    id TEXT NOT NULL UNIQUE,
-    state TEXT NOT NULL,
-    spec_json TEXT NOT NULL,
-    progress_json TEXT NOT NULL DEFAULT '{}',
-    result_json TEXT,
-    trace_id TEXT NOT NULL DEFAULT '',
-    error_message TEXT NOT NULL DEFAULT '',
-    error_reason TEXT NOT NULL DEFAULT '',
-    attempts INTEGER NOT NULL DEFAULT 0,
-    create_time REAL NOT NULL,
-    update_time REAL NOT NULL,
-    end_time REAL,
-    creator TEXT NOT NULL DEFAULT '',
-    lease_owner TEXT NOT NULL DEFAULT '',
-    lease_expiry REAL NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS spans (
-    trace_id TEXT NOT NULL,
-    span_id TEXT NOT NULL,
-    parent_span_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    start_ns INTEGER NOT NULL,
-    end_ns INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    attributes_json TEXT NOT NULL,
-    process TEXT NOT NULL,
-    PRIMARY KEY (trace_id, span_id)
-);
-CREATE INDEX IF NOT EXISTS spans_by_trace ON spans (trace_id, start_ns);
-CREATE TABLE IF NOT EXISTS checkpoints (
-    run_id TEXT NOT NULL,
-    first_index INTEGER NOT NULL,
-    candidate_count INTEGER NOT NULL,
-    fingerprint TEXT NOT NULL,
-    payload BLOB NOT NULL,
-    PRIMARY KEY (run_id, first_index)
-);
-"""
+_SCHEMA = ";\n".join(schema(serial_key="INTEGER PRIMARY KEY AUTOINCREMENT", real="REAL", bigint="INTEGER", blob="BLOB")) + ";\n"
+
 
 class StoreDamagedError(Exception):
     """The run store file cannot be served as it is: damaged, not a SQLite database, not a regular
@@ -425,6 +384,9 @@ class RunStore(SqlRunStore):
     _NOW = "((julianday('now') - 2440587.5) * 86400.0)"
     _LOCK_ROW = ""  # BEGIN IMMEDIATE (``_Tx``) already holds the write lock
     _DUPLICATE = (sqlite3.IntegrityError,)
+    _PROBE = "INSERT OR REPLACE INTO meta VALUES ('last_probe', ?)"
+    _DRIVER_ERRORS = (sqlite3.Error, OSError)
+    _condition = staticmethod(unavailable_condition)
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -479,17 +441,7 @@ class RunStore(SqlRunStore):
         stays unhealthy: a write to an undamaged page proves nothing, and only a restore mends it."""
         if self.condition == DAMAGED:
             return False
-        try:
-            with self._conn() as conn:
-                conn.execute("INSERT OR REPLACE INTO meta VALUES ('last_probe', ?)", (repr(time.time()),))
-        except (sqlite3.Error, OSError) as exc:
-            condition = unavailable_condition(exc)
-            if condition is None:
-                raise
-            self._set_healthy(False, condition)
-            return False
-        self._set_healthy(True)
-        return True
+        return super().probe()
 
     def _conn(self) -> sqlite3.Connection:
         return _Tx(self._raw())  # type: ignore[return-value]
