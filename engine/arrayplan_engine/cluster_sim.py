@@ -49,17 +49,11 @@ import numpy as np
 from numba import njit
 
 from .array import _rnd
-from .cluster import ClusterTopology, Scheme, SchemeKind
+from .cluster import EC_ENCODE_BYTES_PER_S, ClusterTopology, Scheme, SchemeKind
+from .cluster_network import ClusterWorkload, _bytes_per_op
 from .errors import InvalidInputError, Violation, check_range
 
 __all__ = ["EC_ENCODE_BYTES_PER_S", "ClusterSimResult", "simulate_cluster_ops"]
-
-#: One core's Reed-Solomon encode rate: Ceph's ``ceph_erasure_code_benchmark``, jerasure
-#: cauchy_good, k = 6, m = 2, 1 MiB objects, on one Xeon E3-1245 V2 core at 3.4 GHz: 4.2 GB/s
-#: (Loic Dachary, "Benchmarking Ceph erasure code plugins",
-#: https://ceph.com/en/news/blog/2013/benchmarking-ceph-erasure-code-plugins). ISA-L is faster
-#: on newer cores; a host that encodes on several cores states a higher rate.
-EC_ENCODE_BYTES_PER_S: Final = 4.2e9
 
 MAX_OPS: Final = 2_000_000
 _HEAP_CAP: Final = 1 << 20
@@ -296,8 +290,9 @@ class ClusterSimResult:
     rx_utilization: np.ndarray
     cpu_utilization: np.ndarray
     window_s: float
-    saturated: bool  # the event queue overflowed: a queue grows without bound
+    saturated: bool  # a queue grows without bound (offered utilization >= 1, or the event queue overflowed)
     completed: int
+    offered_utilization: float  # the busiest host queue's (NIC direction or CPU), analytic
 
     @property
     def latency_s(self) -> np.ndarray:
@@ -308,12 +303,15 @@ class ClusterSimResult:
 def simulate_cluster_ops(topology: ClusterTopology, scheme: Scheme, *, iops: float, read_fraction: float,
                          io_bytes: float, drive_read_s: np.ndarray, drive_write_s: np.ndarray, ops: int,
                          seed: int, warmup_ops: int = -1, stripe_units: int = 0,
-                         ec_encode_bytes_per_s: float = EC_ENCODE_BYTES_PER_S, slow_host_count: int = 0,
+                         ec_encode_bytes_per_s: float | None = None, slow_host_count: int = 0,
                          slow_factor: float = 1.0) -> ClusterSimResult:
     """Simulate ``ops`` client operations arriving at ``iops`` (Poisson) on the cluster
     (module docstring). ``warmup_ops`` (default a tenth) are simulated but not measured.
     ``drive_read_s`` / ``drive_write_s``: one drive's shard IO latencies (s) to draw from (zeros
-    for a network-only question). ``ec_encode_bytes_per_s``: a host's EC encode rate (0: free)."""
+    for a network-only question). ``ec_encode_bytes_per_s``: a host's EC encode rate (0: free;
+    default the topology's ``server.ec_encode_bytes_per_s``)."""
+    if ec_encode_bytes_per_s is None:
+        ec_encode_bytes_per_s = topology.server.ec_encode_bytes_per_s
     v = topology.validate() + scheme.validate("pool.scheme")
     check_range(v, "workload.iops", iops, 0, 1e12, lo_open=True, unit="ops/s")
     check_range(v, "workload.read_fraction", read_fraction, 0, 1)
@@ -364,10 +362,20 @@ def simulate_cluster_ops(topology: ClusterTopology, scheme: Scheme, *, iops: flo
                     np.ascontiguousarray(drive_write_s, dtype=np.float64), rng, hosts, op_t0, op_mark, op_pend, op_prim,
                     op_rd, shard_end, perm, ev_t, ev_id, lat, busy, counters)
     window = float(busy[6, 1] - busy[6, 0]) if busy[6, 1] > busy[6, 0] else math.nan
+    # offered utilization of the busiest queue (a slow host's NIC and CPU carry the average load at
+    # 1 / slow_factor the rate): at 1 or more its queue grows without bound however long the run
+    tx_op, rx_op = _bytes_per_op(topology, scheme, ClusterWorkload(iops=iops, read_fraction=read_fraction,
+                                                                    io_bytes=io_bytes, stripe_units=stripe_units))
+    per_host = iops / h
+    worst = max(slow_factor if slow_host_count > 0 else 1.0, 1.0)
+    offered = per_host * max(tx_op, rx_op) / topology.server.nic_bytes_per_s * worst
+    if ec and ec_encode_bytes_per_s > 0:
+        offered = max(offered, per_host * (1.0 - read_fraction) * io_bytes / ec_encode_bytes_per_s * worst)
     m = slice(warm, ops)
     lm, rd = lat[m], op_rd[m] != 0
     ok = np.isfinite(lm)
     return ClusterSimResult(read_latency_s=lm[ok & rd], write_latency_s=lm[ok & ~rd],
                             tx_utilization=busy[0] / window, rx_utilization=busy[1] / window,
-                            cpu_utilization=busy[2] / window, window_s=window, saturated=bool(counters[_N_SATURATED]),
+                            cpu_utilization=busy[2] / window, window_s=window,
+                            saturated=bool(counters[_N_SATURATED]) or offered >= 1.0, offered_utilization=offered,
                             completed=int(counters[_N_DONE]))
