@@ -207,7 +207,7 @@ def _latency(req: PlanRequest, drive: Drive, placement: Placement, fill: float, 
     slow_pcts: list[float] = []
     slow_pooled: list[np.ndarray] = []
     saturated = slow_saturated = False
-    busiest = cpu_busiest = 0.0
+    busiest = cpu_busiest = slow_offered = 0.0
     achieved: list[float] = []
     saturation: list[float] = []
     layout = make_layout("raid0", 1)
@@ -240,6 +240,7 @@ def _latency(req: PlanRequest, drive: Drive, placement: Placement, fill: float, 
         # the same stream while one host is fail-slow (the field's 2x: fail_slow.FIELD_SLOWDOWN)
         slow = simulate_cluster_ops(topo, scheme, slow_host_count=1, slow_factor=fail_slow.FIELD_SLOWDOWN, **kw)  # type: ignore[arg-type]
         slow_saturated = slow_saturated or slow.saturated
+        slow_offered = slow.offered_utilization
         slow_pooled.append(slow.latency_s)
         slow_pcts.append(float(np.quantile(slow.latency_s, q)))
     allops = np.concatenate(pooled)
@@ -259,9 +260,14 @@ def _latency(req: PlanRequest, drive: Drive, placement: Placement, fill: float, 
              + (f", busiest CPU {cpu_busiest:.0%}" if cpu_busiest > 0 else "")
              + "; interval by sectioning over the replications",
              f"fail-slow host: with one host {fail_slow.FIELD_SLOWDOWN:g}x slow (its drives, NIC and CPU; the field's "
-             f"threshold, Hao et al. FAST'16) the p{req.constraints.latency_percentile:g} is {slow_pct.value * 1e3:.4g} ms "
-             f"({slow_pct.low * 1e3:.4g}-{slow_pct.high * 1e3:.4g}), against {pct.value * 1e3:.4g} ms"
-             + (": that host's queues grow without bound" if slow_saturated else "")]
+             f"threshold, Hao et al. FAST'16) "
+             + (f"that host's busiest queue is offered {slow_offered:.0%} of its capacity and grows without bound: "
+                f"the p{req.constraints.latency_percentile:g} is unbounded, against {pct.value * 1e3:.4g} ms"
+                if slow_saturated else
+                f"the p{req.constraints.latency_percentile:g} is {slow_pct.value * 1e3:.4g} ms "
+                f"({slow_pct.low * 1e3:.4g}-{slow_pct.high * 1e3:.4g}), against {pct.value * 1e3:.4g} ms")]
+    if slow_saturated:
+        slow_pct = simulation.Interval(value=math.inf, low=math.inf, high=math.inf)
     if saturated:
         notes.append("the simulated cluster's queues grew without bound at the required rate")
     per_op = rate / required_iops  # shard IOs per drive per client op/s

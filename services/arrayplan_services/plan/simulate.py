@@ -172,7 +172,8 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
         iops_per_second=[float(x) for x in r.iops_per_second],
         drive_utilization_fractions=[float(x) for x in r.drive_utilisation],
         endurance_years=years,
-        purchase_cost_usd=cost.purchase_cost_usd(drive.price_usd or 0.0, request.drive_count),
+        # the drives and their bays (a bay is never free: docs/clusters.md, "A drive bay's cost and power")
+        purchase_cost_usd=cost.purchase_cost_usd(drive.price_usd or 0.0, request.drive_count, usd_per_bay=cost.ENCLOSURE_USD_PER_BAY),
         models=[simulation.SIMULATION_MODEL, f"service-model:{'hdd' if drive.kind == 'hdd' else 'ssd-ftl-gc-profile'}"],
     )
     if plain is not None:
