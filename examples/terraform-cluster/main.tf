@@ -24,6 +24,7 @@ resource "arrayplan_plan" "object_store" {
   random_fraction           = 1
   target_iops               = 500
   io_size                   = "1 MiB"
+  queue_depth               = 32
   usable_capacity           = "1 PB"
   growth_per_year           = 0.1
   service_life_years        = 5
