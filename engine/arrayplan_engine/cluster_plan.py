@@ -41,8 +41,8 @@ from .catalog import Catalog, Drive
 from .cluster import ClusterTopology, Placement, SchemeKind, ServerSpec, cluster_capacity, cluster_cost, place
 from .cluster_durability import FailureModel, RebuildTime, RecoveryLimits, cluster_loss_probability, rebuild_time
 from .cluster_network import ClusterWorkload, drive_latency_samples, nic_load, shard_iops_per_drive
-from .cluster_sim import simulate_cluster_ops
 from .cluster_search import ClusterCandidate, ClusterQuestion, PoolChoice, pool_for, search_clusters
+from .cluster_sim import simulate_cluster_ops
 from .errors import InvalidInputError, Violation, check_range
 from .evaluation import ConstraintCheck
 from .evaluation import _check as check

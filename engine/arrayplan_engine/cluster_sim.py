@@ -10,12 +10,17 @@ waits for the slowest host it touches.
 The path of an operation of ``s`` bytes (shards of ``u = s / k`` for EC k+m, ``u = s`` for R
 copies; ``hop`` is ``nic_hop_latency_s``, each message's one-way time outside the queues):
 
-| operation | path |
-| --- | --- |
-| replicated read | request hop; the primary's drive reads; its TX sends ``s``; hop to the client |
-| EC read | request hop; the primary's drive reads its shard; k - 1 other shard hosts (a further request hop) read theirs and send ``u`` on their TX into the primary's RX; when all k are in, the primary's TX sends ``s``; hop |
-| replicated write | ``s`` into the primary's RX; its drive writes; its TX sends R - 1 copies one after the other into the replicas' RX; each writes and acknowledges (hop); the last acknowledgement completes the write (hop to the client) |
-| EC write | ``s`` into the primary's RX; the primary's CPU encodes (``s / ec_encode_bytes_per_s``); its TX sends k + m - 1 shards of ``u`` one after the other; each shard host's RX, drive, acknowledgement; the last completes it |
+* replicated read: a request hop; the primary's drive reads; its TX sends ``s``; a hop to the
+  client;
+* EC read: a request hop; the primary's drive reads its shard; k - 1 other shard hosts (a further
+  request hop) read theirs and send ``u`` on their TX into the primary's RX; when all k are in,
+  the primary's TX sends ``s``; a hop;
+* replicated write: ``s`` into the primary's RX; its drive writes; its TX sends R - 1 copies one
+  after the other into the replicas' RX; each writes and acknowledges (a hop); the last
+  acknowledgement completes the write (a hop to the client);
+* EC write: ``s`` into the primary's RX; the primary's CPU encodes (``s / ec_encode_bytes_per_s``);
+  its TX sends k + m - 1 shards of ``u`` one after the other; each shard host's RX, drive,
+  acknowledgement; the last completes it.
 
 A transfer holds the sender's TX and the receiver's RX (cut-through): it starts on the receiver's
 RX when its first byte arrives (sender's start + hop) and the RX is free, takes ``bytes / bw``
