@@ -175,6 +175,9 @@ def test_the_specs_exercise_what_they_name() -> None:
     assert slow[1].read_fixed_s == pytest.approx(4 * slow[0].read_fixed_s)
     assert s["raid5 coordinated reads"].coordinated_reads
     assert s["raid5 70/30 open loop"].workload.target_iops == 20_000
+    c = cluster_cases()
+    assert {str(kw["scheme"].kind) for kw in c.values()} == {"replicated", "ec"}  # type: ignore[attr-defined]
+    assert any(kw.get("slow_host_count") == 1 and kw.get("ec_encode_bytes_per_s") for kw in c.values())
 
 
 def test_cleaning_and_rebuild_happen_in_the_compiled_runs() -> None:
