@@ -226,7 +226,8 @@ def _latency(req: PlanRequest, drive: Drive, placement: Placement, fill: float, 
         dr = drive_latency_samples(result, kind="read", samples=OPS_PER_REPLICATION, rng=rng) if have_r else all_s
         dw = drive_latency_samples(result, kind="write", samples=OPS_PER_REPLICATION, rng=rng) if have_w else all_s
         # the cluster's IO stream, event by event: per-host NIC and CPU queues, these drive draws
-        kw = dict(iops=required_iops, read_fraction=w.read_fraction, io_bytes=io, drive_read_s=dr, drive_write_s=dw,
+        kw = dict(iops=required_iops, read_fraction=w.read_fraction, io_bytes=io, io_size_mix=tuple(w.io_size_mix),
+                  drive_read_s=dr, drive_write_s=dw,
                   ops=OPS_PER_REPLICATION + OPS_PER_REPLICATION // 10, warmup_ops=OPS_PER_REPLICATION // 10,
                   seed=req.seed * 1000 + seed * REPLICATIONS + r)
         sim = simulate_cluster_ops(topo, scheme, **kw)  # type: ignore[arg-type]
@@ -251,7 +252,8 @@ def _latency(req: PlanRequest, drive: Drive, placement: Placement, fill: float, 
     notes = [f"latency: the array kernel simulated one {drive.name} at its share of the shard IOs "
              f"({reads:,.1f} reads + {writes:,.1f} writes/s of {shard:,} B, {fill:.0%} full) in {REPLICATIONS} "
              f"replications of {duration:.3g} s; the cluster's IO stream was then simulated event by event "
-             f"({OPS_PER_REPLICATION:,} client operations per replication at {required_iops:,.0f}/s): each shard IO "
+             f"({OPS_PER_REPLICATION:,} client operations per replication at {required_iops:,.0f}/s, sizes from the "
+             f"workload's mix): each shard IO "
              f"draws its drive time from that drive's latencies and queues at the hosts' NIC TX and RX "
              f"({topo.server.nic_bytes_per_s * 8 / 1e9:g} Gb/s each way, {hop_us:g} us a hop)"
              + (f" and, for EC writes, at the primary's CPU ({topo.server.ec_encode_bytes_per_s / 1e9:g} GB/s encode)"

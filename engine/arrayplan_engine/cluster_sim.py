@@ -3,7 +3,8 @@
 ``cluster_network.operation_latency_samples`` adds an M/G/1 wait at the hosts' *average* load to
 each shard's path. This module simulates the stream instead: client operations arrive as a
 Poisson process, each at a primary host chosen uniformly; every transfer queues FIFO at the
-NICs it crosses and every EC write at its primary's CPU, event by event in time order, so a
+NICs it crosses and every EC write at its primary's CPU, event by event in time order (each
+operation's size drawn from the workload's size mix), so a
 host's queue is whatever the operations that happen to land on it make it, and an operation
 waits for the slowest host it touches.
 
@@ -47,6 +48,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -114,15 +116,17 @@ def _pop(ev_t, ev_id, n):
 
 
 @njit(cache=True, _nrt=False)
-def _cluster_kernel(par, bw, cpu, dfac, drive_r, drive_w, rng, hosts, op_t0, op_mark, op_pend, op_prim, op_rd,
-                    shard_end, perm, ev_t, ev_id, lat, busy, counters):
+def _cluster_kernel(par, bw, cpu, dfac, drive_r, drive_w, sizes, size_cum, rng, hosts, op_t0, op_mark, op_pend, op_prim,
+                    op_rd, op_s, shard_end, perm, ev_t, ev_id, lat, busy, counters):
     """The event loop (module docstring). ``par``: rate, read fraction, hosts, width, shards a read
     needs, EC (1) or copies (0), op bytes, shard bytes, hop, ops, warm-up ops. ``bw``, ``cpu``,
     ``dfac``: per host NIC bytes/s (each direction), CPU encode bytes/s (0: none), drive factor.
+    ``sizes``, ``size_cum``: operation sizes and their cumulative weights (one size: no draw).
     ``busy``: per host TX, RX, CPU busy seconds of the measured operations' window."""
     lam, read_frac = par[0], par[1]
     H, width, need, ec = np.int64(par[2]), np.int64(par[3]), np.int64(par[4]), par[5] != 0.0
-    s, u, hop = par[6], par[7], par[8]
+    kdiv, hop = par[7], par[8]  # bytes per shard = op bytes / kdiv (k for EC, 1 for copies)
+    n_sizes = sizes.shape[0]
     n_ops, n_warm = np.int64(par[9]), np.int64(par[10])
     n_dr, n_dw = drive_r.shape[0], drive_w.shape[0]
     tx_free = busy[3]
@@ -163,6 +167,15 @@ def _cluster_kernel(par, bw, cpu, dfac, drive_r, drive_w, rng, hosts, op_t0, op_
             op_mark[i] = t
             op_prim[i] = p
             op_rd[i] = 1 if rd else 0
+            sz = sizes[0]
+            if n_sizes > 1:
+                x = _rnd(rng) * size_cum[n_sizes - 1]
+                for q in range(n_sizes):
+                    if x < size_cum[q]:
+                        sz = sizes[q]
+                        break
+                    sz = sizes[q]
+            op_s[i] = sz
             if rd:
                 op_pend[i] = need
                 for j in range(need):
@@ -186,6 +199,8 @@ def _cluster_kernel(par, bw, cpu, dfac, drive_r, drive_w, rng, hosts, op_t0, op_
         st = ident & 15
         p = op_prim[i]
         meas = i >= n_warm
+        s = op_s[i]
+        u = s / kdiv
         if st == _E_DRIVE_R:
             h = hosts[i, j]
             done = t + drive_r[np.int64(_rnd(rng) * n_dr) % n_dr] * dfac[h]
@@ -309,12 +324,14 @@ def simulate_cluster_ops(topology: ClusterTopology, scheme: Scheme, *, iops: flo
                          io_bytes: float, drive_read_s: np.ndarray, drive_write_s: np.ndarray, ops: int,
                          seed: int, warmup_ops: int = -1, stripe_units: int = 0,
                          ec_encode_bytes_per_s: float | None = None, slow_host_count: int = 0,
-                         slow_factor: float = 1.0) -> ClusterSimResult:
+                         slow_factor: float = 1.0, io_size_mix: Sequence[tuple[float, float]] = ()) -> ClusterSimResult:
     """Simulate ``ops`` client operations arriving at ``iops`` (Poisson) on the cluster
     (module docstring). ``warmup_ops`` (default a tenth) are simulated but not measured.
     ``drive_read_s`` / ``drive_write_s``: one drive's shard IO latencies (s) to draw from (zeros
     for a network-only question). ``ec_encode_bytes_per_s``: a host's EC encode rate (0: free;
-    default the topology's ``server.ec_encode_bytes_per_s``)."""
+    default the topology's ``server.ec_encode_bytes_per_s``). ``io_size_mix``: (bytes, weight)
+    pairs, each operation's size drawn from them (then ``io_bytes`` is not used); empty: every
+    operation is ``io_bytes``."""
     if ec_encode_bytes_per_s is None:
         ec_encode_bytes_per_s = topology.server.ec_encode_bytes_per_s
     v = topology.validate() + scheme.validate("pool.scheme")
@@ -327,6 +344,9 @@ def simulate_cluster_ops(topology: ClusterTopology, scheme: Scheme, *, iops: flo
     check_range(v, "ec_encode_bytes_per_s", ec_encode_bytes_per_s, 0, 1e13, unit="bytes/s", note="(0 = free)")
     check_range(v, "slow_host_count", slow_host_count, 0, topology.server_count, integer=True, hi_name="server_count")
     check_range(v, "slow_factor", slow_factor, 1, 1e6)
+    for j, (b, wt) in enumerate(io_size_mix):
+        check_range(v, f"workload.io_size_mix[{j}].io_bytes", b, 1, 1e12, unit="bytes")
+        check_range(v, f"workload.io_size_mix[{j}].weight", wt, 0, 1e12, lo_open=True)
     if scheme.width > 255:
         v.append(Violation(field="pool.scheme", reason=f"must be at most 255 shards wide, got {scheme.width}"))
     for name, arr_ in (("drive_read_s", drive_read_s), ("drive_write_s", drive_write_s)):
@@ -341,11 +361,15 @@ def simulate_cluster_ops(topology: ClusterTopology, scheme: Scheme, *, iops: flo
     if ec:
         k = scheme.data_shards
         need = k if stripe_units == 0 else min(stripe_units, k)
-        u = io_bytes / k
+        kdiv = float(k)
     else:
-        need, u = 1, io_bytes
+        need, kdiv = 1, 1.0
+    mix = tuple(io_size_mix) if io_size_mix else ((io_bytes, 1.0),)
+    sizes = np.array([float(b) for b, _ in mix])
+    size_cum = np.cumsum([float(wt) for _, wt in mix])
+    io_bytes = float(np.dot(sizes, np.diff(size_cum, prepend=0.0)) / size_cum[-1])  # the mean
     warm = ops // 10 if warmup_ops < 0 else warmup_ops
-    par = np.array([iops, read_fraction, h, width, need, 1.0 if ec else 0.0, io_bytes, u,
+    par = np.array([iops, read_fraction, h, width, need, 1.0 if ec else 0.0, io_bytes, kdiv,
                     topology.server.nic_hop_latency_s, ops, warm], dtype=np.float64)
     f = np.ones(h)
     f[:slow_host_count] = slow_factor
@@ -358,14 +382,15 @@ def simulate_cluster_ops(topology: ClusterTopology, scheme: Scheme, *, iops: flo
     op_t0, op_mark = np.zeros(ops), np.zeros(ops)
     op_pend, op_prim = np.zeros(ops, dtype=np.int64), np.zeros(ops, dtype=np.int64)
     op_rd = np.zeros(ops, dtype=np.int8)
+    op_s = np.zeros(ops)
     perm = np.zeros(h, dtype=np.int64)
     ev_t, ev_id = np.zeros(_HEAP_CAP), np.zeros(_HEAP_CAP, dtype=np.int64)
     lat = np.full(ops, np.nan)
     busy = np.zeros((7, h))
     counters = np.zeros(3, dtype=np.int64)
     _cluster_kernel(par, bw, cpu, f, np.ascontiguousarray(drive_read_s, dtype=np.float64),
-                    np.ascontiguousarray(drive_write_s, dtype=np.float64), rng, hosts, op_t0, op_mark, op_pend, op_prim,
-                    op_rd, shard_end, perm, ev_t, ev_id, lat, busy, counters)
+                    np.ascontiguousarray(drive_write_s, dtype=np.float64), sizes, size_cum, rng, hosts, op_t0, op_mark,
+                    op_pend, op_prim, op_rd, op_s, shard_end, perm, ev_t, ev_id, lat, busy, counters)
     window = float(busy[6, 1] - busy[6, 0]) if busy[6, 1] > busy[6, 0] else math.nan
     # offered utilization of the busiest queue (a slow host's NIC and CPU carry the average load at
     # 1 / slow_factor the rate): at 1 or more its queue grows without bound however long the run

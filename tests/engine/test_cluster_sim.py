@@ -168,3 +168,24 @@ def test_a_published_network_bound_minio_cluster() -> None:
                              drive_write_s=ZERO, ops=30_000, seed=8, ec_encode_bytes_per_s=0.0)
     assert not r.saturated
     assert r.rx_utilization.mean() == pytest.approx(171.3 / 177.8, rel=0.03)
+
+
+@pytest.mark.parametrize("rho", [0.5, 0.8])
+def test_a_size_mix_queues_as_mg1(rho: float) -> None:
+    """Replicated reads whose sizes are 256 KiB (weight 0.8) or 4 MiB (0.2): the primary's TX is
+    M/G/1 with those service times, and the read's time is E[S] + the Pollaczek-Khinchine wait
+    rho E[S^2] / (2 E[S] (1 - rho)) (E[S^2] / E[S]^2 = 3.25 here: waits 3.25 times M/D/1's at
+    the same load), within 4 batch-mean standard errors."""
+    topo = _topo()
+    bw = topo.server.nic_bytes_per_s
+    mix = ((256 * 1024, 0.8), (4 * MiB, 0.2))
+    es = sum(b / bw * w for b, w in mix)
+    es2 = sum((b / bw) ** 2 * w for b, w in mix)
+    rate = rho * topo.server_count / es
+    r = simulate_cluster_ops(topo, Scheme.replicated(3), iops=rate, read_fraction=1.0, io_bytes=1.0, io_size_mix=mix,
+                             drive_read_s=ZERO, drive_write_s=ZERO, ops=300_000, seed=21)
+    theory = es + rho * es2 / (2 * es * (1 - rho))
+    lat = r.read_latency_s
+    assert abs(lat.mean() - theory) <= 4 * _batch_se(lat), (lat.mean(), theory, _batch_se(lat))
+    assert r.tx_utilization.mean() == pytest.approx(rho, rel=0.02)
+    assert es2 / es**2 == pytest.approx(3.25, abs=1e-9)
