@@ -8,15 +8,19 @@ The cheapest columns are then checked like a box:
 
 * capacity, durability (the plan's ``max_data_loss_probability`` or ``max_array_loss_probability``),
   purchase cost and power, analytically;
-* IOPS: the lower of the client rate at which the busier NIC direction saturates (``nic_load``)
-  and the rate at which the drives do: the kernel's closed-loop saturation run of one drive under
-  the shard mix, times the drives, over the shard IOs per client operation (with its interval);
+* IOPS: the lowest of the client rate at which the busier NIC direction saturates (``nic_load``),
+  the rate at which the primaries' CPUs saturate encoding EC writes (hosts x
+  ``ec_encode_bytes_per_s`` / bytes written per op) and the rate at which the drives do: the
+  kernel's closed-loop saturation run of one drive under the shard mix, times the drives, over the
+  shard IOs per client operation (with its interval);
 * latency at the plan's percentile, with a 95 % interval: the array kernel simulates ONE drive of
   the candidate at its per-drive share of the shard reads and writes (``shard_iops_per_drive``,
   shard-sized IOs, the cluster's fill), in independent replications. Each replication's latency
-  histogram feeds ``operation_latency_samples`` (each client operation the slowest of its shards'
-  paths: drive + M/G/1 NIC wait + transfer + hops); the percentile is read from the pooled
-  operations and its interval from the replications' own (sectioning).
+  histogram gives the drive times of ``cluster_sim``'s event simulation of the cluster's IO
+  stream (per-host NIC TX/RX and CPU queues; each client operation waits for the slowest of its
+  shards' paths); the percentile is read from the pooled operations and its interval from the
+  replications' own (sectioning). The same stream with one host fail-slow (2x, its drives, NIC
+  and CPU) gives ``latency_slow_host_s``.
 
 Binding constraint, headroom and checks follow ``evaluation``'s rules (the pessimistic end of an
 interval decides ``met``). Pure: no I/O.
@@ -32,12 +36,13 @@ from typing import Final
 import numpy as np
 
 from . import array as arr
-from . import performance, simulation
+from . import fail_slow, performance, simulation
 from .catalog import Catalog, Drive
 from .cluster import ClusterTopology, Placement, SchemeKind, ServerSpec, cluster_capacity, cluster_cost, place
 from .cluster_durability import FailureModel, RebuildTime, RecoveryLimits, cluster_loss_probability, rebuild_time
-from .cluster_network import ClusterWorkload, drive_latency_samples, nic_load, operation_latency_samples, shard_iops_per_drive
+from .cluster_network import ClusterWorkload, drive_latency_samples, nic_load, shard_iops_per_drive
 from .cluster_search import ClusterCandidate, ClusterQuestion, PoolChoice, pool_for, search_clusters
+from .cluster_sim import simulate_cluster_ops
 from .errors import InvalidInputError, Violation, check_range
 from .evaluation import ConstraintCheck
 from .evaluation import _check as check
@@ -157,6 +162,8 @@ class ClusterRecommendation:
     notes: tuple[str, ...]
     explanation: str
     pareto_optimal: bool = False
+    latency_slow_host_s: float = math.nan  # the percentile while one host is fail-slow (2x)
+    cpu_max_iops: float = math.inf  # the client rate at which the primaries' EC encoding saturates
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -175,11 +182,12 @@ def _loss_limit(req: PlanRequest) -> float:
 
 
 def _latency(req: PlanRequest, drive: Drive, placement: Placement, fill: float, required_iops: float,
-             seed: int) -> tuple[simulation.Interval, simulation.Interval, float, float, simulation.Interval, list[str]]:
+             seed: int) -> tuple[simulation.Interval, simulation.Interval, float, float, simulation.Interval, list[str],
+                                 simulation.Interval]:
     """(p50, percentile) of client operations with intervals, the drives' achieved share of their
     offered shard rate, the shard IOs per drive, the client rate at which the drives saturate
     (each replication's closed-loop saturation run of the drive, scaled by the shard IOs per client
-    operation), and notes."""
+    operation), notes, and the percentile while one host is fail-slow."""
     w = req.workload
     topo, scheme = placement.topology, placement.pool.scheme
     io = float(w.mean_io_bytes)
@@ -196,6 +204,10 @@ def _latency(req: PlanRequest, drive: Drive, placement: Placement, fill: float, 
                                             max(rate, 1.0))
     q = req.constraints.latency_percentile / 100.0
     p50s, pcts, pooled = [], [], []
+    slow_pcts: list[float] = []
+    slow_pooled: list[np.ndarray] = []
+    saturated = slow_saturated = False
+    busiest = cpu_busiest = slow_offered = 0.0
     achieved: list[float] = []
     saturation: list[float] = []
     layout = make_layout("raid0", 1)
@@ -213,32 +225,59 @@ def _latency(req: PlanRequest, drive: Drive, placement: Placement, fill: float, 
         all_s = drive_latency_samples(result, kind="all", samples=OPS_PER_REPLICATION, rng=rng)
         dr = drive_latency_samples(result, kind="read", samples=OPS_PER_REPLICATION, rng=rng) if have_r else all_s
         dw = drive_latency_samples(result, kind="write", samples=OPS_PER_REPLICATION, rng=rng) if have_w else all_s
-        n_r = int(round(OPS_PER_REPLICATION * w.read_fraction))
-        parts = []
-        if n_r > 0:
-            parts.append(operation_latency_samples(topo, scheme, cw, drive_read_s=dr, drive_write_s=dw, samples=n_r,
-                                                   rng=rng, kind="read"))
-        if OPS_PER_REPLICATION - n_r > 0:
-            parts.append(operation_latency_samples(topo, scheme, cw, drive_read_s=dr, drive_write_s=dw,
-                                                   samples=OPS_PER_REPLICATION - n_r, rng=rng, kind="write"))
-        ops = np.concatenate(parts)
+        # the cluster's IO stream, event by event: per-host NIC and CPU queues, these drive draws
+        kw = dict(iops=required_iops, read_fraction=w.read_fraction, io_bytes=io, io_size_mix=tuple(w.io_size_mix),
+                  drive_read_s=dr, drive_write_s=dw,
+                  ops=OPS_PER_REPLICATION + OPS_PER_REPLICATION // 10, warmup_ops=OPS_PER_REPLICATION // 10,
+                  seed=req.seed * 1000 + seed * REPLICATIONS + r)
+        sim = simulate_cluster_ops(topo, scheme, **kw)  # type: ignore[arg-type]
+        ops = sim.latency_s
         pooled.append(ops)
         p50s.append(float(np.quantile(ops, 0.5)))
         pcts.append(float(np.quantile(ops, q)))
+        saturated = saturated or sim.saturated
+        busiest = max(busiest, float(np.max(sim.tx_utilization)), float(np.max(sim.rx_utilization)))
+        cpu_busiest = max(cpu_busiest, float(np.max(sim.cpu_utilization)))
+        # the same stream while one host is fail-slow (the field's 2x: fail_slow.FIELD_SLOWDOWN)
+        slow = simulate_cluster_ops(topo, scheme, slow_host_count=1, slow_factor=fail_slow.FIELD_SLOWDOWN, **kw)  # type: ignore[arg-type]
+        slow_saturated = slow_saturated or slow.saturated
+        slow_offered = slow.offered_utilization
+        slow_pooled.append(slow.latency_s)
+        slow_pcts.append(float(np.quantile(slow.latency_s, q)))
     allops = np.concatenate(pooled)
     p50 = simulation.sectioning_interval(float(np.quantile(allops, 0.5)), p50s)
     pct = simulation.sectioning_interval(float(np.quantile(allops, q)), pcts)
+    slow_pct = simulation.sectioning_interval(float(np.quantile(np.concatenate(slow_pooled), q)), slow_pcts)
+    hop_us = topo.server.nic_hop_latency_s * 1e6
     notes = [f"latency: the array kernel simulated one {drive.name} at its share of the shard IOs "
              f"({reads:,.1f} reads + {writes:,.1f} writes/s of {shard:,} B, {fill:.0%} full) in {REPLICATIONS} "
-             f"replications of {duration:.3g} s; each client operation is the slowest of its shards' paths "
-             f"(drive + M/G/1 NIC wait at the average load + transfer + {topo.server.nic_hop_latency_s * 1e6:g} us hops), "
-             f"{OPS_PER_REPLICATION:,} operations per replication; interval by sectioning over the replications"]
+             f"replications of {duration:.3g} s; the cluster's IO stream was then simulated event by event "
+             f"({OPS_PER_REPLICATION:,} client operations per replication at {required_iops:,.0f}/s, sizes from the "
+             f"workload's mix): each shard IO "
+             f"draws its drive time from that drive's latencies and queues at the hosts' NIC TX and RX "
+             f"({topo.server.nic_bytes_per_s * 8 / 1e9:g} Gb/s each way, {hop_us:g} us a hop)"
+             + (f" and, for EC writes, at the primary's CPU ({topo.server.ec_encode_bytes_per_s / 1e9:g} GB/s encode)"
+                if scheme.kind is SchemeKind.EC and topo.server.ec_encode_bytes_per_s > 0 else "")
+             + f"; busiest NIC direction {busiest:.0%}"
+             + (f", busiest CPU {cpu_busiest:.0%}" if cpu_busiest > 0 else "")
+             + "; interval by sectioning over the replications",
+             f"fail-slow host: with one host {fail_slow.FIELD_SLOWDOWN:g}x slow (its drives, NIC and CPU; the field's "
+             f"threshold, Hao et al. FAST'16) "
+             + (f"that host's busiest queue is offered {slow_offered:.0%} of its capacity and grows without bound: "
+                f"the p{req.constraints.latency_percentile:g} is unbounded, against {pct.value * 1e3:.4g} ms"
+                if slow_saturated else
+                f"the p{req.constraints.latency_percentile:g} is {slow_pct.value * 1e3:.4g} ms "
+                f"({slow_pct.low * 1e3:.4g}-{slow_pct.high * 1e3:.4g}), against {pct.value * 1e3:.4g} ms")]
+    if slow_saturated:
+        slow_pct = simulation.Interval(value=math.inf, low=math.inf, high=math.inf)
+    if saturated:
+        notes.append("the simulated cluster's queues grew without bound at the required rate")
     per_op = rate / required_iops  # shard IOs per drive per client op/s
     sat_i = simulation.mean_interval(saturation)
     drive_bound = simulation.Interval(value=sat_i.value / per_op, low=sat_i.low / per_op, high=sat_i.high / per_op)
     notes.append(f"drive bound: the drive saturates at {sat_i.value:,.0f} shard IOs/s (closed loop, {REPLICATIONS} "
                  f"replications), that is {drive_bound.value:,.0f} client ops/s over the cluster's drives")
-    return p50, pct, float(np.mean(achieved)), rate, drive_bound, notes
+    return p50, pct, float(np.mean(achieved)), rate, drive_bound, notes, slow_pct
 
 
 def _recommend(req: PlanRequest, c: ClusterCandidate, drive: Drive, space: ClusterSpace, index: int) -> ClusterRecommendation:
@@ -268,25 +307,33 @@ def _recommend(req: PlanRequest, c: ClusterCandidate, drive: Drive, space: Clust
     checks: list[ConstraintCheck] = []
     required_bytes = final_year_data_bytes(req)
     checks.append(check("usable_capacity", required_bytes, cap.usable_bytes, "bytes", at_most=False))
-    p50 = pct = simulation.Interval(value=math.nan)
-    predicted_iops = load.max_iops
+    p50 = pct = slow_pct = simulation.Interval(value=math.nan)
+    # the primaries' EC encoding: every EC write's bytes pass one host's CPU at ec_encode_bytes_per_s
+    enc = space.server.ec_encode_bytes_per_s
+    write_share = 1.0 - req.workload.read_fraction
+    cpu_iops = (topo.server_count * enc / (io * write_share)
+                if placement.pool.scheme.kind is SchemeKind.EC and enc > 0 and write_share > 0 else math.inf)
+    host_iops = min(load.max_iops, cpu_iops)
+    host_limit = f"hosts' {load.binding}" if load.max_iops <= cpu_iops else "primaries' EC encoding (CPU)"
+    predicted_iops = host_iops
     iops_low = iops_high = math.nan
     shard_rate = 0.0
     replications = 0
-    if required_iops > 0 and load.saturated:
-        notes.append(f"the hosts' {load.binding} saturates at {load.max_iops:,.0f} client ops/s, below the required "
+    if required_iops > 0 and required_iops >= host_iops:
+        notes.append(f"the {host_limit} saturates at {host_iops:,.0f} client ops/s, below the required "
                      f"{required_iops:,.0f}: latency not simulated")
     elif required_iops > 0:
-        p50, pct, achieved_share, shard_rate, drive_bound, lat_notes = _latency(req, drive, placement, fill, required_iops, index)
+        p50, pct, achieved_share, shard_rate, drive_bound, lat_notes, slow_pct = _latency(req, drive, placement, fill,
+                                                                                         required_iops, index)
         replications = REPLICATIONS
         notes.extend(lat_notes)
-        if drive_bound.value < load.max_iops:
+        if drive_bound.value < host_iops:
             predicted_iops, iops_low, iops_high = drive_bound.value, drive_bound.low, drive_bound.high
-            notes.append(f"IOPS: the drives bind ({drive_bound.value:,.0f} client ops/s) before the hosts' {load.binding} "
-                         f"({load.max_iops:,.0f})")
+            notes.append(f"IOPS: the drives bind ({drive_bound.value:,.0f} client ops/s) before the {host_limit} "
+                         f"({host_iops:,.0f})")
         else:
-            iops_low = iops_high = load.max_iops  # analytic
-            notes.append(f"IOPS: the hosts' {load.binding} binds ({load.max_iops:,.0f} client ops/s) before the drives "
+            iops_low = iops_high = host_iops  # analytic
+            notes.append(f"IOPS: the {host_limit} binds ({host_iops:,.0f} client ops/s) before the drives "
                          f"({drive_bound.value:,.0f})")
         if achieved_share < 0.95:
             notes.append(f"the drives complete {achieved_share:.0%} of their offered shard IOs at the required rate")
@@ -329,7 +376,8 @@ def _recommend(req: PlanRequest, c: ClusterCandidate, drive: Drive, space: Clust
         predicted_iops_low=iops_low, predicted_iops_high=iops_high,
         latency_p50_s=p50.value, latency_p50_low_s=p50.low, latency_p50_high_s=p50.high,
         latency_at_percentile_s=pct.value, latency_at_percentile_low_s=pct.low, latency_at_percentile_high_s=pct.high,
-        replications=replications, checks=tuple(checks), meets_constraints=meets, binding_constraint=binding.constraint,
+        replications=replications, latency_slow_host_s=slow_pct.value, cpu_max_iops=cpu_iops,
+        checks=tuple(checks), meets_constraints=meets, binding_constraint=binding.constraint,
         headroom_fraction=binding.headroom_fraction, notes=tuple(notes), explanation=explanation)
 
 
@@ -370,9 +418,11 @@ def evaluate_clusters(req: PlanRequest, catalog: Catalog, space: ClusterSpace, *
         f"clusters: durability counts drive failures at each drive's AFR and whole hosts lost at "
         f"{space.host_annual_loss_rate:g} a host-year (assumed), declustered rebuilds at a recovery throttle of "
         f"{space.recovery_fraction:g} of each drive's and NIC's bandwidth (assumed), against P(loss) <= {limit_p:g}.",
-        "clusters: latency is one drive's kernel simulation at its share of the shard IOs composed with M/G/1 NIC waits at "
-        "the hosts' average load (docs/clusters.md); no event simulation of the cluster's IO stream, switch "
-        "oversubscription or incast; replacements at AFR x drives x years x drive price.",
+        "clusters: latency is one drive's kernel simulation at its share of the shard IOs, whose latencies are the drive "
+        "times of an event simulation of the cluster's IO stream with a FIFO queue per host NIC direction and, for EC "
+        f"writes, per primary CPU ({space.server.ec_encode_bytes_per_s / 1e9:g} GB/s encode, one core, assumed; "
+        "docs/clusters.md); no switch oversubscription or incast; the tail with one host 2x fail-slow is in each "
+        "cluster's notes; replacements at AFR x drives x years x drive price.",
     ]
     if usable != list(drives):
         assumptions.append(f"clusters: {len(drives) - len(usable)} drive model(s) lack a price, AFR or sequential write "

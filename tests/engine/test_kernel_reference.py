@@ -15,7 +15,9 @@ host IOs: the interpreter runs a host IO in ~1 ms) and cover each layout family 
 RAID 10, RAID 5, RAID 6, k+m), SSDs with and without cleaning and NAND operations (read-only
 arrays and full write-heavy ones), a QLC drive's SLC cache, a multi-controller drive, a
 mechanical disk with its reorder window, a degraded array rebuilding, a fail-slow member,
-coordinated reads, open and closed loop, random and sequential IO. The reference runs in a child
+coordinated reads, open and closed loop, random and sequential IO. The cluster kernel
+(``cluster_sim._cluster_kernel``: per-host NIC and CPU queues) is held to the same rule on a
+replicated and an EC pool with a fail-slow host. The reference runs in a child
 process (numba reads ``NUMBA_DISABLE_JIT`` once, at import), which writes its results to a pickle;
 this module is also that child's script.
 """
@@ -35,6 +37,8 @@ import pytest
 from arrayplan_engine import array as arr
 from arrayplan_engine import fail_slow, simulation
 from arrayplan_engine.catalog import Drive, builtin_catalog, drive_from_mapping
+from arrayplan_engine.cluster import ClusterTopology, Scheme, ServerSpec
+from arrayplan_engine.cluster_sim import ClusterSimResult, simulate_cluster_ops
 from arrayplan_engine.layout import make_layout
 from arrayplan_engine.workload import Workload
 
@@ -88,8 +92,26 @@ def _run_all() -> dict[str, arr.ArrayResult]:
     return {name: arr.simulate(spec) for name, spec in specs().items()}
 
 
+def cluster_cases() -> dict[str, dict[str, object]]:
+    """Name -> ``simulate_cluster_ops`` arguments: 16 hosts x 12 drives, drive latencies drawn
+    from a fixed lognormal sample, a 70/30 mix at about half the NICs' capacity."""
+    drive = np.random.default_rng(3).lognormal(np.log(4e-3), 0.5, 64)
+    topo = ClusterTopology(server_count=16, drives_per_server=12, server=ServerSpec(nic_bytes_per_s=1.25e9))
+    base = dict(topology=topo, iops=1_500.0, read_fraction=0.7, io_bytes=4 * 2**20, drive_read_s=drive,
+                drive_write_s=drive * 1.5, ops=3_000, seed=7)
+    return {
+        "cluster rep:3": dict(base, scheme=Scheme.replicated(3)),
+        "cluster ec:8+3, a 3x slow host, a 2 GB/s encoder": dict(base, scheme=Scheme.ec(8, 3), slow_host_count=1,
+                                                                 slow_factor=3.0, ec_encode_bytes_per_s=2e9),
+    }
+
+
+def _run_clusters() -> dict[str, ClusterSimResult]:
+    return {name: simulate_cluster_ops(**kw) for name, kw in cluster_cases().items()}  # type: ignore[arg-type]
+
+
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, arr.ArrayResult]:
+def references(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, arr.ArrayResult], dict[str, ClusterSimResult]]:
     out = tmp_path_factory.mktemp("reference") / "results.pkl"
     env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
     # the kernel's uint64 hashes and xoshiro wrap by design; numpy scalars warn where LLVM wraps silently
@@ -97,13 +119,18 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, arr.ArrayRe
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]
     with out.open("rb") as f:
-        results: dict[str, arr.ArrayResult] = pickle.load(f)
+        results: tuple[dict[str, arr.ArrayResult], dict[str, ClusterSimResult]] = pickle.load(f)
     return results
 
 
-def _differences(a: arr.ArrayResult, b: arr.ArrayResult) -> list[str]:
+@pytest.fixture(scope="module")
+def reference(references: tuple[dict[str, arr.ArrayResult], dict[str, ClusterSimResult]]) -> dict[str, arr.ArrayResult]:
+    return references[0]
+
+
+def _differences(a: arr.ArrayResult | ClusterSimResult, b: arr.ArrayResult | ClusterSimResult) -> list[str]:
     diffs = []
-    for f in fields(arr.ArrayResult):
+    for f in fields(type(a)):
         x, y = getattr(a, f.name), getattr(b, f.name)
         if isinstance(x, np.ndarray):
             if x.shape != y.shape or not np.array_equal(x, y, equal_nan=True):
@@ -123,6 +150,16 @@ def test_compiled_kernel_equals_its_python(name: str, reference: dict[str, arr.A
     assert _differences(compiled, ref) == [], name
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(cluster_cases()))
+def test_compiled_cluster_kernel_equals_its_python(
+        name: str, references: tuple[dict[str, arr.ArrayResult], dict[str, ClusterSimResult]]) -> None:
+    compiled = simulate_cluster_ops(**cluster_cases()[name])  # type: ignore[arg-type]
+    ref = references[1][name]
+    assert ref.completed > 2_000 and ref.read_latency_s.size > 1_000 and ref.write_latency_s.size > 500, name
+    assert _differences(compiled, ref) == [], name
+
+
 def test_the_specs_exercise_what_they_name() -> None:
     """The cases are what their names say, so a kernel path cannot drop out of the comparison
     unseen: every layout family, cleaning and NAND dies where the drive is full, an SLC cache, a
@@ -138,6 +175,9 @@ def test_the_specs_exercise_what_they_name() -> None:
     assert slow[1].read_fixed_s == pytest.approx(4 * slow[0].read_fixed_s)
     assert s["raid5 coordinated reads"].coordinated_reads
     assert s["raid5 70/30 open loop"].workload.target_iops == 20_000
+    c = cluster_cases()
+    assert {str(kw["scheme"].kind) for kw in c.values()} == {"replicated", "ec"}  # type: ignore[attr-defined]
+    assert any(kw.get("slow_host_count") == 1 and kw.get("ec_encode_bytes_per_s") for kw in c.values())
 
 
 def test_cleaning_and_rebuild_happen_in_the_compiled_runs() -> None:
@@ -153,4 +193,4 @@ def test_cleaning_and_rebuild_happen_in_the_compiled_runs() -> None:
 if __name__ == "__main__":
     assert os.environ.get("NUMBA_DISABLE_JIT") == "1", "the reference path runs with NUMBA_DISABLE_JIT=1"
     with Path(sys.argv[1]).open("wb") as fh:
-        pickle.dump(_run_all(), fh)
+        pickle.dump((_run_all(), _run_clusters()), fh)

@@ -107,7 +107,11 @@ def test_simulate_array(stub) -> None:  # type: ignore[no-untyped-def]
     assert 0 < p50 < p99 <= p999 <= resp.latency.max.ToNanoseconds()
     # Writes wait for read-modify-write: slower than reads at the median.
     assert resp.write_latency.p50.ToNanoseconds() > resp.read_latency.p50.ToNanoseconds()
-    assert resp.purchase_cost_usd > 0 and resp.trace_id and "array-des" in resp.models
+    assert resp.trace_id and "array-des" in resp.models
+    # the drives and their 12 bays (cost.ENCLOSURE_USD_PER_BAY: 5,950 USD / 60 bays, a bare Storage Pod 6.0)
+    from arrayplan_engine.catalog import builtin_catalog
+    price = builtin_catalog().get("intel-dc-s3500-480gb").price_usd or 0.0
+    assert resp.purchase_cost_usd == pytest.approx(12 * (price + 5_950 / 60), rel=1e-12)
     again = stub.SimulateArray(pb.SimulateArrayRequest(
         drive_model="intel-dc-s3500-480gb", drive_count=12, layout="raid6",
         workload=pb.Workload(read_fraction=0.7, target_iops=20_000, queue_depth=32)), timeout=120)

@@ -56,7 +56,7 @@ def test_object_store_minio_example(tmp_path: Path) -> None:
     assert best["scheme"] == "minio EC:4 sets of 14" and best["server_count"] == 7
     # usable = raw x k/(k+m) x nearfull 0.85 (no failed-server reserve: MinIO heals onto the replacement)
     assert best["usable_capacity_bytes"] == pytest.approx(best["raw_capacity_bytes"] * 10 / 14 * 0.85, rel=1e-9)
-    assert any(a.startswith("clusters: latency is one drive's kernel simulation") for a in r["assumptions"])
+    assert any(a.startswith("clusters: latency is one drive's kernel simulation at its share of the shard IOs, whose latencies") for a in r["assumptions"])
 
 
 def test_block_ceph_rbd_example(tmp_path: Path) -> None:
@@ -172,3 +172,34 @@ def test_bay_cost_and_power_from_the_plan_file_and_their_ranges() -> None:
     with pytest.raises(InvalidInputError) as err:
         plan_request_from_proto(spec)
     assert "plan.spec.candidate_space.bay_cost_usd" in {v.field for v in err.value.violations}
+
+
+def test_ec_encoding_bounds_iops_and_a_fail_slow_host_is_reported() -> None:
+    # EC 4+2 writes of 4 MiB with a host's encoder at 50 MB/s (a stated, deliberately slow rate):
+    # 8 primaries encode at most 8 x 50e6 / 4,194,304 = 95.4 writes/s, below the NICs (25 GbE:
+    # 8 x 3.125e9 / (1.5 x 4 MiB) = 3,974/s) and the drives. At 60 writes/s (CPUs 63 % busy) the
+    # cluster is simulated, and its tail with one host 2x slow (its CPU then 126 % busy: that
+    # host's queue grows) is reported and is longer.
+    from dataclasses import replace
+
+    from arrayplan_engine import cluster_plan
+    from arrayplan_engine.catalog import builtin_catalog
+
+    spec, _ = plan_spec_from_text("""
+workload: {read_fraction: 0.0, io_size_mix: [{io_bytes: 4 MiB, weight: 1}], target_iops: 60}
+constraints: {usable_capacity_bytes: 10 TB}
+candidate_space:
+  drive_models: [intel-d7-p5500-7680gb]
+  servers: {bay_count: 4, drives_per_server: [2], min_server_count: 8, max_server_count: 8,
+            pools: [{scheme: "ec:4+2"}]}
+""")
+    catalog = builtin_catalog()
+    req = plan_request_from_proto(spec, "plan.spec", catalog)
+    space = replace(req.cluster, server=replace(req.cluster.server, ec_encode_bytes_per_s=50e6))
+    (rec,) = cluster_plan.evaluate_clusters(req, catalog, space).recommendations
+    assert rec.cpu_max_iops == pytest.approx(8 * 50e6 / 4194304, rel=1e-9)
+    assert rec.predicted_iops == pytest.approx(rec.cpu_max_iops, rel=1e-9)
+    assert any("primaries' EC encoding (CPU) binds" in n for n in rec.notes)
+    assert any("busiest CPU 6" in n for n in rec.notes)  # 60 x 4 MiB / (8 x 50 MB/s) = 63 %
+    assert rec.latency_slow_host_s > rec.latency_at_percentile_high_s
+    assert any(n.startswith("fail-slow host: with one host 2x slow") and "offered 126%" in n for n in rec.notes)

@@ -171,7 +171,7 @@ def merge_clusters(result: pb.PlanResult, outcome: ClusterPlanOutcome, *, max_re
                               f"within the loss bound; the {len(outcome.recommendations)} cheapest and the (cost, loss) Pareto "
                               "front were checked against every constraint.")
     result.models.append("arrayplan_engine.cluster_plan (cluster search, Copysets-style loss, declustered rebuild, "
-                         "kernel drive x M/G/1 NIC latency)")
+                         "kernel drive x event-simulated per-host NIC and CPU queues)")
     best = result.recommendations[0] if result.recommendations else None
     head = (f"Best: {best.explanation}" if best is not None and best.HasField("cluster") and best.meets_constraints
             else f"Clusters: {len(outcome.recommendations)} checked, {sum(r.meets_constraints for r in outcome.recommendations)} "

@@ -134,7 +134,9 @@ def simulate_array(request: pb.SimulateArrayRequest, catalog: Catalog, executor:
     slow = array.merge_results(sorted(slow_results, key=lambda x: x.window_start_s)) if slow_results else None
     return simulate_response(drive=drive, layout=layout, request=request, reps=reps, plain=plain, slow=slow,
                              replications=replications, usable_capacity_bytes=usable, endurance_years=years,
-                             purchase_cost_usd=cost.purchase_cost_usd(drive.price_usd or 0.0, request.drive_count))
+                             # the drives and their bays (a bay is never free: docs/clusters.md, "A drive bay's cost and power")
+                             purchase_cost_usd=cost.purchase_cost_usd(drive.price_usd or 0.0, request.drive_count,
+                                                                      usd_per_bay=cost.ENCLOSURE_USD_PER_BAY))
 
 
 def simulated_endurance_years(drive: Drive, layout: Layout, drive_count: int, workload: Workload, *, achieved_iops: float,

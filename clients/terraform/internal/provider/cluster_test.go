@@ -2,6 +2,8 @@ package provider_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -148,6 +150,37 @@ func TestAccClusterResourceKeepsItsAnswer(t *testing.T) {
 			// The same question: no new plan.
 			Config:           providerBlock() + "resource \"arrayplan_plan\" \"store\" {" + clusterQuestion + "}\n",
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+		}},
+	})
+}
+
+// examples/terraform-cluster/main.tf as it stands, on the test server (its terraform and provider
+// blocks replaced by the test's): the object-store question's answer, the one
+// `arrayplan plan --local examples/object-store-minio.yaml` gives (docs/clusters.md): 7 servers x
+// 16 wd-ultrastar-hc570-22tb in MinIO EC:4 sets of 14, 113,400 USD.
+func TestAccClusterExampleConfiguration(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(repoRoot(), "examples", "terraform-cluster", "main.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(raw)
+	start := strings.Index(body, "resource \"arrayplan_plan\"")
+	if start < 0 {
+		t.Fatal("examples/terraform-cluster/main.tf: no arrayplan_plan resource")
+	}
+	const res = "arrayplan_plan.object_store"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{{
+			Config: providerBlock() + body[start:],
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownOutputValueAtPath("servers", tfjsonpath.New("server_count"), knownvalue.Int64Exact(7)),
+				statecheck.ExpectKnownOutputValueAtPath("servers", tfjsonpath.New("drives_per_server"), knownvalue.Int64Exact(16)),
+				statecheck.ExpectKnownOutputValueAtPath("servers", tfjsonpath.New("drive_model"), knownvalue.StringExact("wd-ultrastar-hc570-22tb")),
+				statecheck.ExpectKnownOutputValueAtPath("servers", tfjsonpath.New("pool"), knownvalue.StringExact("minio EC:4 sets of 14")),
+				statecheck.ExpectKnownOutputValueAtPath("servers", tfjsonpath.New("purchase_usd"), knownvalue.Float64Exact(113400)),
+				statecheck.ExpectKnownValue(res, tfjsonpath.New("recommendations").AtSliceIndex(0).AtMapKey("meets_constraints"), knownvalue.Bool(true)),
+			},
 		}},
 	})
 }
