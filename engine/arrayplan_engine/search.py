@@ -101,10 +101,15 @@ def _dominated(b: ObjectiveBounds, front: Sequence[Evaluation]) -> bool:
 
 def search(req: PlanRequest, kept: Sequence[Candidate], evaluate_wave: EvaluateWave, catalog: Catalog | None = None, *,
            exhaustive: bool = False, known: Mapping[int, Evaluation] | None = None,
-           pareto_limit: int | None = None, on_wave: Callable[[int, int], None] | None = None) -> SearchReport:
+           pareto_limit: int | None = None, on_wave: Callable[[int, int], None] | None = None,
+           on_top: Callable[[Sequence[Evaluation]], None] | None = None) -> SearchReport:
     """Simulate the candidates that decide the answer (see the module text). ``known``: candidates
     already evaluated (a resumed run's checkpoints); ``on_wave(simulated, planned)`` is called
-    before each wave with the simulations so far and the wave's size."""
+    before each wave with the simulations so far and the wave's size; ``on_top(meeting)`` once the
+    top recommendations are established, before the Pareto phase, with the constraint-meeting
+    evaluations so far (the Pareto phase adds only candidates whose bounds are past the top's
+    reach, so the ranking's top picks are already these: the pipeline starts the hard-disk
+    comparison of the winner then, beside the Pareto phase's simulations)."""
     catalog = request_catalog(req, catalog)
     by_index = {c.index: c for c in kept}
     # Known evaluations are a cache, not a head start: the search takes the same waves as a run
@@ -192,6 +197,8 @@ def search(req: PlanRequest, kept: Sequence[Candidate], evaluate_wave: EvaluateW
         run([c for c in kept if c.index not in evaluated])
         return SearchReport(evaluations=tuple(evaluated[i] for i in sorted(evaluated)), exhaustive=False, waves=waves)
 
+    if on_top is not None:
+        on_top(meeting)
     # 2. the Pareto front: simulate what a front member's figures do not dominate (every candidate
     # left is past the stop point, or a certain miss)
     budget = PARETO_SIMULATIONS_PER_RECOMMENDATION * k if pareto_limit is None else pareto_limit
