@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import contextlib
 import dataclasses
 import json
 import logging
@@ -31,16 +32,15 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from arrayplan.v1 import planner_pb2 as pb
-from arrayplan_engine import candidates, evaluation, plan_request, ranking, search
-from arrayplan_engine.catalog import Catalog, builtin_catalog
+from arrayplan_engine import candidates, evaluation, hdd_comparison, plan_request, ranking, recommend
+from arrayplan_engine.catalog import Catalog, Drive, builtin_catalog
 from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError, require_range
 
 from .. import numba_cache, telemetry
 from ..api.convert import check_plan_request_bounds, outcome_to_proto, plan_request_from_proto
 from ..api.errors import PermissionDeniedError, PlanQueueFullError, new_error_id
 from ..fanout import Cancelled, Executor, ExecutorUnavailableError, TaskCall
-from ..fanout.rank import rank_evaluations
-from ..fanout.tasks import evaluate_candidates
+from ..fanout.tasks import evaluate_candidates, size_hdd
 from ..store import TERMINAL_STATES, PlanStore, RunRow, StoreUnavailableError
 from ..store import checkpoints as ckpt
 
@@ -167,6 +167,138 @@ class WatchCursor:
             self._last.CopyFrom(plan.progress)
             return pb.WatchPlanResponse(progress=plan.progress, trace_id=plan.trace_id)
         return None
+
+
+# Span names of the engine's stages (``recommend.STAGES``) in a plan's trace.
+_STAGE_SPANS = {"candidates": "arrayplan.enumerate", "search": "arrayplan.fanout", "hdd": "arrayplan.hdd", "rank": "arrayplan.rank"}
+
+
+class _RunHooks:
+    """One run's ``recommend.PlanHooks``: the search's waves fanned out as executor batches
+    (checkpointed as they finish), the hard-disk sizings as executor tasks beside them, a span
+    per stage, progress in the store."""
+
+    def __init__(self, runner: PlanRunner, run_id: str, req: plan_request.PlanRequest, catalog: Catalog, live: _Live,
+                 span: trace.Span) -> None:
+        self.runner, self.run_id, self.req, self.catalog, self.live, self.span = runner, run_id, req, catalog, live, span
+        self.fingerprint = ckpt.fingerprint(req, catalog)
+        self.progress: dict[str, object] = {}
+        self.saving = True  # checkpoints are written until the run's bound is reached
+        self.tasks = 0
+
+    def hooks(self) -> recommend.PlanHooks:
+        return recommend.PlanHooks(evaluate_wave=self.wave, size_hdds=self.size_hdds, restore=self.restore, stage=self.stage)
+
+    def _publish(self) -> None:
+        self.runner._set_progress(self.run_id, self.progress)  # noqa: SLF001 - the runner's own hooks
+        self.runner._notify(self.live)  # noqa: SLF001
+
+    @contextlib.contextmanager
+    def stage(self, name: str) -> Iterator[dict[str, Any]]:
+        """A stage of the engine's sequence under its span; what it did goes into the span and the progress."""
+        out: dict[str, Any] = {}
+        span_name = _STAGE_SPANS.get(name)
+        if span_name is None:
+            yield out
+            return
+        kind = trace.SpanKind.PRODUCER if name == "search" else trace.SpanKind.INTERNAL
+        with telemetry.tracer().start_as_current_span(span_name, kind=kind) as s:
+            if name == "search":
+                s.set_attribute("arrayplan.candidate_count", int(self.progress.get("candidates_to_evaluate", 0)))  # type: ignore[call-overload]
+                s.set_attribute("arrayplan.exhaustive", self.req.exhaustive)
+            yield out
+            for k, v in out.items():
+                s.set_attribute(f"arrayplan.{k}", v)
+            if name == "candidates":
+                s.set_attribute("arrayplan.candidate_count", out["candidates_total"])
+                s.set_attribute("arrayplan.pruned_count", out["candidates_pruned"])
+                self.span.set_attribute("arrayplan.candidate_count", out["candidates_total"])
+                self.progress.update(candidates_total=out["candidates_total"], candidates_pruned=out["candidates_pruned"])
+            elif name == "search":
+                s.set_attribute("arrayplan.task_count", self.tasks)
+                s.set_attribute("arrayplan.wave_count", out["waves"])
+                # what the search simulated is the plan's work: the progress ends with it done
+                self.progress.update(candidates_evaluated=out["simulated"], candidates_to_evaluate=out["simulated"],
+                                     candidates_not_simulated=out["not_simulated"])
+                self.runner._set_progress(self.run_id, self.progress)  # noqa: SLF001
+
+    def restore(self, kept: Sequence[candidates.Candidate]) -> dict[int, evaluation.Evaluation]:
+        """A resumed run starts from what its earlier attempt checkpointed (progress included),
+        and says so while the kernels compile."""
+        restored = self.runner._restore_checkpoints(self.run_id, self.fingerprint, list(kept))  # noqa: SLF001
+        self.span.set_attribute("arrayplan.candidates_from_checkpoints", len(restored))
+        if restored:
+            log.warning("plan %s: %d of %d candidates restored from checkpoints; evaluating the other %d", self.run_id,
+                        len(restored), len(kept), len(kept) - len(restored))
+        self.progress.update(candidates_evaluated=len(restored), candidates_to_evaluate=len(kept))
+        cold = numba_cache.cold_kernels() if len(restored) < len(kept) else []
+        if cold:  # the workers compile before the first batch returns: say so instead of sitting at 0
+            self.progress["phase"] = (f"compiling the simulation kernels ({', '.join(cold)}) into "
+                                      f"{numba_cache.default_cache_dir()}: once per install, about a minute; `make setup` does it ahead")
+            self.span.set_attribute("arrayplan.compiling_kernels", len(cold))
+        self._publish()
+        return restored
+
+    def _store_spans(self, spans: list[dict[str, Any]]) -> None:
+        if spans:
+            try:
+                self.runner.store.insert_spans(spans)
+            except StoreUnavailableError:
+                pass  # spans are diagnostics: dropped while the store cannot write
+
+    def wave(self, todo: Sequence[candidates.Candidate], simulated_s: float) -> list[evaluation.Evaluation]:
+        """One wave of the search, fanned out as executor batches sized by the cost model."""
+        req = self.req if simulated_s == self.req.simulated_seconds else dataclasses.replace(self.req, simulated_seconds=simulated_s)
+        executor = self.runner.executor
+        calls = [TaskCall(batch=b, weight=len(b)) for b in batches(req, list(todo), executor.worker_count, self.catalog)]
+        self.tasks += len(calls)
+        out: list[evaluation.Evaluation] = []
+
+        def collect(call: TaskCall, value: tuple[list[evaluation.Evaluation], list[dict[str, Any]]]) -> None:
+            evaluations, spans = value
+            out.extend(evaluations)
+            if self.saving and evaluations:
+                self.saving = self.runner._checkpoint(self.run_id, self.fingerprint, evaluations)  # noqa: SLF001
+            self._store_spans(spans)
+            self.progress["candidates_evaluated"] = int(self.progress["candidates_evaluated"]) + call.weight  # type: ignore[call-overload]
+            self.progress.pop("phase", None)
+            self._publish()
+
+        if self.live.cancel.is_set():
+            raise Cancelled()
+        executor.run(evaluate_candidates, (req, tuple(self.catalog)), calls, telemetry.inject_carrier(), on_result=collect,
+                     cancel=self.live.cancel)
+        return out
+
+    def size_hdds(self, req: plan_request.PlanRequest, best: evaluation.Evaluation, catalog: Catalog,
+                  disks: Sequence[Drive]) -> Callable[[], builtins.list[hdd_comparison.HddEquivalence | None]]:
+        """The hard-disk comparison's sizings, one executor task per disk, started on a thread of
+        their own so they run beside the search's later waves; returns the wait."""
+        calls = [TaskCall(batch=d.name, weight=0) for d in disks]
+        results: dict[str, hdd_comparison.HddEquivalence | None] = {}
+        failed: builtins.list[BaseException] = []
+        carrier = telemetry.inject_carrier()  # the tasks' spans are children of the search's span they run beside
+
+        def collect(call: TaskCall, value: tuple[hdd_comparison.HddEquivalence | None, builtins.list[dict[str, Any]]]) -> None:
+            results[call.batch] = value[0]
+            self._store_spans(value[1])
+
+        def work() -> None:
+            try:
+                self.runner.executor.run(size_hdd, (req, tuple(catalog), best), calls, carrier, on_result=collect,
+                                         cancel=self.live.cancel)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting stage, which raises it
+                failed.append(exc)
+
+        thread = threading.Thread(target=work, name=f"plan-{self.run_id}-hdd", daemon=True)
+        thread.start()
+
+        def wait() -> builtins.list[hdd_comparison.HddEquivalence | None]:
+            thread.join()
+            if failed:
+                raise failed[0]
+            return [results[d.name] for d in disks]
+        return wait
 
 
 class PlanRunner:
@@ -351,85 +483,12 @@ class PlanRunner:
                 self._start_next()
 
     def _execute(self, run_id: str, req: plan_request.PlanRequest, live: _Live, span: trace.Span) -> ranking.PlanOutcome:
-        tracer = telemetry.tracer()
+        """The engine's stage sequence (``recommend.plan``) with this server's hooks (``_RunHooks``):
+        the search's waves and the hard-disk sizings on the executor, checkpoints, progress, a span
+        per stage, cancellation (the executor raises ``Cancelled`` once ``live.cancel`` is set)."""
         catalog = plan_request.request_catalog(req, self.catalog)  # plus the plan's custom drives
-        with tracer.start_as_current_span("arrayplan.enumerate") as s:
-            cands = candidates.enumerate_candidates(req, catalog, limit=self.candidate_limit)
-            pruning = candidates.prune_report(req, cands, catalog)
-            kept, pruned = list(pruning.kept), pruning.pruned
-            s.set_attribute("arrayplan.candidate_count", len(cands))
-            s.set_attribute("arrayplan.pruned_count", pruned)
-        # A resumed run starts from what its earlier attempt checkpointed (progress included).
-        fingerprint = ckpt.fingerprint(req, catalog)
-        restored = self._restore_checkpoints(run_id, fingerprint, kept)
-        todo = [c for c in kept if c.index not in restored]
-        span.set_attribute("arrayplan.candidates_from_checkpoints", len(restored))
-        if restored:
-            log.warning("plan %s: %d of %d candidates restored from checkpoints; evaluating the other %d", run_id, len(restored),
-                        len(kept), len(todo))
-        progress: dict[str, object] = {"candidates_total": len(cands), "candidates_pruned": pruned,
-                                       "candidates_evaluated": len(restored), "candidates_to_evaluate": len(kept)}
-        cold = numba_cache.cold_kernels() if todo else []
-        if cold:  # the workers compile before the first batch returns: say so instead of sitting at 0
-            progress["phase"] = (f"compiling the simulation kernels ({', '.join(cold)}) into {numba_cache.default_cache_dir()}: "
-                                 "once per install, about a minute; `make setup` does it ahead")
-            span.set_attribute("arrayplan.compiling_kernels", len(cold))
-        self._set_progress(run_id, progress)
-        self._notify(live)
-        span.set_attribute("arrayplan.candidate_count", len(cands))
-        saving = [True]  # checkpoints are written until the run's bound is reached
-        tasks = [0]
-
-        def on_result(call: TaskCall, value: tuple[list[evaluation.Evaluation], list[dict[str, Any]]]) -> None:
-            evaluations, spans = value
-            if saving[0] and evaluations:
-                saving[0] = self._checkpoint(run_id, fingerprint, evaluations)
-            if spans:
-                try:
-                    self.store.insert_spans(spans)
-                except StoreUnavailableError:
-                    pass  # spans are diagnostics: dropped while the store cannot write
-            progress["candidates_evaluated"] = int(progress["candidates_evaluated"]) + call.weight  # type: ignore[call-overload]
-            progress.pop("phase", None)
-            self._set_progress(run_id, progress)
-            self._notify(live)
-
-        def wave(todo: Sequence[candidates.Candidate], simulated_s: float) -> list[evaluation.Evaluation]:
-            """One wave of the search, fanned out as Ray batches sized by the cost model."""
-            wave_req = req if simulated_s == req.simulated_seconds else dataclasses.replace(req, simulated_seconds=simulated_s)
-            calls = [TaskCall(batch=b, weight=len(b)) for b in batches(wave_req, list(todo), self.executor.worker_count, catalog)]
-            tasks[0] += len(calls)
-            out: list[evaluation.Evaluation] = []
-
-            def collect(call: TaskCall, value: tuple[list[evaluation.Evaluation], list[dict[str, Any]]]) -> None:
-                out.extend(value[0])
-                on_result(call, value)
-
-            if live.cancel.is_set():
-                raise Cancelled()
-            carrier = telemetry.inject_carrier()
-            self.executor.run(evaluate_candidates, (wave_req, tuple(catalog)), calls, carrier, on_result=collect, cancel=live.cancel)
-            return out
-
-        with tracer.start_as_current_span("arrayplan.fanout", kind=trace.SpanKind.PRODUCER,
-                                          attributes={"arrayplan.candidate_count": len(kept),
-                                                      "arrayplan.exhaustive": req.exhaustive}) as fan:
-            found = search.search(req, kept, wave, catalog, exhaustive=req.exhaustive, known=restored)
-            fan.set_attribute("arrayplan.task_count", tasks[0])
-            fan.set_attribute("arrayplan.wave_count", found.waves)
-            fan.set_attribute("arrayplan.not_simulated", found.not_simulated)
-        # what the search simulated is the plan's work: the progress ends with it done
-        progress["candidates_evaluated"] = progress["candidates_to_evaluate"] = len(found.evaluations)
-        progress["candidates_not_simulated"] = found.not_simulated
-        self._set_progress(run_id, progress)
-        with tracer.start_as_current_span("arrayplan.rank"):
-            # On the executor: ranking simulates again (numba, LLVM), which in the server process
-            # would keep its memory after the plan (fanout/rank.py).
-            ranked: list[ranking.PlanOutcome] = []
-            shared = (req, tuple(catalog), len(cands), pruned, pruning, found.exhaustive, found.not_simulated, found.note(req))
-            self.executor.run(rank_evaluations, shared, [TaskCall(batch=list(found.evaluations), weight=len(found.evaluations))],
-                              telemetry.inject_carrier(), on_result=lambda _call, outcome: ranked.append(outcome), cancel=live.cancel)
-            return ranked[0]
+        hooks = _RunHooks(self, run_id, req, catalog, live, span).hooks()
+        return recommend.plan(req, catalog, limit=self.candidate_limit, hooks=hooks)
 
     def _add_clusters(self, req: plan_request.PlanRequest, result: pb.PlanResult, live: _Live) -> None:
         """Cluster candidates (fanout/cluster_task.py, on the executor) merged into ``result``."""
