@@ -188,7 +188,8 @@ def _sized_text(req: PlanRequest, best: Evaluation, hdd: Drive, q: _Question, eq
 def _unsized(req: PlanRequest, best: Evaluation, hdd: Drive, q: _Question,
              eq: simulation.Equivalence) -> tuple[str, int, float]:
     """No count passes: the explanation, and the disks the cost and power are for (when no number
-    holds the latency target, the count that carries the IOPS and capacity without it)."""
+    holds the latency target, the count that carries the IOPS and capacity without it: its count's
+    optimistic end is not quoted, so not searched)."""
     c = req.constraints
     pct, what = _what(req, q)
     layout = best.candidate.layout.upper()
@@ -199,7 +200,7 @@ def _unsized(req: PlanRequest, best: Evaluation, hdd: Drive, q: _Question,
                    f"group's {pct} is {eq.unloaded_latency_s * 1e3:.3g} ms (seek + rotation).")
     loose = simulation.equivalent_drive_count(hdd, q.layout_for, q.workload, target_iops=q.iops,
                                               latency_quantile=c.latency_percentile / 100.0, latency_target_s=0.0,
-                                              precision=simulation.EQUIVALENCE, **q.search)
+                                              precision=simulation.EQUIVALENCE, with_count_low=False, **q.search)
     if not (loose.drive_count and loose.figures is not None):
         return explanation, 0, 1.0
     explanation += (f" Without the latency target, {loose.drive_count:,} of them carry the IOPS and capacity "
