@@ -13,13 +13,10 @@ below them.
 from __future__ import annotations
 
 import builtins
-import collections
 import contextlib
 import dataclasses
-import json
 import logging
 import math
-import re
 import threading
 import time
 import uuid
@@ -27,37 +24,37 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from google.protobuf import json_format, timestamp_pb2
+from google.protobuf import json_format
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import candidates, evaluation, hdd_comparison, plan_request, ranking, recommend
 from arrayplan_engine.catalog import Catalog, Drive, builtin_catalog
-from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError, require_range
+from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError
 
 from .. import numba_cache, telemetry
+from ..admission import Admission, AdmissionFullError
 from ..api.convert import check_plan_request_bounds, outcome_to_proto, plan_request_from_proto
 from ..api.errors import PermissionDeniedError, PlanQueueFullError, new_error_id
 from ..fanout import Cancelled, Executor, ExecutorUnavailableError, TaskCall
 from ..fanout.tasks import evaluate_candidates, size_hdd
 from ..store import TERMINAL_STATES, PlanStore, RunRow, StoreUnavailableError
 from ..store import checkpoints as ckpt
+from .reads import PLAN_ID_RE, LiveRun, PlanReads, WatchCursor, parse_list_token, parse_name, plan_name, trace_from_store
+
+# Re-exported for the callers that knew them here (the reads live in reads.py).
+__all__ = ["DEFAULT_CANDIDATE_LIMIT", "DEFAULT_MAX_QUEUED_PLANS", "DEFAULT_MAX_RUNNING_PLANS", "PLAN_ID_RE", "PlanRunner",
+           "WatchCursor", "batches", "parse_list_token", "parse_name", "plan_name", "trace_from_store"]
 
 log = logging.getLogger(__name__)
-_TERMINAL_ENUMS = frozenset(pb.Plan.State.Value(f"STATE_{s}") for s in TERMINAL_STATES)
 
-PLAN_ID_RE = re.compile(r"[a-z][a-z0-9-]{2,61}[a-z0-9]", re.ASCII)
 DEFAULT_CANDIDATE_LIMIT = 20_000
 TARGET_BATCH_S = 2.0
 MAX_RESUME_ATTEMPTS = 2
 DEFAULT_MAX_RUNNING_PLANS = 4
 DEFAULT_MAX_QUEUED_PLANS = 64
-# A ListPlans page ends before its plans would exceed this many serialized bytes (the client's
-# default receive limit is 4 MiB).
-MAX_LIST_PAGE_BYTES = 1 << 20
 STORE_RETRY_S = 2.0
-FINISHED_CACHE_PLANS = 128
 
 
 @dataclass
@@ -76,55 +73,6 @@ class _Live:
     # This start counted an attempt in the store (a crash from here on counts towards the limit;
     # a graceful stop takes it back: ``shutdown``).
     counted: bool = False
-
-
-def _ts(t: float | None) -> timestamp_pb2.Timestamp | None:
-    if t is None:
-        return None
-    ts = timestamp_pb2.Timestamp()
-    ts.FromNanoseconds(int(t * 1e9))
-    return ts
-
-
-def plan_name(run_id: str) -> str:
-    return f"plans/{run_id}"
-
-
-def trace_from_store(store: PlanStore, name: str) -> pb.GetPlanTraceResponse:
-    """A run's stored spans as the GetPlanTrace response (the server's RPC, and ``arrayplan trace
-    --data-dir`` reading a store file directly)."""
-    from google.protobuf import struct_pb2
-
-    run_id = parse_name(name)
-    row = store.get(run_id)
-    if row is None:
-        raise NotFoundError("plan", name)
-    out = pb.GetPlanTraceResponse(trace_id=row.trace_id)
-    for s in store.spans(row.trace_id):
-        span = out.spans.add(span_id=s["span_id"], parent_span_id=s["parent_span_id"], name=s["name"], kind=s["kind"],
-                             status=s["status"], process=s["process"])
-        span.start_time.FromNanoseconds(int(s["start_ns"]))
-        span.end_time.FromNanoseconds(int(s["end_ns"]))
-        attrs = struct_pb2.Struct()
-        for k, v in (s["attributes"] or {}).items():
-            attrs[str(k)] = list(v) if isinstance(v, tuple) else v
-        span.attributes.CopyFrom(attrs)
-    return out
-
-
-def parse_name(name: str, field_name: str = "name") -> str:
-    if not name.startswith("plans/") or not PLAN_ID_RE.fullmatch(name[len("plans/"):]):
-        raise InvalidInputError.one(field_name, f"must look like plans/ID (ID: 4-63 lowercase letters, digits, hyphens), got {name[:200]!r}")
-    return name[len("plans/"):]
-
-
-def parse_list_token(token: str) -> int | None:
-    """The seq a ListPlans page token continues before (tokens are lowercase hex of a seq)."""
-    if not token:
-        return None
-    if not re.fullmatch(r"[0-9a-f]{1,15}", token, re.ASCII):
-        raise InvalidInputError.one("page_token", "is not a token this server issued")
-    return int(token, 16)
 
 
 def batches(req: plan_request.PlanRequest, cands: list[candidates.Candidate], workers: int,
@@ -147,26 +95,6 @@ def batches(req: plan_request.PlanRequest, cands: list[candidates.Candidate], wo
         out[-1].append(c)
         running += cost_s
     return out
-
-
-class WatchCursor:
-    """What a WatchPlan stream sends for each plan snapshot it reads: the progress when it changed
-    since the last one sent, and the plan itself once it is terminal (then ``finished``). The
-    blocking ``PlanRunner.watch`` and the server's async WatchPlan both step one of these."""
-
-    def __init__(self) -> None:
-        self._last: pb.PlanProgress | None = None
-        self.finished = False
-
-    def step(self, plan: pb.Plan) -> pb.WatchPlanResponse | None:
-        if plan.state in _TERMINAL_ENUMS:
-            self.finished = True
-            return pb.WatchPlanResponse(plan=plan, trace_id=plan.trace_id)
-        if plan.progress != self._last:
-            self._last = pb.PlanProgress()
-            self._last.CopyFrom(plan.progress)
-            return pb.WatchPlanResponse(progress=plan.progress, trace_id=plan.trace_id)
-        return None
 
 
 # Span names of the engine's stages (``recommend.STAGES``) in a plan's trace.
@@ -307,6 +235,9 @@ class PlanRunner:
                  max_queued: int = DEFAULT_MAX_QUEUED_PLANS, owner: str = "", lease_s: float = 0.0) -> None:
         if max_running < 1 or max_queued < 0:
             raise ValueError(f"max_running must be >= 1 and max_queued >= 0, got {max_running}, {max_queued}")
+        # The server's admission policy (shared with the heavy calls): run slots and a FIFO queue
+        # of run ids; a queued run's request and trace context wait in ``_waiting``.
+        self.admission: Admission[str] = Admission(max_running, max_queued, mean_run_s=30.0)
         self.store = store
         self.executor = executor
         self.catalog = catalog or builtin_catalog()
@@ -318,13 +249,12 @@ class PlanRunner:
         self.owner = owner or f"server-{uuid.uuid4().hex[:12]}"
         self.lease_s = lease_s
         self._live: dict[str, _Live] = {}
-        self._running: set[str] = set()
-        self._queue: collections.deque[tuple[str, plan_request.PlanRequest, otel_context.Context]] = collections.deque()
+        self._waiting: dict[str, tuple[plan_request.PlanRequest, otel_context.Context]] = {}
         self._lock = threading.Lock()
         self._stopping = False
-        self._mean_run_s = 30.0
         self._progress_mem: dict[str, dict[str, Any]] = {}
-        self._finished: collections.OrderedDict[tuple[str, float], pb.Plan] = collections.OrderedDict()
+        # GetPlan, ListPlans, GetPlanTrace, WatchPlan: the store's, with this queue's live state
+        self.reads = PlanReads(store, self)
 
     # -- create / run -----------------------------------------------------------------------
     def create(self, plan: pb.Plan, plan_id: str = "", creator: str = "") -> pb.Plan:
@@ -347,47 +277,70 @@ class PlanRunner:
         spec_json = json_format.MessageToJson(plan.spec, indent=None, preserving_proto_field_name=True)
         trace_id = telemetry.current_trace_id()
         with self._lock:
-            if len(self._running) >= self.max_running and len(self._queue) >= self.max_queued:
-                retry_s = min(600.0, self._mean_run_s * (1 + len(self._queue)) / self.max_running)
-                raise PlanQueueFullError(len(self._running), len(self._queue), retry_s)
-            self.store.create(run_id, spec_json, trace_id, creator, lease_owner=self.owner, lease_s=self.lease_s)
-            self._admit(run_id, req, otel_context.get_current())
+            try:
+                runs_now = self.admission.admit(run_id)
+            except AdmissionFullError as exc:
+                raise PlanQueueFullError(exc.running, exc.queued, exc.retry_after_s) from None
+            try:
+                self.store.create(run_id, spec_json, trace_id, creator, lease_owner=self.owner, lease_s=self.lease_s)
+            except BaseException:
+                if runs_now:  # nothing was queued behind it meanwhile (the lock is held): the slot goes back
+                    self.admission.finish()
+                    self.admission.hand_over()
+                else:
+                    self.admission.leave(run_id)
+                raise
+            self._start_or_wait(run_id, req, otel_context.get_current(), runs_now)
         return self.get(plan_name(run_id))
 
     def _admit(self, run_id: str, req: plan_request.PlanRequest, ctx: otel_context.Context) -> None:
-        """Start the run now or put it at the end of the queue (caller holds ``_lock``)."""
+        """A resumed run: started now or queued, beyond the queue's limit if need be (caller holds ``_lock``)."""
+        self._start_or_wait(run_id, req, ctx, self.admission.admit(run_id, force=True))
+
+    def _start_or_wait(self, run_id: str, req: plan_request.PlanRequest, ctx: otel_context.Context, runs_now: bool) -> None:
         live = _Live()
         self._live[run_id] = live
-        if len(self._running) < self.max_running and not self._queue:
+        if runs_now:
             self._launch(run_id, req, ctx, live)
         else:
-            self._queue.append((run_id, req, ctx))
+            self._waiting[run_id] = (req, ctx)
 
     def _launch(self, run_id: str, req: plan_request.PlanRequest, ctx: otel_context.Context, live: _Live) -> None:
-        self._running.add(run_id)
         live.thread = threading.Thread(target=self._run, args=(run_id, req, ctx, live), name=f"plan-{run_id}", daemon=True)
         live.thread.start()
 
     def _start_next(self) -> None:
-        """A run slot is free: start queued plans (caller holds ``_lock``); every queued plan's
-        watchers hear that their position moved."""
-        while self._queue and len(self._running) < self.max_running and not self._stopping:
-            run_id, req, ctx = self._queue.popleft()
+        """A run slot is free: it goes to the first queued plan still wanted (caller holds
+        ``_lock``); every queued plan's watchers hear that their position moved."""
+        if self._stopping:
+            self.admission.clear_queue()
+        while (run_id := self.admission.hand_over()) is not None:
+            req, ctx = self._waiting.pop(run_id)
             live = self._live.get(run_id)
             if live is None or live.cancel.is_set():
+                self.admission.finish()
                 continue
             self._launch(run_id, req, ctx, live)
-        for queued_id, _, _ in self._queue:
+            break
+        self._notify_queued()
+
+    def _notify_queued(self) -> None:
+        for queued_id in self.admission.queued_items():
             queued = self._live.get(queued_id)
             if queued is not None:
                 self._notify(queued)
 
+    def _dequeue(self, run_id: str) -> bool:
+        """Take a queued run out of the queue before it started (caller holds ``_lock``)."""
+        if not self.admission.leave(run_id):
+            return False
+        self._waiting.pop(run_id, None)
+        self._live.pop(run_id, None)
+        return True
+
     def queue_position(self, run_id: str) -> int:
         with self._lock:
-            for i, (queued_id, _, _) in enumerate(self._queue):
-                if queued_id == run_id:
-                    return i + 1
-        return 0
+            return self.admission.position(run_id)
 
     def _notify(self, live: _Live) -> None:
         with live.cond:
@@ -478,8 +431,7 @@ class PlanRunner:
             with self._lock:
                 self._live.pop(run_id, None)
                 self._progress_mem.pop(run_id, None)
-                self._running.discard(run_id)
-                self._mean_run_s = 0.8 * self._mean_run_s + 0.2 * (time.monotonic() - started)
+                self.admission.finish(elapsed_s=time.monotonic() - started)
                 self._start_next()
 
     def _execute(self, run_id: str, req: plan_request.PlanRequest, live: _Live, span: trace.Span) -> ranking.PlanOutcome:
@@ -560,73 +512,30 @@ class PlanRunner:
         except StoreUnavailableError:
             pass
 
-    # -- read -------------------------------------------------------------------------------
-    def _to_proto(self, row: RunRow, *, with_result: bool = True, with_spec: bool = True) -> pb.Plan:
-        plan = pb.Plan(name=plan_name(row.id), state=f"STATE_{row.state}", trace_id=row.trace_id,
-                       error_message=row.error_message, error_reason=row.error_reason, creator=row.creator)
-        if with_spec:
-            json_format.Parse(row.spec_json, plan.spec)
-        progress = self._progress_mem.get(row.id) if row.state not in TERMINAL_STATES else None
-        json_format.ParseDict(progress if progress is not None else json.loads(row.progress_json or "{}"), plan.progress,
-                              ignore_unknown_fields=True)
-        if row.state == "PENDING":
-            plan.progress.queue_position = self.queue_position(row.id)
-        if with_result and row.result_json:
-            json_format.Parse(row.result_json, plan.result)
-        for name, t in (("create_time", row.create_time), ("update_time", row.update_time), ("end_time", row.end_time)):
-            ts = _ts(t)
-            if ts is not None:
-                getattr(plan, name).CopyFrom(ts)
-        return plan
+    # -- the live state the reads use (reads.LiveRuns), and the reads themselves ----------------
+    def live(self, run_id: str) -> LiveRun | None:
+        with self._lock:
+            return self._live.get(run_id)
+
+    def live_progress(self, run_id: str) -> dict[str, Any] | None:
+        return self._progress_mem.get(run_id)
 
     def get(self, name: str, field_name: str = "name") -> pb.Plan:
-        run_id = parse_name(name, field_name)
-        row = self.store.get(run_id)
-        if row is None:
-            raise NotFoundError("plan", name)
-        if row.state not in TERMINAL_STATES:
-            return self._to_proto(row)
-        # A finished plan never changes: keep its decoded form (parsing the stored JSON is most of
-        # a GetPlan's cost).
-        key = (row.id, row.update_time)
-        with self._lock:
-            cached = self._finished.get(key)
-            if cached is not None:
-                self._finished.move_to_end(key)
-                return cached
-        plan = self._to_proto(row)
-        with self._lock:
-            self._finished[key] = plan
-            while len(self._finished) > FINISHED_CACHE_PLANS:
-                self._finished.popitem(last=False)
-        return plan
-
-    def trace(self, name: str) -> pb.GetPlanTraceResponse:
-        """The stored spans of a plan's run (GetPlanTrace)."""
-        return trace_from_store(self.store, name)
+        return self.reads.get(name, field_name)
 
     def list(self, page_size: int, page_token: str, view: int = pb.PLAN_VIEW_UNSPECIFIED,
-             creator: str | None = None) -> tuple[list[pb.Plan], str]:
-        """A page of plans, newest first: at most ``page_size`` and at most MAX_LIST_PAGE_BYTES;
-        only ``creator``'s plans unless None (read authorisation, server/auth.py)."""
-        require_range("page_size", page_size, 0, 1000)
-        if view not in (pb.PLAN_VIEW_UNSPECIFIED, pb.PLAN_VIEW_BASIC, pb.PLAN_VIEW_FULL):
-            raise InvalidInputError.one("view", f"must be one of {', '.join(pb.PlanView.keys())}, got {view}")
-        before = parse_list_token(page_token)
-        rows, next_seq = self.store.list(page_size=page_size or 50, before_seq=before, creator=creator)
-        plans: list[pb.Plan] = []
-        used = 0
-        for row in rows:
-            plan = self._to_proto(row, with_result=False, with_spec=view == pb.PLAN_VIEW_FULL)
-            size = plan.ByteSize() + 8
-            if size > MAX_LIST_PAGE_BYTES // 4:  # one stored spec of a quarter page or more: listed without it
-                plan.ClearField("spec")
-                size = plan.ByteSize() + 8
-            if plans and used + size > MAX_LIST_PAGE_BYTES:
-                return plans, format(rows[len(plans) - 1].seq, "x")
-            plans.append(plan)
-            used += size
-        return plans, (format(next_seq, "x") if next_seq is not None else "")
+             creator: str | None = None) -> tuple[builtins.list[pb.Plan], str]:
+        return self.reads.list(page_size, page_token, view, creator)
+
+    def trace(self, name: str) -> pb.GetPlanTraceResponse:
+        return self.reads.trace(name)
+
+    def snapshot(self, run_id: str) -> pb.Plan | None:
+        return self.reads.snapshot(run_id)
+
+    def watch(self, name: str, is_active: Callable[[], bool] = lambda: True,
+              poll_s: float = 0.5) -> Iterator[pb.WatchPlanResponse]:
+        return self.reads.watch(name, is_active, poll_s)
 
     def cancel(self, name: str, *, caller: str = "", admin: bool = True) -> pb.Plan:
         """Cancel a plan; unless ``admin``, only its creator (``caller``) may."""
@@ -638,17 +547,14 @@ class PlanRunner:
             raise PermissionDeniedError(f"{name} was created by another caller; only its creator or an admin token may cancel it")
         with self._lock:
             live = self._live.get(run_id)
-            queued = any(q[0] == run_id for q in self._queue)
-            if queued:
-                self._queue = collections.deque(q for q in self._queue if q[0] != run_id)
-                self._live.pop(run_id, None)
+            queued = self._dequeue(run_id)
         if queued:
             assert live is not None
             live.cancel.set()
             self.store.finish(run_id, "CANCELLED", error_message="cancelled by a client before it started", error_reason="CANCELLED")
             self._notify(live)
             with self._lock:
-                self._start_next()
+                self._notify_queued()
         elif live is not None:
             live.cancel.set()
             if live.thread is not None:
@@ -656,52 +562,6 @@ class PlanRunner:
         elif row.state not in TERMINAL_STATES:
             self.store.finish(run_id, "CANCELLED", error_message="cancelled by a client", error_reason="CANCELLED")
         return self.get(name)
-
-    def snapshot(self, run_id: str) -> pb.Plan | None:
-        """The plan as GetPlan returns it, shared by every watcher of the same change (so a
-        thousand watchers of one plan cost one store read per change)."""
-        with self._lock:
-            live = self._live.get(run_id)
-        if live is not None:
-            with live.cond:
-                version = live.version
-                cached = live.snapshot
-            if cached is not None and cached[0] == version:
-                return cached[1]
-        row = self.store.get(run_id)
-        if row is None:
-            return None
-        plan = self._to_proto(row)
-        if live is not None:
-            with live.cond:
-                if live.version == version:
-                    live.snapshot = (version, plan)
-        return plan
-
-    def watch(self, name: str, is_active: Callable[[], bool] = lambda: True, poll_s: float = 0.5) -> Iterator[pb.WatchPlanResponse]:
-        """Progress events as they change, then the plan in its terminal state (the in-process,
-        blocking form of WatchPlan, for benchmarks and embedding)."""
-        run_id = parse_name(name)
-        changed = threading.Event()
-        unsubscribe = self.subscribe(run_id, changed.set)
-        cursor = WatchCursor()
-        try:
-            while is_active():
-                changed.clear()
-                plan = self.snapshot(run_id)
-                if plan is None:
-                    raise NotFoundError("plan", name)
-                event = cursor.step(plan)
-                if event is not None:
-                    yield event
-                if cursor.finished:
-                    return
-                if unsubscribe is None:
-                    unsubscribe = self.subscribe(run_id, changed.set)
-                changed.wait(poll_s)
-        finally:
-            if unsubscribe is not None:
-                unsubscribe()
 
     # -- restart ----------------------------------------------------------------------------
     def resume_interrupted(self) -> builtins.list[str]:
@@ -728,9 +588,7 @@ class PlanRunner:
                 return
             live.lease_lost = True
             live.cancel.set()
-            if any(q[0] == run_id for q in self._queue):
-                self._queue = collections.deque(q for q in self._queue if q[0] != run_id)
-                self._live.pop(run_id, None)
+            self._dequeue(run_id)
         log.warning("plan %s: its lease is lost (cancelled or taken over through another server); stopped here", run_id)
         self._notify(live)
 
@@ -764,7 +622,8 @@ class PlanRunner:
         a shared store their leases are released, so another server resumes them at once)."""
         self._stopping = True
         with self._lock:
-            self._queue.clear()  # queued plans stay PENDING in the store and resume on restart
+            for run_id in self.admission.clear_queue():  # queued plans stay PENDING in the store and resume on restart
+                self._waiting.pop(run_id, None)
             held = dict(self._live)
         for live in held.values():
             live.cancel.set()
