@@ -485,7 +485,8 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
                      upper_bound_iops: float, fail_slow_field_rates: bool = False,
                      precision: str | Precision = FULL, horizon_s: float = DEFAULT_HORIZON_S,
                      saturation_seed: int | None = None,
-                     saturation_runs: dict[Any, array.ArrayResult] | None = None) -> SimulatedFigures:
+                     saturation_runs: dict[Any, array.ArrayResult] | None = None,
+                     first_runs: dict[array.ArraySpec, array.ArrayResult] | None = None) -> SimulatedFigures:
     """Simulate ``spec`` (the offered load) and its saturation run in independent replications
     (``replication_spec``) until the intervals are tight or ``precision``'s cap is reached; see
     the module docstring. ``horizon_s``: the worst second is the worst of that many seconds
@@ -497,7 +498,10 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
     ``saturation_runs`` (a dict the caller keeps) a saturation run whose spec is already in it is
     not simulated again: the years of one array whose workloads differ only in the offered rate
     (growth, at the same fill) have the same closed-loop run at saturation, which ignores the
-    offered rate, so ``evaluation.evaluate`` seeds it without the rate and runs it once."""
+    offered rate, so ``evaluation.evaluate`` seeds it without the rate and runs it once.
+    ``first_runs`` (a dict the caller keeps, by spec object: an ``ArraySpec`` compares by
+    identity) holds the run of replication 0 of each ``spec`` given: a caller that passes the same
+    spec again (a screening run, then the full run of the same year) does not simulate it again."""
     prec = precision_of(precision)
     require_range("horizon_s", horizon_s, 2, MAX_HORIZON_S, unit="s")
     q = latency_percentile / 100.0
@@ -508,6 +512,11 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
 
     def add(count: int) -> None:
         for r in range(len(runs), count):
+            if r == 0 and first_runs is not None:
+                if spec not in first_runs:
+                    first_runs[spec] = array.simulate(spec)
+                runs.append(first_runs[spec])
+                continue
             runs.append(array.simulate(replication_spec(spec, r)))
 
     def add_saturation(count: int) -> None:
