@@ -481,6 +481,10 @@ def _kept_up(rs: Sequence[array.ArrayResult], offered: float) -> bool:
     return iv.low <= KEEP_UP_TOLERANCE
 
 
+# simulate_figures is ~145 lines with its docstring: one replication loop whose closures (add,
+# add_saturation, sustained) share the runs, the keep-up verdict and the intervals the stopping
+# rule reads, then the figures built from them; the fail-slow and coordinated-reads passes are
+# helpers of their own (_fail_slow_interval, _without_coordinated_reads).
 def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simulated_s: float,
                      upper_bound_iops: float, fail_slow_field_rates: bool = False,
                      precision: str | Precision = FULL, horizon_s: float = DEFAULT_HORIZON_S,
@@ -614,36 +618,9 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
     worst = horizon_worst_second([v for r in runs for v in _second_p99s(r)], horizon_s, independent_count=len(runs))
     if not math.isfinite(worst.value):
         worst = Interval(value=float(pooled.latency_percentile_s(0.99)))
-    slow_iv = Interval(value=math.nan)
-    if fail_slow_field_rates:
-        # every replication again with the slow member: the mixture per replication, pooled for
-        # the point, sectioning for the interval (as the percentile without fail-slow drives)
-        slows = [array.simulate(fail_slow.with_slow_members(replication_spec(spec, r), {0: fail_slow.FIELD_SLOWDOWN}))
-                 for r in range(len(runs))]
-        kind = "hdd" if spec.service_models[0].mechanical else "ssd"
-        share = fail_slow.slow_time_fraction(kind, max(1, group_count(spec.layout, spec.drive_count)))
-
-        def mixture(normal: array.ArrayResult, slow: array.ArrayResult) -> float:
-            return fail_slow.mixture_percentile_s(normal, slow, share, q) if not slow.saturated else math.inf
-
-        per = [mixture(n, s) for n, s in zip(runs, slows, strict=True)]
-        if len(runs) == 1:
-            slow_iv = Interval(value=per[0])
-        else:
-            pooled_slow = replace(pooled_result(slows), saturated=any(s.saturated for s in slows))
-            value = mixture(pooled, pooled_slow)
-            slow_iv = sectioning_interval(value, per) if all(math.isfinite(v) for v in per) and math.isfinite(value) \
-                else Interval(value=value)
+    slow_iv = _fail_slow_interval(spec, runs, pooled, q) if fail_slow_field_rates else Interval(value=math.nan)
     if spec.coordinated_reads:
-        # the same replications without the policy: common random numbers, so the difference is
-        # the policy's and not the streams'
-        plain = Replications(runs=tuple(array.simulate(replace(replication_spec(spec, r), coordinated_reads=False))
-                                        for r in range(len(runs))))
-        plain_p = plain.percentile(q) if not any(r.saturated for r in plain.runs) else Interval(value=math.inf)
-        common.update(latency_at_percentile_without_coordinated_reads_s=plain_p.value,
-                      latency_at_percentile_without_coordinated_reads_low_s=plain_p.low,
-                      latency_at_percentile_without_coordinated_reads_high_s=plain_p.high,
-                      reconstructed_read_fraction=Replications(runs=tuple(runs)).reconstructed_read_fraction())
+        common.update(_without_coordinated_reads(spec, runs, q))
     return SimulatedFigures(
         **common, latency_at_percentile_fail_slow_s=slow_iv.value,
         latency_at_percentile_fail_slow_low_s=slow_iv.low, latency_at_percentile_fail_slow_high_s=slow_iv.high,
@@ -654,6 +631,40 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
         utilization_low=max(0.0, util_interval.low) if util_interval.known else math.nan,
         utilization_high=min(1.0, util_interval.high) if util_interval.known else math.nan,
     )
+
+
+def _fail_slow_interval(spec: array.ArraySpec, runs: Sequence[array.ArrayResult], pooled: array.ArrayResult,
+                        q: float) -> Interval:
+    """The percentile with fail-slow drives at the field rates: every replication again with the
+    slow member, the mixture per replication, pooled for the point, sectioning for the interval
+    (as the percentile without fail-slow drives)."""
+    slows = [array.simulate(fail_slow.with_slow_members(replication_spec(spec, r), {0: fail_slow.FIELD_SLOWDOWN}))
+             for r in range(len(runs))]
+    kind = "hdd" if spec.service_models[0].mechanical else "ssd"
+    share = fail_slow.slow_time_fraction(kind, max(1, group_count(spec.layout, spec.drive_count)))
+
+    def mixture(normal: array.ArrayResult, slow: array.ArrayResult) -> float:
+        return fail_slow.mixture_percentile_s(normal, slow, share, q) if not slow.saturated else math.inf
+
+    per = [mixture(n, s) for n, s in zip(runs, slows, strict=True)]
+    if len(runs) == 1:
+        return Interval(value=per[0])
+    pooled_slow = replace(pooled_result(slows), saturated=any(s.saturated for s in slows))
+    value = mixture(pooled, pooled_slow)
+    return sectioning_interval(value, per) if all(math.isfinite(v) for v in per) and math.isfinite(value) \
+        else Interval(value=value)
+
+
+def _without_coordinated_reads(spec: array.ArraySpec, runs: Sequence[array.ArrayResult], q: float) -> dict[str, float]:
+    """The same replications without the coordinated-reads policy: common random numbers, so the
+    difference is the policy's and not the streams'."""
+    plain = Replications(runs=tuple(array.simulate(replace(replication_spec(spec, r), coordinated_reads=False))
+                                    for r in range(len(runs))))
+    plain_p = plain.percentile(q) if not any(r.saturated for r in plain.runs) else Interval(value=math.inf)
+    return {"latency_at_percentile_without_coordinated_reads_s": plain_p.value,
+            "latency_at_percentile_without_coordinated_reads_low_s": plain_p.low,
+            "latency_at_percentile_without_coordinated_reads_high_s": plain_p.high,
+            "reconstructed_read_fraction": Replications(runs=tuple(runs)).reconstructed_read_fraction()}
 
 
 def seed_int(seed: np.random.SeedSequence) -> int:
