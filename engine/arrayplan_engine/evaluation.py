@@ -28,7 +28,7 @@ of their simulation on such arrays (the analytic IOPS bound is optimistic for di
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -285,7 +285,8 @@ def state_seed(req: PlanRequest, workload: Workload, seed: np.random.SeedSequenc
 def simulate_candidate_year(req: PlanRequest, case: CandidateYear,
                             precision: str | simulation.Precision = simulation.FULL, *,
                             seed: np.random.SeedSequence | None = None,
-                            saturation_runs: dict[Any, Any] | None = None) -> simulation.SimulatedFigures:
+                            saturation_runs: dict[Any, Any] | None = None,
+                            first_runs: dict[Any, Any] | None = None) -> simulation.SimulatedFigures:
     """The figures of one candidate-year: its offered-load and saturation simulations, replicated
     to ``precision`` (``simulation.simulate_figures``), the worst second over
     ``req.constraints.worst_second_horizon_s``. The saturation runs are seeded by the year's
@@ -297,7 +298,7 @@ def simulate_candidate_year(req: PlanRequest, case: CandidateYear,
                                      simulated_s=req.simulated_seconds, upper_bound_iops=case.upper_bound_iops,
                                      fail_slow_field_rates=req.constraints.fail_slow_field_rates, precision=precision,
                                      horizon_s=req.constraints.worst_second_horizon_s, saturation_seed=sat_seed,
-                                     saturation_runs=saturation_runs)
+                                     saturation_runs=saturation_runs, first_runs=first_runs)
 
 
 def evaluate(req: PlanRequest, cand: Candidate, catalog: Catalog | None = None, *,
@@ -421,12 +422,23 @@ def simulate_years(req: PlanRequest, cand: Candidate, catalog: Catalog, wear: en
     figures: list[YearPerformance] = []
     simulated: dict[tuple[Any, ...], simulation.SimulatedFigures] = {}
     saturation_runs: dict[Any, Any] = {}
+    # The screening run of the most demanding year is that year's first offered-load run: the
+    # year's case is built once and its run kept (``first_runs``), not simulated again.
+    cases: dict[int, CandidateYear] = {}
+    first_runs: dict[Any, Any] = {}
+
+    def case_of(y: int) -> CandidateYear:
+        if y not in cases:
+            cases[y] = candidate_year_case(req, cand, y, catalog, seed=seed, wear=wear)
+        return cases[y]
+
     if prec.max_replications > 1:
-        prec = _screened_precision(req, cand, catalog, seed, wear, prec, simulated, saturation_runs)
+        prec = _screened_precision(req, case_of, seed, prec, simulated, saturation_runs, first_runs)
     for y, yw in zip(range(1, req.service_life_years + 1), wear.years, strict=True):
-        case = candidate_year_case(req, cand, y, catalog, seed=seed, wear=wear)
+        case = case_of(y)
         state = _year_state(case)
-        perf_y = simulated.get(state) or simulate_candidate_year(req, case, prec, seed=seed, saturation_runs=saturation_runs)
+        perf_y = simulated.get(state) or simulate_candidate_year(req, case, prec, seed=seed, saturation_runs=saturation_runs,
+                                                                 first_runs=first_runs)
         simulated[state] = perf_y
         perfs.append(perf_y)
         required.append(case.workload.target_iops)
@@ -578,10 +590,10 @@ def _year_state(case: CandidateYear) -> tuple[Any, ...]:
     return (simulation.fill_bucket_fraction(case.mapped_fraction), case.workload, case.spec.duration_s, case.seed)
 
 
-def _screened_precision(req: PlanRequest, cand: Candidate, catalog: Catalog, seed: np.random.SeedSequence | None,
-                        wear: endurance.ServiceLifeWear, prec: simulation.Precision,
-                        simulated: dict[tuple[Any, ...], simulation.SimulatedFigures],
-                        saturation_runs: dict[Any, Any] | None = None) -> simulation.Precision:
+def _screened_precision(req: PlanRequest, case_of: Callable[[int], CandidateYear], seed: np.random.SeedSequence | None,
+                        prec: simulation.Precision, simulated: dict[tuple[Any, ...], simulation.SimulatedFigures],
+                        saturation_runs: dict[Any, Any] | None = None,
+                        first_runs: dict[Any, Any] | None = None) -> simulation.Precision:
     """``prec``, or ``simulation.SCREENING`` when the screening run of the candidate's most
     demanding year (kept in ``simulated`` for the years that follow) misses its required IOPS
     by more than ``SCREEN_MARGIN``."""
@@ -590,8 +602,9 @@ def _screened_precision(req: PlanRequest, cand: Candidate, catalog: Catalog, see
     if top <= 0:
         return prec  # closed loop: nothing to miss
     year = max(y for y, need in enumerate(needs, start=1) if need == top)
-    case = candidate_year_case(req, cand, year, catalog, seed=seed, wear=wear)
-    screen = simulate_candidate_year(req, case, simulation.SCREENING, seed=seed, saturation_runs=saturation_runs)
+    case = case_of(year)
+    screen = simulate_candidate_year(req, case, simulation.SCREENING, seed=seed, saturation_runs=saturation_runs,
+                                     first_runs=first_runs)
     if screen.max_iops.value < (1.0 - SCREEN_MARGIN) * case.workload.target_iops:
         simulated[_year_state(case)] = screen
         return simulation.SCREENING

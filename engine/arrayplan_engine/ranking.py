@@ -1,32 +1,30 @@
 """The answer: evaluations ordered by the objective (constraint-meeting first, then the nearest
 misses), the Pareto front of cost, latency headroom and durability, each recommendation's
-explanation, the assumptions the answer rests on, and the hard-disk array that would do the same
-job (``hdd_equivalence``)."""
+explanation, the assumptions the answer rests on. Pure and cheap: nothing here simulates. The
+hard-disk comparison is a stage of its own (``hdd_comparison``, run where the simulations run);
+``rank`` puts its result into the outcome."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
-import numpy as np
-
-from . import cost, durability_flags, performance, simulation
+from . import cost, durability_flags, simulation
 from .candidates import (
     Candidate,
     NearMiss,
     PruneReport,
-    candidate_layout,
     objective_bounds,
     removal_text,
     searched_layouts,
     stripe_units,
 )
-from .catalog import Catalog, Drive
+from .catalog import Catalog
 from .evaluation import ConstraintCheck, Evaluation
-from .layout import DEFAULT_STRIPE_UNIT_BYTES, MAX_STRIPE_WIDTH, Layout, LayoutKind
-from .plan_request import Objective, PlanRequest, final_year_data_bytes, request_catalog, required_capacity_bytes, required_iops_in_year
+from .hdd_comparison import HddEquivalence
+from .layout import DEFAULT_STRIPE_UNIT_BYTES
+from .plan_request import Objective, PlanRequest, final_year_data_bytes, request_catalog, required_capacity_bytes
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,20 +35,6 @@ class Recommendation:
     # What the answer flags beside its checks (``durability_flags.answer_warnings``); the
     # explanation ends with them.
     warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HddEquivalence:
-    hdd_model: str
-    drive_count: int
-    layout: str
-    purchase_cost_usd: float
-    power_w: float
-    explanation: str
-    # The count's interval: drive_count is decided at the pessimistic end of each count's 95 %
-    # intervals (as an SSD candidate's checks are), drive_count_low is the smallest count that
-    # passes at their optimistic end (0 when no count is given).
-    drive_count_low: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,139 +143,6 @@ def pareto_front(evaluations: Sequence[Evaluation]) -> list[Evaluation]:
     return front
 
 
-def hdd_equivalence(req: PlanRequest, best: Evaluation, catalog: Catalog | None = None, *,
-                    max_drives: int = simulation.MAX_EQUIVALENT_DRIVES) -> HddEquivalence | None:
-    """How many disks of ``req.hdd_model``, in the best candidate's layout family, carry the same
-    workload (its final-year IOPS, or the winner's sustained IOPS when none is required, at the
-    latency target) with the same capacity: ``simulation.equivalent_drive_count``, the one search
-    (simulation through the same factory, one cap ``max_drives``) ``arrayplan simulate
-    --compare-hdd`` uses too. ``drive_count`` is 0 when no array up to the cap meets every target;
-    the explanation says "no number holds" only when even a nearly idle group misses the latency
-    target."""
-    catalog = request_catalog(req, catalog)
-    if req.hdd_model:
-        return _hdd_equivalence_of(req, best, catalog, catalog.get(req.hdd_model, "hdd_model"), max_drives)
-    # the catalog's disk that fits the question: the disks whose bound-sized arrays cost within
-    # FITTING_HDD_MARGIN of the cheapest are sized by the simulation, and the cheapest wins
-    fits = fitting_hdds(req, catalog)
-    tried = [e for e in (_hdd_equivalence_of(req, best, catalog, d, max_drives) for d in fits) if e is not None]
-    if not tried:
-        return None
-    sized = [e for e in tried if e.drive_count > 0]
-    out = min(sized, key=lambda e: (e.purchase_cost_usd, e.hdd_model)) if sized else tried[0]
-    priced = len([d for d in catalog if d.kind == "hdd" and d.price_usd])
-    return replace(out, explanation=out.explanation + (
-        f" It is the catalog's disk that fits the question: of its {priced} priced disks, "
-        f"{', '.join(d.name for d in fits)} came within {FITTING_HDD_MARGIN - 1:.0%} of the cheapest by the capacity and "
-        f"IOPS bounds and were sized by the simulation; this one costs least."))
-
-
-def _hdd_equivalence_of(req: PlanRequest, best: Evaluation, catalog: Catalog, hdd: Drive,
-                        max_drives: int) -> HddEquivalence | None:
-    c = req.constraints
-    cand = best.candidate
-    base = candidate_layout(cand)
-    stripes_all = base.kind in (LayoutKind.RAID0, LayoutKind.RAID10)
-    w = req.workload.grown(req.service_life_years - 1)
-    iops = required_iops_in_year(req, req.service_life_years) or best.predicted_iops.value
-    if not (iops > 0 and math.isfinite(iops)):
-        return None
-    step = 2 if base.kind is LayoutKind.RAID10 else (1 if stripes_all else cand.group_width)
-    cap = min(max_drives, MAX_STRIPE_WIDTH) if stripes_all else max_drives
-
-    def layout_for(n: int) -> Layout:
-        if stripes_all:
-            return candidate_layout(Candidate(index=0, drive_model=hdd.name, layout=cand.layout, group_width=max(n, 4 if base.kind is LayoutKind.RAID10 else 1),
-                                              drive_count=n))
-        return base
-
-    need = required_capacity_bytes(req)
-    seed = simulation.seed_int(np.random.SeedSequence(req.seed, spawn_key=(2**32 - 1,)))
-    search: dict[str, Any] = {"duration_s": req.simulated_seconds, "warmup_s": 0.25, "seed": seed, "max_drive_count": cap,
-              "required_capacity_bytes": need, "group_width": step, "min_drive_count": 4 if base.kind is LayoutKind.RAID10 else 1}
-    q = c.latency_percentile / 100.0
-    eq = simulation.equivalent_drive_count(hdd, layout_for if stripes_all else base, w, target_iops=iops, latency_quantile=q,
-                                         latency_target_s=c.latency_target_s, precision=simulation.EQUIVALENCE, **search)
-    pct = f"p{c.latency_percentile:g}"
-    target = f" at {pct} <= {c.latency_target_s * 1e3:g} ms" if c.latency_target_s > 0 else ""
-    what = f"{iops:,.0f} IOPS{target} with {need / 1e12:.1f} TB"
-    n = eq.drive_count
-    if n:
-        f = eq.figures
-        assert f is not None
-        smaller = [t for t in eq.tried if t[0] < n]
-        if n == eq.capacity_drive_count:
-            binding = "capacity"
-        elif smaller:
-            prev = max(smaller, key=lambda t: t[0])
-            binding = ("IOPS" if prev[1] < iops else f"{pct} latency" if c.latency_target_s > 0 and prev[2] > c.latency_target_s
-                       else f"IOPS or {pct} latency at the pessimistic end of its intervals")
-        else:
-            binding = "IOPS"
-        util = f.utilization.value
-        level = f"{simulation.CONFIDENCE_LEVEL * 100:.0f} %"
-        span = (f" The count at the intervals' optimistic end is {eq.drive_count_low:,}: {eq.drive_count_low:,}-{n:,} disks "
-                f"at {level} confidence." if eq.drive_count_low and eq.drive_count_low < n else "")
-        explanation = (f"{n:,} x {hdd.display_name} in {cand.layout.upper()} carry {what} at {level} confidence (simulated "
-                       f"{pct} {f.latency_at_percentile_s.value * 1e3:.3g} ms, {f.latency_at_percentile_s.low * 1e3:.3g}-"
-                       f"{f.latency_at_percentile_s.high * 1e3:.3g} ms); fewer would miss on {binding}.{span}")
-    else:
-        util = 1.0
-        priced = 0  # the disks the cost and power below are for
-        if eq.no_number_holds_latency:
-            explanation = (f"No number of {hdd.display_name} in {cand.layout.upper()} carries {what}: even nearly idle, one "
-                           f"group's {pct} is {eq.unloaded_latency_s * 1e3:.3g} ms (seek + rotation).")
-            loose = simulation.equivalent_drive_count(hdd, layout_for if stripes_all else base, w, target_iops=iops,
-                                                    latency_quantile=q, latency_target_s=0.0, precision=simulation.EQUIVALENCE, **search)
-            if loose.drive_count and loose.figures is not None:
-                priced = loose.drive_count
-                util = loose.figures.utilization.value
-                explanation += (f" Without the latency target, {loose.drive_count:,} of them carry the IOPS and capacity "
-                                f"(simulated {pct} {loose.figures.latency_at_percentile_s.value * 1e3:.3g} ms); the cost and power "
-                                f"are theirs.")
-        else:
-            explanation = (f"No array of {hdd.display_name} in {cand.layout.upper()} up to {cap:,} disks carries {what} "
-                           f"in the simulation (the search's cap).")
-    counted = n if n else (priced if eq.no_number_holds_latency else 0)
-    power = cost.average_power_w(idle_power_w=hdd.idle_power_w or 0.0, active_power_w=hdd.active_power_w or 0.0,
-                                 drive_count=counted, utilization=util) \
-        + cost.bay_power_w(counted, w_per_bay=req.candidate_space.bay_power_w)  # the disks' bays, as the winner's
-    return HddEquivalence(hdd_model=hdd.name, drive_count=n, layout=cand.layout,
-                          purchase_cost_usd=cost.purchase_cost_usd(hdd.price_usd or 0.0, counted, usd_per_bay=req.candidate_space.bay_cost_usd),
-                          power_w=power, explanation=explanation, drive_count_low=eq.drive_count_low if n else 0)
-
-
-def fitting_hdds(req: PlanRequest, catalog: Catalog) -> list[Drive]:
-    """The catalog's hard disks that may fit the question: each priced disk's bound-sized array
-    (drives for the required capacity, and for the final year's IOPS at one disk's random-IO bound,
-    ``performance.iops_upper_bound``, whichever is more) is priced, and the disks within
-    ``FITTING_HDD_MARGIN`` of the cheapest (at most ``FITTING_HDD_MAX``) are returned, cheapest
-    first, for the simulation to size. Empty when the catalog has no priced disk."""
-    need = required_capacity_bytes(req)
-    w = req.workload.grown(req.service_life_years - 1)
-    iops = required_iops_in_year(req, req.service_life_years)
-    priced: list[tuple[float, str, Drive]] = []
-    for d in catalog:
-        if d.kind != "hdd" or not d.price_usd or not d.capacity_bytes:
-            continue
-        per_disk = performance.iops_upper_bound(d, candidate_layout(Candidate(index=0, drive_model=d.name, layout="raid0",
-                                                                              group_width=1, drive_count=1)), 1, w)
-        count = max(math.ceil(need / d.capacity_bytes), math.ceil(iops / per_disk) if iops > 0 and per_disk > 0 else 1)
-        priced.append((count * d.price_usd, d.name, d))
-    if not priced:
-        return []
-    priced.sort(key=lambda x: x[:2])
-    return [d for usd, _, d in priced if usd <= FITTING_HDD_MARGIN * priced[0][0]][:FITTING_HDD_MAX]
-
-
-# Disks sized by the simulation for the comparison: those within 30 % of the cheapest bound-sized
-# array (the bounds ignore queueing and latency, which favour fast disks), at most three.
-FITTING_HDD_MARGIN = 1.3
-
-
-FITTING_HDD_MAX = 3
-
-
 def explain_pareto(e: Evaluation) -> str:
     c = e.candidate
     latency = e.latency_headroom_fraction()
@@ -302,8 +153,10 @@ def explain_pareto(e: Evaluation) -> str:
 
 def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_total: int, candidates_pruned: int,
          catalog: Catalog | None = None, pruning: PruneReport | None = None, exhaustive: bool | None = None,
-         candidates_not_simulated: int = 0, search_note: str = "") -> PlanOutcome:
+         candidates_not_simulated: int = 0, search_note: str = "", hdd: HddEquivalence | None = None) -> PlanOutcome:
     """Order by the objective: constraint-meeting candidates first, then the nearest misses.
+    ``hdd`` is the hard-disk comparison stage's answer for the winner (``hdd_comparison``; kept
+    only when some candidate meets every constraint).
     ``pruning`` (from ``prune_report``) puts what each cheap bound removed into the outcome;
     ``exhaustive``, ``candidates_not_simulated`` and ``search_note`` (``search.SearchReport``;
     ranking does not import the search, which imports it) say what the search simulated."""
@@ -345,13 +198,23 @@ def rank(req: PlanRequest, evaluations: Iterable[Evaluation], *, candidates_tota
     ranks = {r.evaluation.candidate.index: r.rank for r in recs}
     front = tuple(_recommendation(req, ranks.get(e.candidate.index, 0), e, explain_pareto(e), catalog)
                   for e in sorted((e for e in meeting if e.pareto_optimal), key=lambda e: (e.total_cost_usd, e.candidate.index)))
-    hdd = hdd_equivalence(req, recs[0].evaluation, catalog) if meeting else None
+    hdd = hdd if meeting else None
     return PlanOutcome(recommendations=recs, constraints_met=bool(meeting), summary=summary, candidates_total=candidates_total,
                        candidates_pruned=candidates_pruned, candidates_evaluated=len(evals), models=models,
                        pareto_front=front, hdd_equivalence=hdd, removed_by_bound=removed,
                        nearest_misses=pruning.nearest_misses if pruning is not None else (),
                        assumptions=stated_assumptions(req, exhaustive),
                        candidates_not_simulated=candidates_not_simulated, search_note=note)
+
+
+def winner(req: PlanRequest, evaluations: Iterable[Evaluation], catalog: Catalog | None = None) -> Evaluation | None:
+    """The first recommendation ``rank`` gives when some evaluation meets every constraint (the
+    one the hard-disk comparison is for), else None."""
+    meeting = [e for e in evaluations if e.meets_constraints]
+    if not meeting:
+        return None
+    catalog = request_catalog(req, catalog)
+    return indifference_order(meeting, req.objective, analytic_bound_of(req, catalog), 1).order[0]
 
 
 def _recommendation(req: PlanRequest, rank_: int, e: Evaluation, explanation: str, catalog: Catalog) -> Recommendation:

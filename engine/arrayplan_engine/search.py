@@ -101,122 +101,151 @@ def _dominated(b: ObjectiveBounds, front: Sequence[Evaluation]) -> bool:
 
 def search(req: PlanRequest, kept: Sequence[Candidate], evaluate_wave: EvaluateWave, catalog: Catalog | None = None, *,
            exhaustive: bool = False, known: Mapping[int, Evaluation] | None = None,
-           pareto_limit: int | None = None, on_wave: Callable[[int, int], None] | None = None) -> SearchReport:
+           pareto_limit: int | None = None, on_wave: Callable[[int, int], None] | None = None,
+           on_top: Callable[[Sequence[Evaluation]], None] | None = None) -> SearchReport:
     """Simulate the candidates that decide the answer (see the module text). ``known``: candidates
     already evaluated (a resumed run's checkpoints); ``on_wave(simulated, planned)`` is called
-    before each wave with the simulations so far and the wave's size."""
-    catalog = request_catalog(req, catalog)
-    by_index = {c.index: c for c in kept}
-    # Known evaluations are a cache, not a head start: the search takes the same waves as a run
-    # without them (so a resumed run answers bit for bit as the undisturbed one) and simulates
-    # only what they lack.
-    cache: dict[int, Evaluation] = {i: e for i, e in (known or {}).items() if i in by_index and e.candidate == by_index[i]}
-    evaluated: dict[int, Evaluation] = {}
-    waves = 0
-
-    def run(wave: list[Candidate]) -> None:
-        nonlocal waves
-        todo = [c for c in wave if c.index not in cache]
-        for c in wave:
-            if c.index in cache:
-                evaluated[c.index] = cache[c.index]
-        if not todo:
-            return
-        if on_wave is not None:
-            on_wave(len(evaluated), len(todo))
-        waves += 1
-        for e in evaluate_wave(todo, req.simulated_seconds):
-            evaluated[e.candidate.index] = e
-
+    before each wave with the simulations so far and the wave's size; ``on_top(meeting)`` once the
+    top recommendations are established, before the Pareto phase, with the constraint-meeting
+    evaluations so far (the Pareto phase adds only candidates whose bounds are past the top's
+    reach, so the ranking's top picks are already these: the pipeline starts the hard-disk
+    comparison of the winner then, beside the Pareto phase's simulations)."""
+    s = _Search(req, kept, evaluate_wave, request_catalog(req, catalog), known, on_wave)
     if exhaustive:
-        run(list(kept))
-        return SearchReport(evaluations=tuple(evaluated[i] for i in sorted(evaluated)), exhaustive=True, waves=waves)
-
-    objective = req.objective
-    k = req.max_recommendations
-    cheap = {c.index: cands_mod.objective_bounds(req, c, catalog, with_durability=False) for c in kept}
-    full: dict[int, ObjectiveBounds] = {}
-
-    def bounds(c: Candidate) -> ObjectiveBounds:
-        b = full.get(c.index)
-        if b is None:
-            b = full[c.index] = cands_mod.objective_bounds(req, c, catalog)
-        return b
-
-    def key(c: Candidate) -> tuple[float, int]:
-        return (cheap[c.index].objective_lower_bound(objective), c.index)
-
-    order = sorted(kept, key=key)
-
-    def bound_of(c: Candidate) -> float:
-        return cheap[c.index].objective_lower_bound(objective)
-
-    def reach() -> float | None:
-        """How far the top ``k`` of the simulated candidates are decided (``ranking.indifference_order``):
-        a candidate whose bound is above it changes none of them; None while fewer than ``k`` meet."""
-        meeting = [e for e in evaluated.values() if e.meets_constraints]
-        if len(meeting) < k:
-            return None
-        return indifference_order(meeting, objective, bound_of, k).reach
-
-    # 1. the top recommendations, in the order of the objective's bound
-    certain_miss: set[int] = set()
-    pos = 0
-    wave_size = max(MIN_WAVE, k)
-    while pos < len(order):
-        limit = reach()
-        wave: list[Candidate] = []
-        while pos < len(order) and len(wave) < wave_size:
-            c = order[pos]
-            if limit is not None and bound_of(c) > limit:
-                break
-            pos += 1
-            if c.index in evaluated:
-                continue
-            if bounds(c).headroom_fraction < 0:
-                certain_miss.add(c.index)
-                continue
-            wave.append(c)
-        if not wave:
-            break
-        run(wave)
-        simulated = [e for e in evaluated.values() if e.candidate.index not in certain_miss]
-        met = sum(e.meets_constraints for e in simulated)
-        needed = k - met
-        rate = max(met / len(simulated), 1.0 / MAX_WAVE) if simulated else 1.0
-        wave_size = MIN_WAVE if needed <= 0 else min(MAX_WAVE, max(MIN_WAVE, math.ceil(needed / rate)))
-
-    meeting = [e for e in evaluated.values() if e.meets_constraints]
+        s.run(list(kept))
+        return s.report(exhaustive=True)
+    s.top_phase()
+    meeting = s.meeting()
     if not meeting:
         # nothing meets: the answer is the nearest misses, which only simulating all of them orders
-        run([c for c in kept if c.index not in evaluated])
-        return SearchReport(evaluations=tuple(evaluated[i] for i in sorted(evaluated)), exhaustive=False, waves=waves)
+        s.run([c for c in kept if c.index not in s.evaluated])
+        return s.report()
+    if on_top is not None:
+        on_top(meeting)
+    budget = PARETO_SIMULATIONS_PER_RECOMMENDATION * req.max_recommendations if pareto_limit is None else pareto_limit
+    unresolved = s.pareto_phase(budget)
+    not_simulated = len(kept) - len(s.evaluated)
+    misses = len(s.certain_miss - set(s.evaluated))
+    return s.report(not_simulated=not_simulated, certain_misses=misses, pareto_unresolved=unresolved,
+                    beyond_bound=not_simulated - misses - unresolved)
 
-    # 2. the Pareto front: simulate what a front member's figures do not dominate (every candidate
-    # left is past the stop point, or a certain miss)
-    budget = PARETO_SIMULATIONS_PER_RECOMMENDATION * k if pareto_limit is None else pareto_limit
-    spent = 0
-    unresolved: list[Candidate] = []
-    while True:
-        front = pareto_front([e for e in evaluated.values() if e.meets_constraints])
-        open_: list[Candidate] = []
-        for c in order:
-            if c.index in evaluated:
-                continue
-            b = bounds(c)
-            if b.headroom_fraction < 0:
-                certain_miss.add(c.index)
-            elif not _dominated(b, front):
-                open_.append(c)
-        if not open_ or spent >= budget:
-            unresolved = open_
-            break
-        wave = open_[:max(1, min(budget - spent, MAX_WAVE))]
-        spent += len(wave)
-        run(wave)
 
-    not_simulated = len(kept) - len(evaluated)
-    misses = len(certain_miss - set(evaluated))
-    return SearchReport(evaluations=tuple(evaluated[i] for i in sorted(evaluated)), exhaustive=False,
-                        not_simulated=not_simulated, certain_misses=misses, pareto_unresolved=len(unresolved),
-                        beyond_bound=not_simulated - misses - len(unresolved), waves=waves)
+class _Search:
+    """One search's state: what is evaluated, the candidates' bounds (cheap ones for all, full
+    ones with durability as needed) and their order, and its two phases."""
+
+    def __init__(self, req: PlanRequest, kept: Sequence[Candidate], evaluate_wave: EvaluateWave, catalog: Catalog,
+                 known: Mapping[int, Evaluation] | None, on_wave: Callable[[int, int], None] | None) -> None:
+        self.req, self.kept, self.evaluate_wave, self.catalog, self.on_wave = req, kept, evaluate_wave, catalog, on_wave
+        by_index = {c.index: c for c in kept}
+        # Known evaluations are a cache, not a head start: the search takes the same waves as a run
+        # without them (so a resumed run answers bit for bit as the undisturbed one) and simulates
+        # only what they lack.
+        self.cache: dict[int, Evaluation] = {i: e for i, e in (known or {}).items() if i in by_index and e.candidate == by_index[i]}
+        self.evaluated: dict[int, Evaluation] = {}
+        self.waves = 0
+        self.certain_miss: set[int] = set()
+        self._cheap: dict[int, ObjectiveBounds] | None = None
+        self._full: dict[int, ObjectiveBounds] = {}
+
+    def run(self, wave: list[Candidate]) -> None:
+        todo = [c for c in wave if c.index not in self.cache]
+        for c in wave:
+            if c.index in self.cache:
+                self.evaluated[c.index] = self.cache[c.index]
+        if not todo:
+            return
+        if self.on_wave is not None:
+            self.on_wave(len(self.evaluated), len(todo))
+        self.waves += 1
+        for e in self.evaluate_wave(todo, self.req.simulated_seconds):
+            self.evaluated[e.candidate.index] = e
+
+    def report(self, *, exhaustive: bool = False, **counts: int) -> SearchReport:
+        return SearchReport(evaluations=tuple(self.evaluated[i] for i in sorted(self.evaluated)), exhaustive=exhaustive,
+                            waves=self.waves, **counts)
+
+    def meeting(self) -> list[Evaluation]:
+        return [e for e in self.evaluated.values() if e.meets_constraints]
+
+    @property
+    def cheap(self) -> dict[int, ObjectiveBounds]:
+        if self._cheap is None:
+            self._cheap = {c.index: cands_mod.objective_bounds(self.req, c, self.catalog, with_durability=False)
+                           for c in self.kept}
+        return self._cheap
+
+    def bounds(self, c: Candidate) -> ObjectiveBounds:
+        b = self._full.get(c.index)
+        if b is None:
+            b = self._full[c.index] = cands_mod.objective_bounds(self.req, c, self.catalog)
+        return b
+
+    def bound_of(self, c: Candidate) -> float:
+        return self.cheap[c.index].objective_lower_bound(self.req.objective)
+
+    def order(self) -> list[Candidate]:
+        """The kept candidates by the objective's bound, ties on the index."""
+        return sorted(self.kept, key=lambda c: (self.bound_of(c), c.index))
+
+    def reach(self) -> float | None:
+        """How far the top ``k`` of the simulated candidates are decided (``ranking.indifference_order``):
+        a candidate whose bound is above it changes none of them; None while fewer than ``k`` meet."""
+        meeting = self.meeting()
+        k = self.req.max_recommendations
+        if len(meeting) < k:
+            return None
+        return indifference_order(meeting, self.req.objective, self.bound_of, k).reach
+
+    def top_phase(self) -> None:
+        """1. the top recommendations, in the order of the objective's bound, in waves sized for
+        the meeting candidates still needed at the pass rate seen so far."""
+        k = self.req.max_recommendations
+        order = self.order()
+        pos = 0
+        wave_size = max(MIN_WAVE, k)
+        while pos < len(order):
+            limit = self.reach()
+            wave: list[Candidate] = []
+            while pos < len(order) and len(wave) < wave_size:
+                c = order[pos]
+                if limit is not None and self.bound_of(c) > limit:
+                    break
+                pos += 1
+                if c.index in self.evaluated:
+                    continue
+                if self.bounds(c).headroom_fraction < 0:
+                    self.certain_miss.add(c.index)
+                    continue
+                wave.append(c)
+            if not wave:
+                break
+            self.run(wave)
+            simulated = [e for e in self.evaluated.values() if e.candidate.index not in self.certain_miss]
+            met = sum(e.meets_constraints for e in simulated)
+            needed = k - met
+            rate = max(met / len(simulated), 1.0 / MAX_WAVE) if simulated else 1.0
+            wave_size = MIN_WAVE if needed <= 0 else min(MAX_WAVE, max(MIN_WAVE, math.ceil(needed / rate)))
+
+    def pareto_phase(self, budget: int) -> int:
+        """2. the Pareto front: simulate what a front member's figures do not dominate (every
+        candidate left is past the stop point, or a certain miss), at most ``budget``; returns
+        how many the budget left undominated."""
+        order = self.order()
+        spent = 0
+        while True:
+            front = pareto_front(self.meeting())
+            open_: list[Candidate] = []
+            for c in order:
+                if c.index in self.evaluated:
+                    continue
+                b = self.bounds(c)
+                if b.headroom_fraction < 0:
+                    self.certain_miss.add(c.index)
+                elif not _dominated(b, front):
+                    open_.append(c)
+            if not open_ or spent >= budget:
+                return len(open_)
+            wave = open_[:max(1, min(budget - spent, MAX_WAVE))]
+            spent += len(wave)
+            self.run(wave)

@@ -442,11 +442,16 @@ def _kept_up(rs: Sequence[array.ArrayResult], offered: float) -> bool:
     return iv.low <= KEEP_UP_TOLERANCE
 
 
+# simulate_figures is ~145 lines with its docstring: one replication loop whose closures (add,
+# add_saturation, sustained) share the runs, the keep-up verdict and the intervals the stopping
+# rule reads, then the figures built from them; the fail-slow and coordinated-reads passes are
+# helpers of their own (_fail_slow_interval, _without_coordinated_reads).
 def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simulated_s: float,
                      upper_bound_iops: float, fail_slow_field_rates: bool = False,
                      precision: str | Precision = FULL, horizon_s: float = DEFAULT_HORIZON_S,
                      saturation_seed: int | None = None,
-                     saturation_runs: dict[Any, array.ArrayResult] | None = None) -> SimulatedFigures:
+                     saturation_runs: dict[Any, array.ArrayResult] | None = None,
+                     first_runs: dict[array.ArraySpec, array.ArrayResult] | None = None) -> SimulatedFigures:
     """Simulate ``spec`` (the offered load) and its saturation run in independent replications
     (``replication_spec``) until the intervals are tight or ``precision``'s cap is reached; see
     the module docstring. ``horizon_s``: the worst second is the worst of that many seconds
@@ -458,7 +463,10 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
     ``saturation_runs`` (a dict the caller keeps) a saturation run whose spec is already in it is
     not simulated again: the years of one array whose workloads differ only in the offered rate
     (growth, at the same fill) have the same closed-loop run at saturation, which ignores the
-    offered rate, so ``evaluation.evaluate`` seeds it without the rate and runs it once."""
+    offered rate, so ``evaluation.evaluate`` seeds it without the rate and runs it once.
+    ``first_runs`` (a dict the caller keeps, by spec object: an ``ArraySpec`` compares by
+    identity) holds the run of replication 0 of each ``spec`` given: a caller that passes the same
+    spec again (a screening run, then the full run of the same year) does not simulate it again."""
     prec = precision_of(precision)
     require_range("horizon_s", horizon_s, 2, MAX_HORIZON_S, unit="s")
     q = latency_percentile / 100.0
@@ -469,6 +477,11 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
 
     def add(count: int) -> None:
         for r in range(len(runs), count):
+            if r == 0 and first_runs is not None:
+                if spec not in first_runs:
+                    first_runs[spec] = array.simulate(spec)
+                runs.append(first_runs[spec])
+                continue
             runs.append(array.simulate(replication_spec(spec, r)))
 
     def add_saturation(count: int) -> None:
@@ -565,40 +578,47 @@ def simulate_figures(spec: array.ArraySpec, *, latency_percentile: float, simula
     worst = horizon_worst_second([v for r in runs for v in _second_p99s(r)], horizon_s, independent_count=len(runs))
     if not math.isfinite(worst.value):
         worst = Interval(value=float(pooled.latency_percentile_s(0.99)))
-    slow_iv = Interval(value=math.nan)
-    if fail_slow_field_rates:
-        # every replication again with the slow member: the mixture per replication, pooled for
-        # the point, sectioning for the interval (as the percentile without fail-slow drives)
-        slows = [array.simulate(fail_slow.with_slow_members(replication_spec(spec, r), {0: fail_slow.FIELD_SLOWDOWN}))
-                 for r in range(len(runs))]
-        kind = "hdd" if spec.service_models[0].mechanical else "ssd"
-        share = fail_slow.slow_time_fraction(kind, max(1, group_count(spec.layout, spec.drive_count)))
-
-        def mixture(normal: array.ArrayResult, slow: array.ArrayResult) -> float:
-            return fail_slow.mixture_percentile_s(normal, slow, share, q) if not slow.saturated else math.inf
-
-        per = [mixture(n, s) for n, s in zip(runs, slows, strict=True)]
-        if len(runs) == 1:
-            slow_iv = Interval(value=per[0])
-        else:
-            pooled_slow = replace(pooled_result(slows), saturated=any(s.saturated for s in slows))
-            value = mixture(pooled, pooled_slow)
-            slow_iv = sectioning_interval(value, per) if all(math.isfinite(v) for v in per) and math.isfinite(value) \
-                else Interval(value=value)
+    slow_iv = _fail_slow_interval(spec, runs, pooled, q) if fail_slow_field_rates else Interval(value=math.nan)
     if spec.coordinated_reads:
-        # the same replications without the policy: common random numbers, so the difference is
-        # the policy's and not the streams'
-        plain = Replications(runs=tuple(array.simulate(replace(replication_spec(spec, r), coordinated_reads=False))
-                                        for r in range(len(runs))))
-        plain_p = plain.percentile(q) if not any(r.saturated for r in plain.runs) else Interval(value=math.inf)
-        common.update(latency_at_percentile_without_coordinated_reads_s=plain_p,
-                      reconstructed_read_fraction=Replications(runs=tuple(runs)).reconstructed_read_fraction())
+        common.update(_without_coordinated_reads(spec, runs, q))
     return SimulatedFigures(
         **common, latency_at_percentile_fail_slow_s=slow_iv, latency_p50_s=p50, latency_at_percentile_s=at_p,
         worst_second_latency_s=worst, kept_up=True,
         utilization=Interval(value=util, low=max(0.0, util_interval.low), high=min(1.0, util_interval.high))
         if util_interval.known else Interval(value=util),
     )
+
+
+def _fail_slow_interval(spec: array.ArraySpec, runs: Sequence[array.ArrayResult], pooled: array.ArrayResult,
+                        q: float) -> Interval:
+    """The percentile with fail-slow drives at the field rates: every replication again with the
+    slow member, the mixture per replication, pooled for the point, sectioning for the interval
+    (as the percentile without fail-slow drives)."""
+    slows = [array.simulate(fail_slow.with_slow_members(replication_spec(spec, r), {0: fail_slow.FIELD_SLOWDOWN}))
+             for r in range(len(runs))]
+    kind = "hdd" if spec.service_models[0].mechanical else "ssd"
+    share = fail_slow.slow_time_fraction(kind, max(1, group_count(spec.layout, spec.drive_count)))
+
+    def mixture(normal: array.ArrayResult, slow: array.ArrayResult) -> float:
+        return fail_slow.mixture_percentile_s(normal, slow, share, q) if not slow.saturated else math.inf
+
+    per = [mixture(n, s) for n, s in zip(runs, slows, strict=True)]
+    if len(runs) == 1:
+        return Interval(value=per[0])
+    pooled_slow = replace(pooled_result(slows), saturated=any(s.saturated for s in slows))
+    value = mixture(pooled, pooled_slow)
+    return sectioning_interval(value, per) if all(math.isfinite(v) for v in per) and math.isfinite(value) \
+        else Interval(value=value)
+
+
+def _without_coordinated_reads(spec: array.ArraySpec, runs: Sequence[array.ArrayResult], q: float) -> dict[str, Any]:
+    """The same replications without the coordinated-reads policy: common random numbers, so the
+    difference is the policy's and not the streams'."""
+    plain = Replications(runs=tuple(array.simulate(replace(replication_spec(spec, r), coordinated_reads=False))
+                                    for r in range(len(runs))))
+    plain_p = plain.percentile(q) if not any(r.saturated for r in plain.runs) else Interval(value=math.inf)
+    return {"latency_at_percentile_without_coordinated_reads_s": plain_p,
+            "reconstructed_read_fraction": Replications(runs=tuple(runs)).reconstructed_read_fraction()}
 
 
 def seed_int(seed: np.random.SeedSequence) -> int:
@@ -663,7 +683,7 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
                            duration_s: float = 5.0, warmup_s: float = 1.0, seed: int = 0, reorder_window: int = 1,
                            max_drive_count: int = MAX_EQUIVALENT_DRIVES, iops_tolerance: float = KEEP_UP_TOLERANCE,
                            max_host_ios: int = MAX_SIMULATED_HOST_IOS,
-                           precision: str | Precision | None = None) -> Equivalence:
+                           precision: str | Precision | None = None, with_count_low: bool = True) -> Equivalence:
     """Smallest number of ``drive``s, in whole groups of the layout, with ``required_capacity_bytes``
     that carry ``workload`` offered open loop at ``target_iops`` (achieved IOPS within
     ``iops_tolerance``) with the ``latency_quantile`` latency at or under ``latency_target_s``
@@ -672,20 +692,24 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
     ``drive`` is a catalog drive (its members' models from ``member_service_models``) or one
     service model (a disk from a datasheet, ``drive_capacity_bytes`` its capacity).
     ``layout_for(n)`` gives the layout of an ``n``-drive array (a ``Layout`` = its groups repeated;
-    a callable lets RAID 0/10 stripe across all ``n``, widths in steps of ``group_width``, from ``min_drive_count`` drives). Each
-    step is one simulation through ``array_spec`` (doubling from half the utilisation bound, then
-    bisection); the duration is cut to ``max_host_ios`` host IOs. When no array passes and a
-    latency target is set, one group nearly idle is simulated: if even it misses the target, no
-    number of disks holds it (``no_number_holds_latency``).
+    a callable lets RAID 0/10 stripe across all ``n``, widths in steps of ``group_width``, from ``min_drive_count`` drives).
 
-    ``precision`` (a catalog ``Drive`` only): the one-run search above gives a start; the counts
-    around it are then simulated by ``simulate_figures`` at that precision (independent
-    replications, the saturation run sized by ``performance.iops_upper_bound``) and pass as an
-    SSD candidate's checks do, at the pessimistic end of their intervals: kept up, the sustained
-    IOPS' low end at least the target, the percentile's high end at most the latency target (no
-    ``iops_tolerance``: the interval is the margin). ``drive_count`` is the smallest count passing
-    so; ``drive_count_low`` the smallest passing at the optimistic end (the IOPS' high end, the
-    latency's low end): the count's interval. Both searches gallop from their start and bisect
+    The stages (``_EquivalenceSearch``): the smallest count with the capacity; when a latency
+    target is set, one group nearly idle (``unloaded_latency``: if even it misses the target, no
+    number of disks holds it, ``no_number_holds_latency``); the one-run search (``one_run``: one
+    simulation per count through ``array_spec``, doubling from half the utilisation bound, then
+    bisection; the duration cut to ``max_host_ios`` host IOs); with a ``precision``, the counts
+    around its answer at that precision (``at_precision``).
+
+    ``precision`` (a catalog ``Drive`` only): the counts are simulated by ``simulate_figures`` at
+    that precision (independent replications, the saturation run sized by
+    ``performance.iops_upper_bound``) and pass as an SSD candidate's checks do, at the pessimistic
+    end of their intervals: kept up, the sustained IOPS' low end at least the target, the
+    percentile's high end at most the latency target (no ``iops_tolerance``: the interval is the
+    margin). ``drive_count`` is the smallest count passing so; ``drive_count_low`` the smallest
+    passing at the optimistic end (the IOPS' high end, the latency's low end): the count's
+    interval, searched only ``with_count_low`` (a caller that does not quote it saves its runs;
+    ``drive_count_low`` is then ``drive_count``). Both searches gallop from their start and bisect
     (``_smallest_passing``).
     """
     v: list[Violation] = []
@@ -694,170 +718,207 @@ def equivalent_drive_count(drive: Drive | ServiceModel, layout_for: Callable[[in
     check_range(v, "latency_target_s", latency_target_s, 0, 3600, unit="s", note="(0 = none)")
     check_range(v, "max_drive_count", max_drive_count, 1, MAX_EQUIVALENT_DRIVES, integer=True)
     check(v)
-    layout_of: Callable[[int], Layout]
-    if isinstance(layout_for, Layout):
-        fixed = layout_for
-        step = fixed.group_width
-
-        def fixed_layout(n: int) -> Layout:
-            del n
-            return fixed
-        layout_of = fixed_layout
-    else:
-        layout_of = layout_for
-        step = group_width or 1
-    wl = replace(workload, target_iops=float(target_iops))
-    tried: list[tuple[int, float, float, bool]] = []
-    results: dict[int, array.ArrayResult] = {}
-    q = float(latency_quantile)
-    max_groups = max_drive_count // step
-    if max_groups < 1:
-        raise InvalidInputError.one("max_drive_count", f"must hold at least one group of {step} drives, got {max_drive_count}")
-
-    if isinstance(drive, ServiceModel):
-        model: ServiceModel | None = drive
-        name, capacity = drive.drive_name, float(drive_capacity_bytes)
-    else:
-        model = None
-        name, capacity = drive.name, float(drive.capacity_bytes)
-
-    def spec_for(n: int, wl_n: Workload, duration: float, warmup: float) -> array.ArraySpec:
-        if model is None:
-            assert isinstance(drive, Drive)
-            return array_spec(drive, layout_of(n), n, wl_n, duration_s=duration, warmup_s=warmup, seed=seed,
-                              reorder_window=reorder_window)
-        return array.ArraySpec(layout=layout_of(n), drive_count=n, service_models=(model,), workload=wl_n, duration_s=duration,
-                               warmup_s=warmup, seed=seed, drive_capacity_bytes=capacity, reorder_window=reorder_window)
-
-    def members_model() -> ServiceModel:
-        return model if model is not None else member_service_models(drive, wl)[0]  # type: ignore[arg-type]
-
-    def usable(n: int) -> float:
-        return usable_capacity_bytes(layout_of(n), n, capacity)
-
-    min_groups = max(1, -(-int(min_drive_count) // step))  # the layout's smallest array (RAID 10: 4 drives)
-    while min_groups <= max_groups and usable(min_groups * step) < required_capacity_bytes:
-        min_groups += 1
-    capacity_count = min_groups * step if min_groups <= max_groups else 0
-
     prec = precision_of(precision) if precision is not None else None
     if prec is not None and not isinstance(drive, Drive):
         raise InvalidInputError.one("drive", "a precision needs a catalog drive (its IOPS bound sizes the saturation run)")
-    figures: dict[int, SimulatedFigures] = {}
-    optimistic: dict[int, bool] = {}
+    s = _EquivalenceSearch(drive, layout_for, workload, target_iops=float(target_iops), q=float(latency_quantile),
+                           latency_target_s=float(latency_target_s), group_width=group_width, drive_capacity_bytes=drive_capacity_bytes,
+                           duration_s=duration_s, warmup_s=warmup_s, seed=seed, reorder_window=reorder_window,
+                           max_drive_count=max_drive_count, iops_tolerance=iops_tolerance, max_host_ios=max_host_ios, prec=prec)
+    s.size_for_capacity(min_drive_count, required_capacity_bytes)
+    if s.min_groups > s.max_groups:
+        return s.out(0)
+    floor = math.nan
+    if latency_target_s > 0:
+        floor = s.unloaded_latency()
+        if floor > latency_target_s:
+            return s.out(0, floor)
+    hi = s.one_run()
+    if hi == 0:
+        return s.out(0, floor)
+    if prec is None:
+        return s.out(hi * s.step)
+    pess, opt = s.at_precision(hi, with_count_low)
+    if pess == 0:
+        return s.out(0, floor)
+    return s.out(pess * s.step, count_low=(opt or pess) * s.step)
 
-    def run_figures(groups: int) -> bool:
+
+class _EquivalenceSearch:
+    """The state and stages of one ``equivalent_drive_count`` search (counts in groups of
+    ``step`` drives; every count tried is recorded in ``tried``)."""
+
+    def __init__(self, drive: Drive | ServiceModel, layout_for: Callable[[int], Layout] | Layout, workload: Workload, *,
+                 target_iops: float, q: float, latency_target_s: float, group_width: int | None, drive_capacity_bytes: float,
+                 duration_s: float, warmup_s: float, seed: int, reorder_window: int, max_drive_count: int,
+                 iops_tolerance: float, max_host_ios: int, prec: Precision | None) -> None:
+        if isinstance(layout_for, Layout):
+            fixed = layout_for
+            self.step = fixed.group_width
+            self.layout_of: Callable[[int], Layout] = lambda n: fixed
+        else:
+            self.layout_of = layout_for
+            self.step = group_width or 1
+        self.max_groups = max_drive_count // self.step
+        if self.max_groups < 1:
+            raise InvalidInputError.one("max_drive_count", f"must hold at least one group of {self.step} drives, got {max_drive_count}")
+        self.drive = drive
+        if isinstance(drive, ServiceModel):
+            self.model: ServiceModel | None = drive
+            self.name, self.capacity = drive.drive_name, float(drive_capacity_bytes)
+        else:
+            self.model = None
+            self.name, self.capacity = drive.name, float(drive.capacity_bytes)
+        self.wl = replace(workload, target_iops=target_iops)
+        self.target_iops, self.q, self.latency_target_s = target_iops, q, latency_target_s
+        self.duration_s, self.warmup_s, self.seed, self.reorder_window = duration_s, warmup_s, seed, reorder_window
+        self.max_drive_count, self.iops_tolerance, self.max_host_ios, self.prec = max_drive_count, iops_tolerance, max_host_ios, prec
+        self.tried: list[tuple[int, float, float, bool]] = []
+        self.results: dict[int, array.ArrayResult] = {}
+        self.figures: dict[int, SimulatedFigures] = {}
+        self.optimistic: dict[int, bool] = {}
+        self.min_groups = 1
+        self.capacity_count = 0
+
+    def spec_for(self, n: int, wl_n: Workload, duration: float, warmup: float) -> array.ArraySpec:
+        if self.model is None:
+            assert isinstance(self.drive, Drive)
+            return array_spec(self.drive, self.layout_of(n), n, wl_n, duration_s=duration, warmup_s=warmup, seed=self.seed,
+                              reorder_window=self.reorder_window)
+        return array.ArraySpec(layout=self.layout_of(n), drive_count=n, service_models=(self.model,), workload=wl_n,
+                               duration_s=duration, warmup_s=warmup, seed=self.seed, drive_capacity_bytes=self.capacity,
+                               reorder_window=self.reorder_window)
+
+    def members_model(self) -> ServiceModel:
+        return self.model if self.model is not None else member_service_models(self.drive, self.wl)[0]  # type: ignore[arg-type]
+
+    def size_for_capacity(self, min_drive_count: int, required_capacity_bytes: float) -> None:
+        """The fewest whole groups (at least the layout's smallest array: RAID 10, 4 drives) with the capacity."""
+        step = self.step
+        self.min_groups = max(1, -(-int(min_drive_count) // step))
+        while self.min_groups <= self.max_groups and \
+                usable_capacity_bytes(self.layout_of(self.min_groups * step), self.min_groups * step, self.capacity) < required_capacity_bytes:
+            self.min_groups += 1
+        self.capacity_count = self.min_groups * step if self.min_groups <= self.max_groups else 0
+
+    def out(self, count: int, unloaded: float = math.nan, count_low: int | None = None) -> Equivalence:
+        g = count // self.step
+        return Equivalence(drive_name=self.name, layout_name=self.layout_of(max(count, self.step)).name, target_iops=self.target_iops,
+                           latency_quantile=self.q, latency_target_s=self.latency_target_s, drive_count=count,
+                           result=self.results.get(g) if count else None, tried=tuple(self.tried),
+                           max_drive_count=self.max_drive_count, unloaded_latency_s=unloaded, capacity_drive_count=self.capacity_count,
+                           drive_count_low=count if count_low is None else count_low,
+                           figures=self.figures.get(g) if count else None)
+
+    def unloaded_latency(self) -> float:
+        """The latency at the quantile of one group nearly idle (1 % of one disk's rate)."""
+        n = self.min_groups * self.step
+        mo = self.members_model()
+        rate = 0.01 * (hdd.random_iops(mo) if mo.mechanical else self.target_iops)
+        r = array.simulate(self.spec_for(n, replace(self.wl, target_iops=rate),
+                                         min(max(self.duration_s, 5000.0 / max(rate, 1e-9)), 3600.0), 0.0))
+        return float(r.latency_percentile_s(self.q)) if r.latency_count() else math.inf
+
+    def _window(self) -> tuple[float, float]:
+        duration = capped_duration_s(self.duration_s, self.target_iops, self.max_host_ios)
+        return duration, min(self.warmup_s, duration)
+
+    def run(self, groups: int) -> bool:
+        """One simulation of ``groups`` groups: kept up within the tolerance and under the latency target."""
+        n = groups * self.step
+        r = array.simulate(self.spec_for(n, self.wl, *self._window()))
+        lat = r.latency_percentile_s(self.q) if r.latency_count() else math.inf
+        ok = (not r.saturated and r.achieved_iops >= (1.0 - self.iops_tolerance) * self.target_iops
+              and (self.latency_target_s <= 0 or (math.isfinite(lat) and lat <= self.latency_target_s)))
+        self.tried.append((n, float(r.achieved_iops), float(lat), bool(ok)))
+        if ok:
+            self.results[groups] = r
+        return ok
+
+    def one_run(self) -> int:
+        """The one-run search: doubling from half the utilisation bound (every member busy 100 % at
+        its unloaded random rate; never below the capacity), then bisection. 0 when no count up to
+        the cap passes."""
+        mo = self.members_model()
+        if mo.mechanical:
+            per_drive = hdd.random_iops(mo, int(self.wl.mean_io_bytes))
+            member_ios = self.wl.read_fraction + self.wl.write_fraction * self.layout_of(self.step).small_write_penalty()
+            g = int(0.5 * self.target_iops * member_ios / per_drive / self.step)
+        else:
+            g = 1
+        g = max(self.min_groups, min(self.max_groups, g))
+        lo, hi = self.min_groups - 1, 0
+        while True:
+            if self.run(g):
+                hi = g
+                break
+            lo = g
+            if g >= self.max_groups:
+                break
+            g = min(2 * g, self.max_groups)
+        return _bisect(self.run, lo, hi) if hi else 0
+
+    def run_figures(self, groups: int) -> bool:
+        """``groups`` groups at the precision: passes at the pessimistic end of the intervals (and
+        records whether it passes at the optimistic end)."""
         from . import performance  # noqa: PLC0415 (performance is below simulation; imported where used)
 
-        assert isinstance(drive, Drive) and prec is not None
-        n = groups * step
-        duration = capped_duration_s(duration_s, target_iops, max_host_ios)
-        bound = performance.iops_upper_bound(drive, layout_of(n), n, wl)
-        f = simulate_figures(spec_for(n, wl, duration, min(warmup_s, duration)), latency_percentile=100.0 * q,
-                             simulated_s=duration, upper_bound_iops=bound, precision=prec)
-        figures[groups] = f
+        assert isinstance(self.drive, Drive) and self.prec is not None
+        n = groups * self.step
+        duration, warmup = self._window()
+        bound = performance.iops_upper_bound(self.drive, self.layout_of(n), n, self.wl)
+        f = simulate_figures(self.spec_for(n, self.wl, duration, warmup), latency_percentile=100.0 * self.q,
+                             simulated_s=duration, upper_bound_iops=bound, precision=self.prec)
+        self.figures[groups] = f
         lat_hi, lat_lo = f.latency_at_percentile_s.high_or_value, f.latency_at_percentile_s.low_or_value
         iops_lo, iops_hi = f.max_iops.low_or_value, f.max_iops.high_or_value
-        ok = f.kept_up and iops_lo >= target_iops and (latency_target_s <= 0 or lat_hi <= latency_target_s)
-        optimistic[groups] = iops_hi >= target_iops and (latency_target_s <= 0 or lat_lo <= latency_target_s)
-        tried.append((n, float(f.max_iops.value), float(f.latency_at_percentile_s.value), bool(ok)))
+        target, lat_target = self.target_iops, self.latency_target_s
+        ok = f.kept_up and iops_lo >= target and (lat_target <= 0 or lat_hi <= lat_target)
+        self.optimistic[groups] = iops_hi >= target and (lat_target <= 0 or lat_lo <= lat_target)
+        self.tried.append((n, float(f.max_iops.value), float(f.latency_at_percentile_s.value), bool(ok)))
         return ok
 
-    def run(groups: int) -> bool:
-        n = groups * step
-        duration = capped_duration_s(duration_s, target_iops, max_host_ios)
-        r = array.simulate(spec_for(n, wl, duration, min(warmup_s, duration)))
-        lat = r.latency_percentile_s(q) if r.latency_count() else math.inf
-        ok = (not r.saturated and r.achieved_iops >= (1.0 - iops_tolerance) * target_iops
-              and (latency_target_s <= 0 or (math.isfinite(lat) and lat <= latency_target_s)))
-        tried.append((n, float(r.achieved_iops), float(lat), bool(ok)))
-        if ok:
-            results[groups] = r
-        return ok
+    def at_precision(self, hi: int, with_count_low: bool) -> tuple[int, int]:
+        """The one-run count ``hi`` is the start; the counts either side are simulated at the
+        precision, galloping (1, 2, 4 ... groups) then bisecting, first for the smallest count
+        passing at the pessimistic end, then (``with_count_low``) below it for the smallest
+        passing at the optimistic end (both monotone in the count, as the one-run search
+        assumes). A few runs at the precision instead of a whole bisection: the interval is a few
+        groups wide. Returns (pessimistic, optimistic) group counts, 0 for none (and 0 for the
+        optimistic one when not searched)."""
+        self.tried.clear()
+        passes: dict[int, bool] = {}
 
-    def out(count: int, unloaded: float = math.nan, count_low: int | None = None) -> Equivalence:
-        return Equivalence(drive_name=name, layout_name=layout_of(max(count, step)).name, target_iops=float(target_iops),
-                           latency_quantile=q, latency_target_s=float(latency_target_s), drive_count=count,
-                           result=results.get(count // step) if count else None, tried=tuple(tried),
-                           max_drive_count=max_drive_count, unloaded_latency_s=unloaded, capacity_drive_count=capacity_count,
-                           drive_count_low=count if count_low is None else count_low,
-                           figures=figures.get(count // step) if count else None)
+        def pessimistic(g: int) -> bool:
+            if g not in passes:
+                passes[g] = self.run_figures(g)
+            return passes[g]
 
-    def unloaded_latency() -> float:
-        n = min_groups * step
-        mo = members_model()
-        rate = 0.01 * (hdd.random_iops(mo) if mo.mechanical else target_iops)
-        r = array.simulate(spec_for(n, replace(wl, target_iops=rate), min(max(duration_s, 5000.0 / max(rate, 1e-9)), 3600.0), 0.0))
-        return float(r.latency_percentile_s(q)) if r.latency_count() else math.inf
+        def optimistic_ok(g: int) -> bool:
+            if g not in self.optimistic:
+                pessimistic(g)
+            return self.optimistic[g]
 
-    if min_groups > max_groups:
-        return out(0)
-    if latency_target_s > 0:
-        floor = unloaded_latency()
-        if floor > latency_target_s:
-            return out(0, floor)
-    # start the doubling at half the utilisation bound (every member busy 100 % at its unloaded
-    # random rate), and never below the capacity
-    if members_model().mechanical:
-        per_drive = hdd.random_iops(members_model(), int(wl.mean_io_bytes))
-        lay1 = layout_of(step)
-        member_ios = wl.read_fraction + wl.write_fraction * lay1.small_write_penalty()
-        g = int(0.5 * target_iops * member_ios / per_drive / step)
-    else:
-        g = 1
-    g = max(min_groups, min(max_groups, g))
-    lo, hi = min_groups - 1, 0
-    while True:
-        if run(g):
-            hi = g
-            break
-        lo = g
-        if g >= max_groups:
-            break
-        g = min(2 * g, max_groups)
-    if hi == 0:
-        return out(0, floor if latency_target_s > 0 else math.nan)
-    hi = _bisect(run, lo, hi)
-    if prec is None:
-        return out(hi * step)
-    # With a precision: the one-run count is the start; the counts either side are simulated at
-    # the precision, galloping (1, 2, 4 ... groups) then bisecting, first for the smallest count
-    # passing at the pessimistic end, then below it for the smallest passing at the optimistic
-    # end (both monotone in the count, as the one-run search assumes). A few runs at the
-    # precision instead of a whole bisection: the interval is a few groups wide.
-    tried.clear()
-    passes: dict[int, bool] = {}
+        pessimistic(hi)
+        start = self._scaled(hi, self._interval_end(hi, high=False), self.max_groups) if self.figures[hi].kept_up else hi
+        pess = _smallest_passing(pessimistic, start, self.min_groups - 1, self.max_groups)
+        if pess == 0 or not with_count_low:
+            return pess, 0
+        return pess, _smallest_passing(optimistic_ok, self._scaled(pess, self._interval_end(pess, high=True), pess),
+                                       self.min_groups - 1, pess)
 
-    def pessimistic(g: int) -> bool:
-        if g not in passes:
-            passes[g] = run_figures(g)
-        return passes[g]
-
-    def optimistic_ok(g: int) -> bool:
-        if g not in optimistic:
-            pessimistic(g)
-        return optimistic[g]
-
-    def scaled(g: int, iops_at: float, ceil: int) -> int:
+    def _scaled(self, g: int, iops_at: float, ceil: int) -> int:
         # a disk array's sustained IOPS grow in proportion to its groups (every group the same
         # disks under the same share of the load), so the count whose interval end reaches the
         # target is about g x target / (that end at g): where the gallop starts, one simulation
         # at the precision from its answer, not a dozen; the test decides, the start only saves runs
         if not (iops_at > 0 and math.isfinite(iops_at)):
             return g
-        return max(min_groups, min(ceil, math.ceil(g * float(target_iops) / iops_at)))
+        return max(self.min_groups, min(ceil, math.ceil(g * self.target_iops / iops_at)))
 
-    def interval_end(g: int, high: bool) -> float:
-        f = figures[g]
+    def _interval_end(self, g: int, high: bool) -> float:
+        f = self.figures[g]
         return float(f.max_iops.high_or_value if high else f.max_iops.low_or_value)
-
-    pessimistic(hi)
-    start = scaled(hi, interval_end(hi, high=False), max_groups) if figures[hi].kept_up else hi
-    pess = _smallest_passing(pessimistic, start, min_groups - 1, max_groups)
-    if pess == 0:
-        return out(0, floor if latency_target_s > 0 else math.nan)
-    opt = _smallest_passing(optimistic_ok, scaled(pess, interval_end(pess, high=True), pess), min_groups - 1, pess)
-    return out(pess * step, count_low=(opt or pess) * step)
 
 
 def _smallest_passing(test: Callable[[int], bool], start: int, floor: int, ceil: int) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from arrayplan_engine import candidates, evaluation, plan_request, ranking, simulation
+from arrayplan_engine import candidates, evaluation, hdd_comparison, plan_request, simulation
 from arrayplan_engine.catalog import get_drive
 from arrayplan_engine.layout import make_layout
 from arrayplan_engine.units import TB, KiB, MiB
@@ -53,7 +53,7 @@ def test_the_archive_comparison_gives_one_count_for_five_seeds() -> None:
     best = evaluation.evaluate(req, cand)
     counts = set()
     for seed in range(5):
-        h = ranking.hdd_equivalence(replace(req, seed=seed), best)
+        h = hdd_comparison.hdd_equivalence(replace(req, seed=seed), best)
         assert h is not None and h.hdd_model == "hdd-7k2-nearline-8tb"
         assert 0 < h.drive_count_low <= h.drive_count
         assert "at 95 % confidence" in h.explanation and "fewer would miss on capacity" in h.explanation

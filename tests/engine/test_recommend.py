@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from arrayplan_engine import array, candidates, evaluation, plan_request, ranking, recommend, simulation
+from arrayplan_engine import array, candidates, evaluation, hdd_comparison, plan_request, ranking, recommend, simulation
 from arrayplan_engine.errors import InvalidInputError, SearchSpaceTooLargeError
 from arrayplan_engine.units import TB, KiB
 from arrayplan_engine.workload import Workload
@@ -147,7 +147,10 @@ def test_plan_ranks_explains_and_is_deterministic(oltp_evaluated) -> None:  # ty
     req = oltp_evaluated[0]
     a = recommend.plan(req, exhaustive=True)
     b = _ranked(oltp_evaluated, req)  # the same plan evaluated in another call: bit for bit equal
-    assert a == b
+    winner = ranking.winner(req, oltp_evaluated[3])
+    assert winner is not None and b.recommendations[0].evaluation.candidate == winner.candidate
+    # the hard-disk comparison is its own stage (rank only puts it in)
+    assert replace(b, hdd_equivalence=hdd_comparison.hdd_equivalence(req, winner)) == a
     # the search (the default) simulates less and recommends the same arrays with the same figures
     fast = recommend.plan(req)
     assert fast.recommendations == a.recommendations and fast.candidates_evaluated <= a.candidates_evaluated
@@ -198,7 +201,7 @@ def test_hdd_equivalence_needs_many_disks(oltp_evaluated) -> None:  # type: igno
     out = _ranked(oltp_evaluated, oltp_evaluated[0])
     # Without the 5 ms target (a 15K disk's seek and rotation alone miss it: "no number holds"),
     # the disks needed for the same IOPS and capacity as the SSD winner.
-    h = ranking.hdd_equivalence(_req(constraints=plan_request.Constraints(usable_capacity_bytes=8 * TB, endurance_margin_fraction=0.2)),
+    h = hdd_comparison.hdd_equivalence(_req(constraints=plan_request.Constraints(usable_capacity_bytes=8 * TB, endurance_margin_fraction=0.2)),
                            out.recommendations[0].evaluation)
     # Each count decided at the pessimistic end of its intervals with the SSD candidates' keep-up
     # rule (the replications' shortfall, the saturation run's sustained IOPS): the disk that costs
@@ -251,11 +254,11 @@ def test_the_disk_compared_fits_the_question() -> None:
     archive = plan_request.PlanRequest(workload=Workload(read_fraction=0.05, random_fraction=0.05, io_size_mix=((1 * MiB, 1.0),),
                                                queue_depth=8, target_iops=300),
                              constraints=plan_request.Constraints(usable_capacity_bytes=100 * TB))
-    fits = ranking.fitting_hdds(archive, builtin_catalog())
+    fits = hdd_comparison.fitting_hdds(archive, builtin_catalog())
     assert [d.name for d in fits] == ["hdd-7k2-nearline-8tb"]
     oltp = _req(workload=Workload(read_fraction=0.7, target_iops=25_000, io_size_mix=((8 * KiB, 1.0),)),
                 constraints=plan_request.Constraints(usable_capacity_bytes=8 * TB))
-    assert "hdd-15k-sas-300gb" in [d.name for d in ranking.fitting_hdds(oltp, builtin_catalog())]
+    assert "hdd-15k-sas-300gb" in [d.name for d in hdd_comparison.fitting_hdds(oltp, builtin_catalog())]
 
 
 def test_the_answer_states_what_it_assumed() -> None:

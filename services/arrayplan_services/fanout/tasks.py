@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from arrayplan_engine import array, candidates, evaluation, plan_request, ssd
+from arrayplan_engine import array, candidates, evaluation, hdd_comparison, plan_request, ssd
 from arrayplan_engine.catalog import Catalog, Drive
 
 from .. import telemetry
@@ -61,4 +61,18 @@ def consistency_run(shared: None, args: tuple[Drive, float, float, int],
         "arrayplan.drive_model": drive.name, "arrayplan.duration_s": duration_s, "process.pid": os.getpid()}) as span:
         trace_id = format(span.get_span_context().trace_id, "032x")
         result = ssd.consistency_experiment(drive, duration_s=duration_s, op=op, seed=seed)
+    return result, (collector.drain(trace_id) if collector is not None else [])
+
+
+def size_hdd(shared: tuple[plan_request.PlanRequest, tuple[Drive, ...], evaluation.Evaluation], disk: str,
+             carrier: dict[str, str]) -> tuple[hdd_comparison.HddEquivalence | None, list[dict[str, Any]]]:
+    """One disk of a plan's hard-disk comparison stage sized for the winner
+    (``hdd_comparison.size_hdd``), where the evaluations run."""
+    collector = telemetry.configure_worker()
+    request, drives, best = shared
+    catalog = Catalog(drives)
+    with telemetry.consumer_span("arrayplan.size_hdd", carrier, **{
+            "arrayplan.drive_model": disk, "arrayplan.candidate_index": best.candidate.index, "process.pid": os.getpid()}) as span:
+        trace_id = format(span.get_span_context().trace_id, "032x")
+        result = hdd_comparison.size_hdd(request, best, catalog, catalog.get(disk))
     return result, (collector.drain(trace_id) if collector is not None else [])

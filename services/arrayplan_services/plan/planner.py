@@ -13,12 +13,10 @@ below them.
 from __future__ import annotations
 
 import builtins
-import collections
+import contextlib
 import dataclasses
-import json
 import logging
 import math
-import re
 import threading
 import time
 import uuid
@@ -26,38 +24,37 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from google.protobuf import json_format, timestamp_pb2
+from google.protobuf import json_format
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from arrayplan.v1 import planner_pb2 as pb
-from arrayplan_engine import candidates, evaluation, plan_request, ranking, search
-from arrayplan_engine.catalog import Catalog, builtin_catalog
-from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError, require_range
+from arrayplan_engine import candidates, evaluation, hdd_comparison, plan_request, ranking, recommend
+from arrayplan_engine.catalog import Catalog, Drive, builtin_catalog
+from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpaceTooLargeError
 
 from .. import numba_cache, telemetry
+from ..admission import Admission, AdmissionFullError
 from ..api.convert import check_plan_request_bounds, outcome_to_proto, plan_request_from_proto
 from ..api.errors import PermissionDeniedError, PlanQueueFullError, new_error_id
 from ..fanout import Cancelled, Executor, ExecutorUnavailableError, TaskCall
-from ..fanout.rank import rank_evaluations
-from ..fanout.tasks import evaluate_candidates
+from ..fanout.tasks import evaluate_candidates, size_hdd
 from ..store import TERMINAL_STATES, PlanStore, RunRow, StoreUnavailableError
 from ..store import checkpoints as ckpt
+from .reads import PLAN_ID_RE, LiveRun, PlanReads, WatchCursor, parse_list_token, parse_name, plan_name, trace_from_store
+
+# Re-exported for the callers that knew them here (the reads live in reads.py).
+__all__ = ["DEFAULT_CANDIDATE_LIMIT", "DEFAULT_MAX_QUEUED_PLANS", "DEFAULT_MAX_RUNNING_PLANS", "PLAN_ID_RE", "PlanRunner",
+           "WatchCursor", "batches", "parse_list_token", "parse_name", "plan_name", "trace_from_store"]
 
 log = logging.getLogger(__name__)
-_TERMINAL_ENUMS = frozenset(pb.Plan.State.Value(f"STATE_{s}") for s in TERMINAL_STATES)
 
-PLAN_ID_RE = re.compile(r"[a-z][a-z0-9-]{2,61}[a-z0-9]", re.ASCII)
 DEFAULT_CANDIDATE_LIMIT = 20_000
 TARGET_BATCH_S = 2.0
 MAX_RESUME_ATTEMPTS = 2
 DEFAULT_MAX_RUNNING_PLANS = 4
 DEFAULT_MAX_QUEUED_PLANS = 64
-# A ListPlans page ends before its plans would exceed this many serialized bytes (the client's
-# default receive limit is 4 MiB).
-MAX_LIST_PAGE_BYTES = 1 << 20
 STORE_RETRY_S = 2.0
-FINISHED_CACHE_PLANS = 128
 
 
 @dataclass
@@ -76,55 +73,6 @@ class _Live:
     # This start counted an attempt in the store (a crash from here on counts towards the limit;
     # a graceful stop takes it back: ``shutdown``).
     counted: bool = False
-
-
-def _ts(t: float | None) -> timestamp_pb2.Timestamp | None:
-    if t is None:
-        return None
-    ts = timestamp_pb2.Timestamp()
-    ts.FromNanoseconds(int(t * 1e9))
-    return ts
-
-
-def plan_name(run_id: str) -> str:
-    return f"plans/{run_id}"
-
-
-def trace_from_store(store: PlanStore, name: str) -> pb.GetPlanTraceResponse:
-    """A run's stored spans as the GetPlanTrace response (the server's RPC, and ``arrayplan trace
-    --data-dir`` reading a store file directly)."""
-    from google.protobuf import struct_pb2
-
-    run_id = parse_name(name)
-    row = store.get(run_id)
-    if row is None:
-        raise NotFoundError("plan", name)
-    out = pb.GetPlanTraceResponse(trace_id=row.trace_id)
-    for s in store.spans(row.trace_id):
-        span = out.spans.add(span_id=s["span_id"], parent_span_id=s["parent_span_id"], name=s["name"], kind=s["kind"],
-                             status=s["status"], process=s["process"])
-        span.start_time.FromNanoseconds(int(s["start_ns"]))
-        span.end_time.FromNanoseconds(int(s["end_ns"]))
-        attrs = struct_pb2.Struct()
-        for k, v in (s["attributes"] or {}).items():
-            attrs[str(k)] = list(v) if isinstance(v, tuple) else v
-        span.attributes.CopyFrom(attrs)
-    return out
-
-
-def parse_name(name: str, field_name: str = "name") -> str:
-    if not name.startswith("plans/") or not PLAN_ID_RE.fullmatch(name[len("plans/"):]):
-        raise InvalidInputError.one(field_name, f"must look like plans/ID (ID: 4-63 lowercase letters, digits, hyphens), got {name[:200]!r}")
-    return name[len("plans/"):]
-
-
-def parse_list_token(token: str) -> int | None:
-    """The seq a ListPlans page token continues before (tokens are lowercase hex of a seq)."""
-    if not token:
-        return None
-    if not re.fullmatch(r"[0-9a-f]{1,15}", token, re.ASCII):
-        raise InvalidInputError.one("page_token", "is not a token this server issued")
-    return int(token, 16)
 
 
 def batches(req: plan_request.PlanRequest, cands: list[candidates.Candidate], workers: int,
@@ -149,24 +97,136 @@ def batches(req: plan_request.PlanRequest, cands: list[candidates.Candidate], wo
     return out
 
 
-class WatchCursor:
-    """What a WatchPlan stream sends for each plan snapshot it reads: the progress when it changed
-    since the last one sent, and the plan itself once it is terminal (then ``finished``). The
-    blocking ``PlanRunner.watch`` and the server's async WatchPlan both step one of these."""
+# Span names of the engine's stages (``recommend.STAGES``) in a plan's trace.
+_STAGE_SPANS = {"candidates": "arrayplan.enumerate", "search": "arrayplan.fanout", "hdd": "arrayplan.hdd", "rank": "arrayplan.rank"}
 
-    def __init__(self) -> None:
-        self._last: pb.PlanProgress | None = None
-        self.finished = False
 
-    def step(self, plan: pb.Plan) -> pb.WatchPlanResponse | None:
-        if plan.state in _TERMINAL_ENUMS:
-            self.finished = True
-            return pb.WatchPlanResponse(plan=plan, trace_id=plan.trace_id)
-        if plan.progress != self._last:
-            self._last = pb.PlanProgress()
-            self._last.CopyFrom(plan.progress)
-            return pb.WatchPlanResponse(progress=plan.progress, trace_id=plan.trace_id)
-        return None
+class _RunHooks:
+    """One run's ``recommend.PlanHooks``: the search's waves fanned out as executor batches
+    (checkpointed as they finish), the hard-disk sizings as executor tasks beside them, a span
+    per stage, progress in the store."""
+
+    def __init__(self, runner: PlanRunner, run_id: str, req: plan_request.PlanRequest, catalog: Catalog, live: _Live,
+                 span: trace.Span) -> None:
+        self.runner, self.run_id, self.req, self.catalog, self.live, self.span = runner, run_id, req, catalog, live, span
+        self.fingerprint = ckpt.fingerprint(req, catalog)
+        self.progress: dict[str, object] = {}
+        self.saving = True  # checkpoints are written until the run's bound is reached
+        self.tasks = 0
+
+    def hooks(self) -> recommend.PlanHooks:
+        return recommend.PlanHooks(evaluate_wave=self.wave, size_hdds=self.size_hdds, restore=self.restore, stage=self.stage)
+
+    def _publish(self) -> None:
+        self.runner._set_progress(self.run_id, self.progress)  # noqa: SLF001 - the runner's own hooks
+        self.runner._notify(self.live)  # noqa: SLF001
+
+    @contextlib.contextmanager
+    def stage(self, name: str) -> Iterator[dict[str, Any]]:
+        """A stage of the engine's sequence under its span; what it did goes into the span and the progress."""
+        out: dict[str, Any] = {}
+        span_name = _STAGE_SPANS.get(name)
+        if span_name is None:
+            yield out
+            return
+        kind = trace.SpanKind.PRODUCER if name == "search" else trace.SpanKind.INTERNAL
+        with telemetry.tracer().start_as_current_span(span_name, kind=kind) as s:
+            if name == "search":
+                s.set_attribute("arrayplan.candidate_count", int(self.progress.get("candidates_to_evaluate", 0)))  # type: ignore[call-overload]
+                s.set_attribute("arrayplan.exhaustive", self.req.exhaustive)
+            yield out
+            for k, v in out.items():
+                s.set_attribute(f"arrayplan.{k}", v)
+            if name == "candidates":
+                s.set_attribute("arrayplan.candidate_count", out["candidates_total"])
+                s.set_attribute("arrayplan.pruned_count", out["candidates_pruned"])
+                self.span.set_attribute("arrayplan.candidate_count", out["candidates_total"])
+                self.progress.update(candidates_total=out["candidates_total"], candidates_pruned=out["candidates_pruned"])
+            elif name == "search":
+                s.set_attribute("arrayplan.task_count", self.tasks)
+                s.set_attribute("arrayplan.wave_count", out["waves"])
+                # what the search simulated is the plan's work: the progress ends with it done
+                self.progress.update(candidates_evaluated=out["simulated"], candidates_to_evaluate=out["simulated"],
+                                     candidates_not_simulated=out["not_simulated"])
+                self.runner._set_progress(self.run_id, self.progress)  # noqa: SLF001
+
+    def restore(self, kept: Sequence[candidates.Candidate]) -> dict[int, evaluation.Evaluation]:
+        """A resumed run starts from what its earlier attempt checkpointed (progress included),
+        and says so while the kernels compile."""
+        restored = self.runner._restore_checkpoints(self.run_id, self.fingerprint, list(kept))  # noqa: SLF001
+        self.span.set_attribute("arrayplan.candidates_from_checkpoints", len(restored))
+        if restored:
+            log.warning("plan %s: %d of %d candidates restored from checkpoints; evaluating the other %d", self.run_id,
+                        len(restored), len(kept), len(kept) - len(restored))
+        self.progress.update(candidates_evaluated=len(restored), candidates_to_evaluate=len(kept))
+        cold = numba_cache.cold_kernels() if len(restored) < len(kept) else []
+        if cold:  # the workers compile before the first batch returns: say so instead of sitting at 0
+            self.progress["phase"] = (f"compiling the simulation kernels ({', '.join(cold)}) into "
+                                      f"{numba_cache.default_cache_dir()}: once per install, about a minute; `make setup` does it ahead")
+            self.span.set_attribute("arrayplan.compiling_kernels", len(cold))
+        self._publish()
+        return restored
+
+    def _store_spans(self, spans: list[dict[str, Any]]) -> None:
+        if spans:
+            try:
+                self.runner.store.insert_spans(spans)
+            except StoreUnavailableError:
+                pass  # spans are diagnostics: dropped while the store cannot write
+
+    def wave(self, todo: Sequence[candidates.Candidate], simulated_s: float) -> list[evaluation.Evaluation]:
+        """One wave of the search, fanned out as executor batches sized by the cost model."""
+        req = self.req if simulated_s == self.req.simulated_seconds else dataclasses.replace(self.req, simulated_seconds=simulated_s)
+        executor = self.runner.executor
+        calls = [TaskCall(batch=b, weight=len(b)) for b in batches(req, list(todo), executor.worker_count, self.catalog)]
+        self.tasks += len(calls)
+        out: list[evaluation.Evaluation] = []
+
+        def collect(call: TaskCall, value: tuple[list[evaluation.Evaluation], list[dict[str, Any]]]) -> None:
+            evaluations, spans = value
+            out.extend(evaluations)
+            if self.saving and evaluations:
+                self.saving = self.runner._checkpoint(self.run_id, self.fingerprint, evaluations)  # noqa: SLF001
+            self._store_spans(spans)
+            self.progress["candidates_evaluated"] = int(self.progress["candidates_evaluated"]) + call.weight  # type: ignore[call-overload]
+            self.progress.pop("phase", None)
+            self._publish()
+
+        if self.live.cancel.is_set():
+            raise Cancelled()
+        executor.run(evaluate_candidates, (req, tuple(self.catalog)), calls, telemetry.inject_carrier(), on_result=collect,
+                     cancel=self.live.cancel)
+        return out
+
+    def size_hdds(self, req: plan_request.PlanRequest, best: evaluation.Evaluation, catalog: Catalog,
+                  disks: Sequence[Drive]) -> Callable[[], builtins.list[hdd_comparison.HddEquivalence | None]]:
+        """The hard-disk comparison's sizings, one executor task per disk, started on a thread of
+        their own so they run beside the search's later waves; returns the wait."""
+        calls = [TaskCall(batch=d.name, weight=0) for d in disks]
+        results: dict[str, hdd_comparison.HddEquivalence | None] = {}
+        failed: builtins.list[BaseException] = []
+        carrier = telemetry.inject_carrier()  # the tasks' spans are children of the search's span they run beside
+
+        def collect(call: TaskCall, value: tuple[hdd_comparison.HddEquivalence | None, builtins.list[dict[str, Any]]]) -> None:
+            results[call.batch] = value[0]
+            self._store_spans(value[1])
+
+        def work() -> None:
+            try:
+                self.runner.executor.run(size_hdd, (req, tuple(catalog), best), calls, carrier, on_result=collect,
+                                         cancel=self.live.cancel)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting stage, which raises it
+                failed.append(exc)
+
+        thread = threading.Thread(target=work, name=f"plan-{self.run_id}-hdd", daemon=True)
+        thread.start()
+
+        def wait() -> builtins.list[hdd_comparison.HddEquivalence | None]:
+            thread.join()
+            if failed:
+                raise failed[0]
+            return [results[d.name] for d in disks]
+        return wait
 
 
 class PlanRunner:
@@ -175,6 +235,9 @@ class PlanRunner:
                  max_queued: int = DEFAULT_MAX_QUEUED_PLANS, owner: str = "", lease_s: float = 0.0) -> None:
         if max_running < 1 or max_queued < 0:
             raise ValueError(f"max_running must be >= 1 and max_queued >= 0, got {max_running}, {max_queued}")
+        # The server's admission policy (shared with the heavy calls): run slots and a FIFO queue
+        # of run ids; a queued run's request and trace context wait in ``_waiting``.
+        self.admission: Admission[str] = Admission(max_running, max_queued, mean_run_s=30.0)
         self.store = store
         self.executor = executor
         self.catalog = catalog or builtin_catalog()
@@ -186,13 +249,12 @@ class PlanRunner:
         self.owner = owner or f"server-{uuid.uuid4().hex[:12]}"
         self.lease_s = lease_s
         self._live: dict[str, _Live] = {}
-        self._running: set[str] = set()
-        self._queue: collections.deque[tuple[str, plan_request.PlanRequest, otel_context.Context]] = collections.deque()
+        self._waiting: dict[str, tuple[plan_request.PlanRequest, otel_context.Context]] = {}
         self._lock = threading.Lock()
         self._stopping = False
-        self._mean_run_s = 30.0
         self._progress_mem: dict[str, dict[str, Any]] = {}
-        self._finished: collections.OrderedDict[tuple[str, float], pb.Plan] = collections.OrderedDict()
+        # GetPlan, ListPlans, GetPlanTrace, WatchPlan: the store's, with this queue's live state
+        self.reads = PlanReads(store, self)
 
     # -- create / run -----------------------------------------------------------------------
     def create(self, plan: pb.Plan, plan_id: str = "", creator: str = "") -> pb.Plan:
@@ -215,47 +277,70 @@ class PlanRunner:
         spec_json = json_format.MessageToJson(plan.spec, indent=None, preserving_proto_field_name=True)
         trace_id = telemetry.current_trace_id()
         with self._lock:
-            if len(self._running) >= self.max_running and len(self._queue) >= self.max_queued:
-                retry_s = min(600.0, self._mean_run_s * (1 + len(self._queue)) / self.max_running)
-                raise PlanQueueFullError(len(self._running), len(self._queue), retry_s)
-            self.store.create(run_id, spec_json, trace_id, creator, lease_owner=self.owner, lease_s=self.lease_s)
-            self._admit(run_id, req, otel_context.get_current())
+            try:
+                runs_now = self.admission.admit(run_id)
+            except AdmissionFullError as exc:
+                raise PlanQueueFullError(exc.running, exc.queued, exc.retry_after_s) from None
+            try:
+                self.store.create(run_id, spec_json, trace_id, creator, lease_owner=self.owner, lease_s=self.lease_s)
+            except BaseException:
+                if runs_now:  # nothing was queued behind it meanwhile (the lock is held): the slot goes back
+                    self.admission.finish()
+                    self.admission.hand_over()
+                else:
+                    self.admission.leave(run_id)
+                raise
+            self._start_or_wait(run_id, req, otel_context.get_current(), runs_now)
         return self.get(plan_name(run_id))
 
     def _admit(self, run_id: str, req: plan_request.PlanRequest, ctx: otel_context.Context) -> None:
-        """Start the run now or put it at the end of the queue (caller holds ``_lock``)."""
+        """A resumed run: started now or queued, beyond the queue's limit if need be (caller holds ``_lock``)."""
+        self._start_or_wait(run_id, req, ctx, self.admission.admit(run_id, force=True))
+
+    def _start_or_wait(self, run_id: str, req: plan_request.PlanRequest, ctx: otel_context.Context, runs_now: bool) -> None:
         live = _Live()
         self._live[run_id] = live
-        if len(self._running) < self.max_running and not self._queue:
+        if runs_now:
             self._launch(run_id, req, ctx, live)
         else:
-            self._queue.append((run_id, req, ctx))
+            self._waiting[run_id] = (req, ctx)
 
     def _launch(self, run_id: str, req: plan_request.PlanRequest, ctx: otel_context.Context, live: _Live) -> None:
-        self._running.add(run_id)
         live.thread = threading.Thread(target=self._run, args=(run_id, req, ctx, live), name=f"plan-{run_id}", daemon=True)
         live.thread.start()
 
     def _start_next(self) -> None:
-        """A run slot is free: start queued plans (caller holds ``_lock``); every queued plan's
-        watchers hear that their position moved."""
-        while self._queue and len(self._running) < self.max_running and not self._stopping:
-            run_id, req, ctx = self._queue.popleft()
+        """A run slot is free: it goes to the first queued plan still wanted (caller holds
+        ``_lock``); every queued plan's watchers hear that their position moved."""
+        if self._stopping:
+            self.admission.clear_queue()
+        while (run_id := self.admission.hand_over()) is not None:
+            req, ctx = self._waiting.pop(run_id)
             live = self._live.get(run_id)
             if live is None or live.cancel.is_set():
+                self.admission.finish()
                 continue
             self._launch(run_id, req, ctx, live)
-        for queued_id, _, _ in self._queue:
+            break
+        self._notify_queued()
+
+    def _notify_queued(self) -> None:
+        for queued_id in self.admission.queued_items():
             queued = self._live.get(queued_id)
             if queued is not None:
                 self._notify(queued)
 
+    def _dequeue(self, run_id: str) -> bool:
+        """Take a queued run out of the queue before it started (caller holds ``_lock``)."""
+        if not self.admission.leave(run_id):
+            return False
+        self._waiting.pop(run_id, None)
+        self._live.pop(run_id, None)
+        return True
+
     def queue_position(self, run_id: str) -> int:
         with self._lock:
-            for i, (queued_id, _, _) in enumerate(self._queue):
-                if queued_id == run_id:
-                    return i + 1
-        return 0
+            return self.admission.position(run_id)
 
     def _notify(self, live: _Live) -> None:
         with live.cond:
@@ -346,90 +431,16 @@ class PlanRunner:
             with self._lock:
                 self._live.pop(run_id, None)
                 self._progress_mem.pop(run_id, None)
-                self._running.discard(run_id)
-                self._mean_run_s = 0.8 * self._mean_run_s + 0.2 * (time.monotonic() - started)
+                self.admission.finish(elapsed_s=time.monotonic() - started)
                 self._start_next()
 
     def _execute(self, run_id: str, req: plan_request.PlanRequest, live: _Live, span: trace.Span) -> ranking.PlanOutcome:
-        tracer = telemetry.tracer()
+        """The engine's stage sequence (``recommend.plan``) with this server's hooks (``_RunHooks``):
+        the search's waves and the hard-disk sizings on the executor, checkpoints, progress, a span
+        per stage, cancellation (the executor raises ``Cancelled`` once ``live.cancel`` is set)."""
         catalog = plan_request.request_catalog(req, self.catalog)  # plus the plan's custom drives
-        with tracer.start_as_current_span("arrayplan.enumerate") as s:
-            cands = candidates.enumerate_candidates(req, catalog, limit=self.candidate_limit)
-            pruning = candidates.prune_report(req, cands, catalog)
-            kept, pruned = list(pruning.kept), pruning.pruned
-            s.set_attribute("arrayplan.candidate_count", len(cands))
-            s.set_attribute("arrayplan.pruned_count", pruned)
-        # A resumed run starts from what its earlier attempt checkpointed (progress included).
-        fingerprint = ckpt.fingerprint(req, catalog)
-        restored = self._restore_checkpoints(run_id, fingerprint, kept)
-        todo = [c for c in kept if c.index not in restored]
-        span.set_attribute("arrayplan.candidates_from_checkpoints", len(restored))
-        if restored:
-            log.warning("plan %s: %d of %d candidates restored from checkpoints; evaluating the other %d", run_id, len(restored),
-                        len(kept), len(todo))
-        progress: dict[str, object] = {"candidates_total": len(cands), "candidates_pruned": pruned,
-                                       "candidates_evaluated": len(restored), "candidates_to_evaluate": len(kept)}
-        cold = numba_cache.cold_kernels() if todo else []
-        if cold:  # the workers compile before the first batch returns: say so instead of sitting at 0
-            progress["phase"] = (f"compiling the simulation kernels ({', '.join(cold)}) into {numba_cache.default_cache_dir()}: "
-                                 "once per install, about a minute; `make setup` does it ahead")
-            span.set_attribute("arrayplan.compiling_kernels", len(cold))
-        self._set_progress(run_id, progress)
-        self._notify(live)
-        span.set_attribute("arrayplan.candidate_count", len(cands))
-        saving = [True]  # checkpoints are written until the run's bound is reached
-        tasks = [0]
-
-        def on_result(call: TaskCall, value: tuple[list[evaluation.Evaluation], list[dict[str, Any]]]) -> None:
-            evaluations, spans = value
-            if saving[0] and evaluations:
-                saving[0] = self._checkpoint(run_id, fingerprint, evaluations)
-            if spans:
-                try:
-                    self.store.insert_spans(spans)
-                except StoreUnavailableError:
-                    pass  # spans are diagnostics: dropped while the store cannot write
-            progress["candidates_evaluated"] = int(progress["candidates_evaluated"]) + call.weight  # type: ignore[call-overload]
-            progress.pop("phase", None)
-            self._set_progress(run_id, progress)
-            self._notify(live)
-
-        def wave(todo: Sequence[candidates.Candidate], simulated_s: float) -> list[evaluation.Evaluation]:
-            """One wave of the search, fanned out as Ray batches sized by the cost model."""
-            wave_req = req if simulated_s == req.simulated_seconds else dataclasses.replace(req, simulated_seconds=simulated_s)
-            calls = [TaskCall(batch=b, weight=len(b)) for b in batches(wave_req, list(todo), self.executor.worker_count, catalog)]
-            tasks[0] += len(calls)
-            out: list[evaluation.Evaluation] = []
-
-            def collect(call: TaskCall, value: tuple[list[evaluation.Evaluation], list[dict[str, Any]]]) -> None:
-                out.extend(value[0])
-                on_result(call, value)
-
-            if live.cancel.is_set():
-                raise Cancelled()
-            carrier = telemetry.inject_carrier()
-            self.executor.run(evaluate_candidates, (wave_req, tuple(catalog)), calls, carrier, on_result=collect, cancel=live.cancel)
-            return out
-
-        with tracer.start_as_current_span("arrayplan.fanout", kind=trace.SpanKind.PRODUCER,
-                                          attributes={"arrayplan.candidate_count": len(kept),
-                                                      "arrayplan.exhaustive": req.exhaustive}) as fan:
-            found = search.search(req, kept, wave, catalog, exhaustive=req.exhaustive, known=restored)
-            fan.set_attribute("arrayplan.task_count", tasks[0])
-            fan.set_attribute("arrayplan.wave_count", found.waves)
-            fan.set_attribute("arrayplan.not_simulated", found.not_simulated)
-        # what the search simulated is the plan's work: the progress ends with it done
-        progress["candidates_evaluated"] = progress["candidates_to_evaluate"] = len(found.evaluations)
-        progress["candidates_not_simulated"] = found.not_simulated
-        self._set_progress(run_id, progress)
-        with tracer.start_as_current_span("arrayplan.rank"):
-            # On the executor: ranking simulates again (numba, LLVM), which in the server process
-            # would keep its memory after the plan (fanout/rank.py).
-            ranked: list[ranking.PlanOutcome] = []
-            shared = (req, tuple(catalog), len(cands), pruned, pruning, found.exhaustive, found.not_simulated, found.note(req))
-            self.executor.run(rank_evaluations, shared, [TaskCall(batch=list(found.evaluations), weight=len(found.evaluations))],
-                              telemetry.inject_carrier(), on_result=lambda _call, outcome: ranked.append(outcome), cancel=live.cancel)
-            return ranked[0]
+        hooks = _RunHooks(self, run_id, req, catalog, live, span).hooks()
+        return recommend.plan(req, catalog, limit=self.candidate_limit, hooks=hooks)
 
     def _add_clusters(self, req: plan_request.PlanRequest, result: pb.PlanResult, live: _Live) -> None:
         """Cluster candidates (fanout/cluster_task.py, on the executor) merged into ``result``."""
@@ -501,73 +512,30 @@ class PlanRunner:
         except StoreUnavailableError:
             pass
 
-    # -- read -------------------------------------------------------------------------------
-    def _to_proto(self, row: RunRow, *, with_result: bool = True, with_spec: bool = True) -> pb.Plan:
-        plan = pb.Plan(name=plan_name(row.id), state=f"STATE_{row.state}", trace_id=row.trace_id,
-                       error_message=row.error_message, error_reason=row.error_reason, creator=row.creator)
-        if with_spec:
-            json_format.Parse(row.spec_json, plan.spec)
-        progress = self._progress_mem.get(row.id) if row.state not in TERMINAL_STATES else None
-        json_format.ParseDict(progress if progress is not None else json.loads(row.progress_json or "{}"), plan.progress,
-                              ignore_unknown_fields=True)
-        if row.state == "PENDING":
-            plan.progress.queue_position = self.queue_position(row.id)
-        if with_result and row.result_json:
-            json_format.Parse(row.result_json, plan.result)
-        for name, t in (("create_time", row.create_time), ("update_time", row.update_time), ("end_time", row.end_time)):
-            ts = _ts(t)
-            if ts is not None:
-                getattr(plan, name).CopyFrom(ts)
-        return plan
+    # -- the live state the reads use (reads.LiveRuns), and the reads themselves ----------------
+    def live(self, run_id: str) -> LiveRun | None:
+        with self._lock:
+            return self._live.get(run_id)
+
+    def live_progress(self, run_id: str) -> dict[str, Any] | None:
+        return self._progress_mem.get(run_id)
 
     def get(self, name: str, field_name: str = "name") -> pb.Plan:
-        run_id = parse_name(name, field_name)
-        row = self.store.get(run_id)
-        if row is None:
-            raise NotFoundError("plan", name)
-        if row.state not in TERMINAL_STATES:
-            return self._to_proto(row)
-        # A finished plan never changes: keep its decoded form (parsing the stored JSON is most of
-        # a GetPlan's cost).
-        key = (row.id, row.update_time)
-        with self._lock:
-            cached = self._finished.get(key)
-            if cached is not None:
-                self._finished.move_to_end(key)
-                return cached
-        plan = self._to_proto(row)
-        with self._lock:
-            self._finished[key] = plan
-            while len(self._finished) > FINISHED_CACHE_PLANS:
-                self._finished.popitem(last=False)
-        return plan
-
-    def trace(self, name: str) -> pb.GetPlanTraceResponse:
-        """The stored spans of a plan's run (GetPlanTrace)."""
-        return trace_from_store(self.store, name)
+        return self.reads.get(name, field_name)
 
     def list(self, page_size: int, page_token: str, view: int = pb.PLAN_VIEW_UNSPECIFIED,
-             creator: str | None = None) -> tuple[list[pb.Plan], str]:
-        """A page of plans, newest first: at most ``page_size`` and at most MAX_LIST_PAGE_BYTES;
-        only ``creator``'s plans unless None (read authorisation, server/auth.py)."""
-        require_range("page_size", page_size, 0, 1000)
-        if view not in (pb.PLAN_VIEW_UNSPECIFIED, pb.PLAN_VIEW_BASIC, pb.PLAN_VIEW_FULL):
-            raise InvalidInputError.one("view", f"must be one of {', '.join(pb.PlanView.keys())}, got {view}")
-        before = parse_list_token(page_token)
-        rows, next_seq = self.store.list(page_size=page_size or 50, before_seq=before, creator=creator)
-        plans: list[pb.Plan] = []
-        used = 0
-        for row in rows:
-            plan = self._to_proto(row, with_result=False, with_spec=view == pb.PLAN_VIEW_FULL)
-            size = plan.ByteSize() + 8
-            if size > MAX_LIST_PAGE_BYTES // 4:  # one stored spec of a quarter page or more: listed without it
-                plan.ClearField("spec")
-                size = plan.ByteSize() + 8
-            if plans and used + size > MAX_LIST_PAGE_BYTES:
-                return plans, format(rows[len(plans) - 1].seq, "x")
-            plans.append(plan)
-            used += size
-        return plans, (format(next_seq, "x") if next_seq is not None else "")
+             creator: str | None = None) -> tuple[builtins.list[pb.Plan], str]:
+        return self.reads.list(page_size, page_token, view, creator)
+
+    def trace(self, name: str) -> pb.GetPlanTraceResponse:
+        return self.reads.trace(name)
+
+    def snapshot(self, run_id: str) -> pb.Plan | None:
+        return self.reads.snapshot(run_id)
+
+    def watch(self, name: str, is_active: Callable[[], bool] = lambda: True,
+              poll_s: float = 0.5) -> Iterator[pb.WatchPlanResponse]:
+        return self.reads.watch(name, is_active, poll_s)
 
     def cancel(self, name: str, *, caller: str = "", admin: bool = True) -> pb.Plan:
         """Cancel a plan; unless ``admin``, only its creator (``caller``) may."""
@@ -579,17 +547,14 @@ class PlanRunner:
             raise PermissionDeniedError(f"{name} was created by another caller; only its creator or an admin token may cancel it")
         with self._lock:
             live = self._live.get(run_id)
-            queued = any(q[0] == run_id for q in self._queue)
-            if queued:
-                self._queue = collections.deque(q for q in self._queue if q[0] != run_id)
-                self._live.pop(run_id, None)
+            queued = self._dequeue(run_id)
         if queued:
             assert live is not None
             live.cancel.set()
             self.store.finish(run_id, "CANCELLED", error_message="cancelled by a client before it started", error_reason="CANCELLED")
             self._notify(live)
             with self._lock:
-                self._start_next()
+                self._notify_queued()
         elif live is not None:
             live.cancel.set()
             if live.thread is not None:
@@ -597,52 +562,6 @@ class PlanRunner:
         elif row.state not in TERMINAL_STATES:
             self.store.finish(run_id, "CANCELLED", error_message="cancelled by a client", error_reason="CANCELLED")
         return self.get(name)
-
-    def snapshot(self, run_id: str) -> pb.Plan | None:
-        """The plan as GetPlan returns it, shared by every watcher of the same change (so a
-        thousand watchers of one plan cost one store read per change)."""
-        with self._lock:
-            live = self._live.get(run_id)
-        if live is not None:
-            with live.cond:
-                version = live.version
-                cached = live.snapshot
-            if cached is not None and cached[0] == version:
-                return cached[1]
-        row = self.store.get(run_id)
-        if row is None:
-            return None
-        plan = self._to_proto(row)
-        if live is not None:
-            with live.cond:
-                if live.version == version:
-                    live.snapshot = (version, plan)
-        return plan
-
-    def watch(self, name: str, is_active: Callable[[], bool] = lambda: True, poll_s: float = 0.5) -> Iterator[pb.WatchPlanResponse]:
-        """Progress events as they change, then the plan in its terminal state (the in-process,
-        blocking form of WatchPlan, for benchmarks and embedding)."""
-        run_id = parse_name(name)
-        changed = threading.Event()
-        unsubscribe = self.subscribe(run_id, changed.set)
-        cursor = WatchCursor()
-        try:
-            while is_active():
-                changed.clear()
-                plan = self.snapshot(run_id)
-                if plan is None:
-                    raise NotFoundError("plan", name)
-                event = cursor.step(plan)
-                if event is not None:
-                    yield event
-                if cursor.finished:
-                    return
-                if unsubscribe is None:
-                    unsubscribe = self.subscribe(run_id, changed.set)
-                changed.wait(poll_s)
-        finally:
-            if unsubscribe is not None:
-                unsubscribe()
 
     # -- restart ----------------------------------------------------------------------------
     def resume_interrupted(self) -> builtins.list[str]:
@@ -669,9 +588,7 @@ class PlanRunner:
                 return
             live.lease_lost = True
             live.cancel.set()
-            if any(q[0] == run_id for q in self._queue):
-                self._queue = collections.deque(q for q in self._queue if q[0] != run_id)
-                self._live.pop(run_id, None)
+            self._dequeue(run_id)
         log.warning("plan %s: its lease is lost (cancelled or taken over through another server); stopped here", run_id)
         self._notify(live)
 
@@ -705,7 +622,8 @@ class PlanRunner:
         a shared store their leases are released, so another server resumes them at once)."""
         self._stopping = True
         with self._lock:
-            self._queue.clear()  # queued plans stay PENDING in the store and resume on restart
+            for run_id in self.admission.clear_queue():  # queued plans stay PENDING in the store and resume on restart
+                self._waiting.pop(run_id, None)
             held = dict(self._live)
         for live in held.values():
             live.cancel.set()

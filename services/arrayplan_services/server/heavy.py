@@ -23,7 +23,6 @@ from the server's event loop and its thread pools, stopped when their caller lea
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextvars
 import ctypes
 import logging
@@ -43,6 +42,7 @@ from typing import Any, TypeVar
 
 from arrayplan_engine.errors import InvalidInputError, Violation
 
+from ..admission import Admission, AdmissionFullError
 from ..api.errors import PlanQueueFullError
 from ..fanout import Cancelled, Executor, LocalExecutor, TaskCall
 
@@ -77,77 +77,62 @@ class WorkerDiedError(Exception):
     """A heavy call's worker process ended without an answer (killed from outside, out of memory)."""
 
 
-@dataclass
+@dataclass(eq=False)  # hashed by identity: the admission's queue holds tickets
 class _Ticket:
     caller: str
     waiter: asyncio.Future[None] | None = None
+    skipped: bool = False  # left the queue cancelled while a slot was being handed over
 
 
 class HeavyAdmission:
-    """Bounded running slots, a bounded FIFO queue and a per-caller limit, all on the event loop
-    (no lock: only the loop's thread touches it)."""
+    """The server's admission policy (``arrayplan_services.admission``, shared with the plans'
+    run queue) on the event loop: a waiting call is a future (no lock: only the loop's thread
+    touches it)."""
 
     def __init__(self, max_running: int, max_queued: int, max_per_caller: int) -> None:
         if max_running < 1 or max_queued < 0 or max_per_caller < 1:
             raise ValueError(f"max_running and max_per_caller must be >= 1 and max_queued >= 0, "
                              f"got {max_running}, {max_queued}, {max_per_caller}")
+        self.policy: Admission[_Ticket] = Admission(max_running, max_queued, max_per_caller, mean_run_s=10.0)
         self.max_running = max_running
         self.max_queued = max_queued
         self.max_per_caller = max_per_caller
-        self.running = 0
-        self._queue: collections.deque[_Ticket] = collections.deque()
-        self._per_caller: collections.Counter[str] = collections.Counter()
-        self._mean_s = 10.0
+
+    @property
+    def running(self) -> int:
+        return self.policy.running
 
     @property
     def queued(self) -> int:
-        return len(self._queue)
-
-    def _retry_s(self) -> float:
-        return min(600.0, max(1.0, self._mean_s * (1 + len(self._queue)) / self.max_running))
+        return self.policy.queued
 
     async def acquire(self, caller: str) -> _Ticket:
         """A running slot for ``caller``: at once, after waiting in the queue, or
         HeavyCallsFullError. A call cancelled while it waits leaves the queue."""
-        if self._per_caller[caller] >= self.max_per_caller:
-            raise HeavyCallsFullError(self.running, len(self._queue), self._retry_s(), caller_limit=self.max_per_caller)
         ticket = _Ticket(caller)
-        if self.running < self.max_running and not self._queue:
-            self.running += 1
-            self._per_caller[caller] += 1
-            return ticket
-        if len(self._queue) >= self.max_queued:
-            raise HeavyCallsFullError(self.running, len(self._queue), self._retry_s())
+        try:
+            if self.policy.admit(ticket, caller):
+                return ticket
+        except AdmissionFullError as exc:
+            raise HeavyCallsFullError(exc.running, exc.queued, exc.retry_after_s, caller_limit=exc.caller_limit) from None
         ticket.waiter = asyncio.get_running_loop().create_future()
-        self._queue.append(ticket)
-        self._per_caller[caller] += 1
         try:
             await ticket.waiter  # release() hands its slot over: ``running`` does not change
         except asyncio.CancelledError:
-            if ticket in self._queue:
-                self._queue.remove(ticket)
-                self._forget(caller)
-            else:  # handed a slot as the caller left: pass it on
+            if not self.policy.leave(ticket) and not ticket.skipped:  # handed a slot as the caller left: pass it on
                 self.release(ticket)
             raise
         return ticket
 
-    def _forget(self, caller: str) -> None:
-        self._per_caller[caller] -= 1
-        if self._per_caller[caller] <= 0:
-            del self._per_caller[caller]
-
     def release(self, ticket: _Ticket, elapsed_s: float | None = None) -> None:
         """The call's work has stopped: its slot goes to the first waiting call."""
-        self._forget(ticket.caller)
-        if elapsed_s is not None:
-            self._mean_s = 0.8 * self._mean_s + 0.2 * elapsed_s
-        while self._queue:
-            nxt = self._queue.popleft()
+        self.policy.finish(ticket.caller, elapsed_s)
+        while (nxt := self.policy.hand_over()) is not None:
             if nxt.waiter is not None and not nxt.waiter.done():
                 nxt.waiter.set_result(None)
                 return
-        self.running -= 1
+            nxt.skipped = True  # cancelled meanwhile: never ran, its count goes
+            self.policy.finish(nxt.caller)
 
 
 # -- worker processes ------------------------------------------------------------------------

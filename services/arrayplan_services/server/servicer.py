@@ -40,7 +40,8 @@ from ..api.convert import MAX_NAME_CHARS, drive_to_proto
 from ..api.errors import PermissionDeniedError, UnauthenticatedError
 from ..fanout import Cancelled, Executor, TaskCall
 from ..plan import simulate
-from ..plan.planner import PlanRunner, WatchCursor, parse_name, plan_name
+from ..plan.planner import PlanRunner
+from ..plan.reads import WatchCursor, parse_name, plan_name
 from .auth import Authenticator, Caller, ReadPolicy, may_cancel
 from .errors import status_for
 from .forecast import forecast_task, validate_forecast_request

@@ -3885,7 +3885,8 @@ type SimulateArrayResponse struct {
 	// closed loop (no target rate) writes at the achieved rate. 0 for a drive without a write
 	// endurance limit (HDDs, no rating); 1e9 when nothing is written.
 	EnduranceYears float64 `protobuf:"fixed64,9,opt,name=endurance_years,json=enduranceYears,proto3" json:"endurance_years,omitempty"`
-	// Purchase cost of the drives.
+	// Purchase cost of the drives and their bays (each bay at the enclosure's share, as in a plan's
+	// default candidate_space.bay_cost_usd).
 	PurchaseCostUsd float64 `protobuf:"fixed64,10,opt,name=purchase_cost_usd,json=purchaseCostUsd,proto3" json:"purchase_cost_usd,omitempty"`
 	// Trace id of the simulation.
 	TraceId string `protobuf:"bytes,11,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
