@@ -496,12 +496,19 @@ def _next_lpn(wl, span, hot, r, rng, alias_prob, alias_idx, sc):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _host_write(l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc, rng, alias_prob, alias_idx, ipar, hot_r):
-    """One host page write (``ipar`` as ``_write_kernel``'s): the workload's next page, its old
-    copy invalidated, cleaning up to the high mark first when free blocks are below the low one,
-    the page appended. Returns False, with ``sc[12]`` set, when cleaning can free no block."""
-    policy, window, gc_low, gc_high = ipar[2], ipar[3], ipar[4], ipar[5]
-    wl, span, hot, np_, nblocks = ipar[6], ipar[7], ipar[8], ipar[9], ipar[10]
+def _gc_params(ipar):
+    """The kernels' FTL parameters from ``ipar`` (as ``_write_kernel``'s): policy, window,
+    gc_low, gc_high, wl, span, hot, np, blocks. (Read once before a kernel's loop: the loop
+    writes arrays, so LLVM would reload them from ``ipar`` at every write.)"""
+    return ipar[2], ipar[3], ipar[4], ipar[5], ipar[6], ipar[7], ipar[8], ipar[9], ipar[10]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _host_write(l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc, rng, alias_prob, alias_idx, hot_r,
+                policy, window, gc_low, gc_high, wl, span, hot, np_, nblocks):
+    """One host page write: the workload's next page, its old copy invalidated, cleaning up to
+    the high mark first when free blocks are below the low one, the page appended. Returns
+    False, with ``sc[12]`` set, when cleaning can free no block."""
     lpn = _next_lpn(wl, span, hot, hot_r, rng, alias_prob, alias_idx, sc)
     old = l2p[lpn]
     if old >= 0:
@@ -524,6 +531,7 @@ def _write_kernel(l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc
     ``out[k] = (host writes, programs, relocation reads, erases)`` of interval ``k``."""
     n_host = ipar[0]
     interval = ipar[1]
+    policy, window, gc_low, gc_high, wl, span, hot, np_, nblocks = _gc_params(ipar)
     k = 0
     h0 = sc[7]
     p0 = sc[8]
@@ -531,7 +539,7 @@ def _write_kernel(l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc
     e0 = sc[10]
     for i in range(n_host):
         if not _host_write(l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc, rng, alias_prob, alias_idx,
-                           ipar, hot_r):
+                           hot_r, policy, window, gc_low, gc_high, wl, span, hot, np_, nblocks):
             return i
         if (i + 1) % interval == 0 and k < out.shape[0]:
             out[k, 0] = sc[7] - h0
@@ -578,6 +586,7 @@ def _timed_kernel(l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc
     ``out_sec[t] = (IOs completed, programs, relocation reads, erases, GC back-end seconds)`` of
     second ``t``; ``lat[j]`` the latency of the slowest real IO of simulated write ``j``.
     Returns the number of simulated host writes."""
+    policy, window, gc_low, gc_high, wl, span, hot, np_, nblocks = _gc_params(ipar)
     hot_r = fpar[0]
     front_s = fpar[1]
     back_s = fpar[2]
@@ -601,7 +610,7 @@ def _timed_kernel(l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc
         r0 = sc[9]
         e0 = sc[10]
         if not _host_write(l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc, rng, alias_prob, alias_idx,
-                           ipar, hot_r):
+                           hot_r, policy, window, gc_low, gc_high, wl, span, hot, np_, nblocks):
             return j
         nreloc = sc[9] - r0
         nerase = sc[10] - e0
