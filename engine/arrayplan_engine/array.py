@@ -71,6 +71,7 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from .errors import InvalidInputError, Range, Violation, check, check_range, is_finite
+from .event_heap import heap_push, heap_sift_down
 from .layout import Layout, LayoutKind, group_count
 from .service_time import ServiceModel
 from .units import TB, MiB
@@ -923,48 +924,6 @@ def _ring_insert(ev_t, ev_id, ev_head, n_ev, ev_cap, tp, ident):
     return eh, n + 1
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def _heap_push(ev_t, ev_id, n_ev, tp, ident):
-    """Queue operation: push event (tp, ident) onto the binary heap ordered by (time, id).
-    Returns the new event count."""
-    # binary heap ordered by (time, id)
-    i = n_ev
-    while i > 0:
-        parent = (i - 1) >> 1
-        pt = ev_t[parent]
-        if pt < tp or (pt == tp and ev_id[parent] < ident):
-            break
-        ev_t[i] = pt
-        ev_id[i] = ev_id[parent]
-        i = parent
-    ev_t[i] = tp
-    ev_id[i] = ident
-    return n_ev + 1
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def _heap_sift_down(ev_t, ev_id, n, tp, ident):
-    """Queue operation: event (tp, ident) enters the heap of ``n`` events at the root and
-    sifts down (a dropped top replaced by the last event, or a re-queued one by its new time)."""
-    i = 0
-    while True:
-        child = 2 * i + 1
-        if child >= n:
-            break
-        r = child + 1
-        if r < n and (ev_t[r] < ev_t[child] or (ev_t[r] == ev_t[child] and ev_id[r] < ev_id[child])):
-            child = r
-        ct = ev_t[child]
-        if ct < tp or (ct == tp and ev_id[child] < ident):
-            ev_t[i] = ct
-            ev_id[i] = ev_id[child]
-            i = child
-        else:
-            break
-    ev_t[i] = tp
-    ev_id[i] = ident
-
-
 @njit(cache=True, _nrt=False)
 def _precondition(cl, vic, d, host_pages, done, whole_only):
     """Write ``host_pages`` uniform random pages with no clock (the drive reaches its used
@@ -1084,8 +1043,7 @@ def _map_raid0(is_write, j0, j1, within, chunk, u, base, row_off, S_d, S_b, S_o,
     """Mapping stage, RAID 0: the piece of a host IO in one stripe (units j0..j1 of the group at
     ``base``) -> one member IO per unit. Returns the new (nr, nw) ends."""
     for j in range(j0, j1 + 1):
-        lo = max(within - j * u, 0)
-        hi = min(within + chunk - j * u, u)
+        lo, hi = _col_span(within, chunk, j, u)
         if is_write:
             nw = _member_io(S_d, S_b, S_o, nw, base + j, hi - lo, row_off + lo)
         else:
@@ -1100,8 +1058,7 @@ def _map_mirror(is_write, j0, j1, within, chunk, u, base, row_off, s, copies, an
     present copy whose first unit frees earliest (ties rotate with the stripe row ``s``).
     Returns the new (nr, nw) ends."""
     for j in range(j0, j1 + 1):
-        lo = max(within - j * u, 0)
-        hi = min(within + chunk - j * u, u)
+        lo, hi = _col_span(within, chunk, j, u)
         if is_write:
             for c in range(copies):
                 d = base + j * copies + c
@@ -1129,12 +1086,34 @@ def _map_mirror(is_write, j0, j1, within, chunk, u, base, row_off, s, copies, an
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _stripe_at(pos, sb, inv_sb, G, inv_g):
+    """Where array byte ``pos`` lies: its stripe row, its group (stripes go round the ``G``
+    groups) and its byte within the stripe's ``sb`` data bytes."""
+    t_idx = _idiv(pos, sb, inv_sb)
+    if G == 1:
+        g = 0
+        s = t_idx
+    else:
+        s = _idiv(t_idx, G, inv_g)
+        g = t_idx - s * G
+    return s, g, pos - t_idx * sb
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _col_span(within, chunk, j, u):
+    """The bytes [lo, hi) of data unit ``j`` (of ``u`` bytes) that a piece of ``chunk`` bytes at
+    byte ``within`` of its stripe covers."""
+    return max(within - j * u, 0), min(within + chunk - j * u, u)
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _map_parity(is_write, is_seq, j0, j1, within, chunk, u, sb, base, row_off, s, w, k, m, inv_w, col_lo, col_b,
                 any_failed, failed, S_d, S_b, S_o, nr, nw):
     """Mapping stage, parity (RAID 5, RAID 6, k+m erasure coding; left-symmetric rotation): the
     piece of a host IO in one stripe. Reads of a failed unit read k survivors; small writes take
     the cheaper of read-modify-write and reconstruct-write that has its inputs; full-stripe and
-    sequential writes write parity with no reads. Returns the new (nr, nw) ends."""
+    sequential writes write parity with no reads. Returns the new (nr, nw) ends. (Unit ``x`` of
+    the stripe is member ``base + (p0 + x) mod w``: parity 0..m-1, then data m..w-1.)"""
     p0 = w - 1 - (s - _idiv(s, w, inv_w) * w)
     if not is_write:
         n_failed_touched = 0
@@ -1143,54 +1122,79 @@ def _map_parity(is_write, is_seq, j0, j1, within, chunk, u, sb, base, row_off, s
                 if failed[base + _modw(p0 + m + j, w)] != 0:
                     n_failed_touched += 1
         if n_failed_touched == 0:
-            for j in range(j0, j1 + 1):
-                lo = max(within - j * u, 0)
-                hi = min(within + chunk - j * u, u)
-                nr = _member_io(S_d, S_b, S_o, nr, base + _modw(p0 + m + j, w), hi - lo, row_off + lo)
+            nr = _data_ios(j0, j1, within, chunk, u, base, row_off, p0, w, m, False, failed, S_d, S_b, S_o, nr)
         else:
             # reconstruct from k surviving units of the stripe (the column spanned):
             # touched data first, then other data, then parity
-            got = 0
-            for j in range(j0, j1 + 1):
-                d = base + _modw(p0 + m + j, w)
-                if failed[d] == 0:
-                    nr = _member_io(S_d, S_b, S_o, nr, d, col_b, row_off + col_lo)
-                    got += 1
-            for j in range(k):
-                if got >= k:
-                    break
-                if j >= j0 and j <= j1:
-                    continue
-                d = base + _modw(p0 + m + j, w)
-                if failed[d] == 0:
-                    nr = _member_io(S_d, S_b, S_o, nr, d, col_b, row_off + col_lo)
-                    got += 1
-            for i in range(m):
-                if got >= k:
-                    break
-                d = base + _modw(p0 + i, w)
-                if failed[d] == 0:
-                    nr = _member_io(S_d, S_b, S_o, nr, d, col_b, row_off + col_lo)
-                    got += 1
+            off = row_off + col_lo
+            nr, got = _survivor_reads(m + j0, m + j1 + 1, 0, -1, 0, base, p0, w, k, failed, col_b, off, S_d, S_b, S_o, nr)
+            nr, got = _survivor_reads(m, m + k, m + j0, m + j1, got, base, p0, w, k, failed, col_b, off, S_d, S_b, S_o, nr)
+            nr, got = _survivor_reads(0, m, 0, -1, got, base, p0, w, k, failed, col_b, off, S_d, S_b, S_o, nr)
         return nr, nw
-    touched = j1 - j0 + 1
     if chunk == sb or is_seq:
         # full-stripe write, or a sequential stream filling the stripe unit by
         # unit: parity goes out (no reads) with the IO that completes the stripe
-        for j in range(j0, j1 + 1):
-            d = base + _modw(p0 + m + j, w)
-            if any_failed and failed[d] != 0:
-                continue
-            lo = max(within - j * u, 0)
-            hi = min(within + chunk - j * u, u)
-            nw = _member_io(S_d, S_b, S_o, nw, d, hi - lo, row_off + lo)
+        nw = _data_ios(j0, j1, within, chunk, u, base, row_off, p0, w, m, any_failed, failed, S_d, S_b, S_o, nw)
         if within + chunk == sb:
-            for i in range(m):
-                d = base + _modw(p0 + i, w)
-                if any_failed and failed[d] != 0:
-                    continue
-                nw = _member_io(S_d, S_b, S_o, nw, d, u, row_off)
+            nw = _parity_ios(u, row_off, base, p0, w, m, any_failed, failed, S_d, S_b, S_o, nw)
         return nr, nw
+    nr = _small_write_reads(j0, j1, within, chunk, u, base, row_off, w, k, m, p0, col_lo, col_b, any_failed, failed,
+                            S_d, S_b, S_o, nr)
+    nw = _data_ios(j0, j1, within, chunk, u, base, row_off, p0, w, m, any_failed, failed, S_d, S_b, S_o, nw)
+    nw = _parity_ios(col_b, row_off + col_lo, base, p0, w, m, any_failed, failed, S_d, S_b, S_o, nw)
+    return nr, nw
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _data_ios(j0, j1, within, chunk, u, base, row_off, p0, w, m, any_failed, failed, S_d, S_b, S_o, n):
+    """The member IOs of a piece's data units j0..j1 (each the bytes the piece covers), a failed
+    one left out, from ``n``; returns the new end."""
+    for j in range(j0, j1 + 1):
+        d = base + _modw(p0 + m + j, w)
+        if any_failed and failed[d] != 0:
+            continue
+        lo, hi = _col_span(within, chunk, j, u)
+        n = _member_io(S_d, S_b, S_o, n, d, hi - lo, row_off + lo)
+    return n
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _parity_ios(nbytes, off, base, p0, w, m, any_failed, failed, S_d, S_b, S_o, n):
+    """The member IOs of ``nbytes`` at ``off`` on the stripe's m parity units, a failed one left
+    out, from ``n``; returns the new end."""
+    for i in range(m):
+        d = base + _modw(p0 + i, w)
+        if any_failed and failed[d] != 0:
+            continue
+        n = _member_io(S_d, S_b, S_o, n, d, nbytes, off)
+    return n
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _survivor_reads(x0, x1, skip0, skip1, got, base, p0, w, k, failed, col_b, off, S_d, S_b, S_o, nr):
+    """Reads of the column (``col_b`` bytes at ``off``) on the surviving units x0..x1-1 of the
+    stripe, skipping skip0..skip1, until ``got`` units are read of the k a reconstruction needs.
+    Returns (nr, got)."""
+    for x in range(x0, x1):
+        if got >= k:
+            break
+        if x >= skip0 and x <= skip1:
+            continue
+        d = base + _modw(p0 + x, w)
+        if failed[d] == 0:
+            nr = _member_io(S_d, S_b, S_o, nr, d, col_b, off)
+            got += 1
+    return nr, got
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _small_write_reads(j0, j1, within, chunk, u, base, row_off, w, k, m, p0, col_lo, col_b, any_failed, failed,
+                       S_d, S_b, S_o, nr):
+    """``_map_parity``'s reads before a small write: read-modify-write (old data of the touched
+    units and the surviving parity) when it has its inputs and reads less, else reconstruct-write
+    (the data units not fully overwritten), else, when neither has its inputs, k survivors of the
+    stripe. Returns the new ``nr``."""
+    touched = j1 - j0 + 1
     parity_surv = m
     touched_failed = False
     need_failed = False
@@ -1199,8 +1203,7 @@ def _map_parity(is_write, is_seq, j0, j1, within, chunk, u, sb, base, row_off, s
     n_need = k - touched
     if j0 != j1:
         for j in range(j0, j1 + 1):
-            lo = max(within - j * u, 0)
-            hi = min(within + chunk - j * u, u)
+            lo, hi = _col_span(within, chunk, j, u)
             if hi - lo != u:
                 n_need += 1
     if any_failed:
@@ -1212,8 +1215,7 @@ def _map_parity(is_write, is_seq, j0, j1, within, chunk, u, sb, base, row_off, s
             full = False
             if is_touched:
                 touched_failed = True
-                lo = max(within - j * u, 0)
-                hi = min(within + chunk - j * u, u)
+                lo, hi = _col_span(within, chunk, j, u)
                 full = j0 == j1 or (hi - lo) == u
             if not full:
                 need_failed = True
@@ -1225,47 +1227,20 @@ def _map_parity(is_write, is_seq, j0, j1, within, chunk, u, sb, base, row_off, s
     rcw_ok = not need_failed
     if rmw_ok and ((not rcw_ok) or rmw_reads < n_need):
         # read-modify-write: old data of the touched units + surviving parity
-        for j in range(j0, j1 + 1):
-            lo = max(within - j * u, 0)
-            hi = min(within + chunk - j * u, u)
-            nr = _member_io(S_d, S_b, S_o, nr, base + _modw(p0 + m + j, w), hi - lo, row_off + lo)
-        for i in range(m):
-            d = base + _modw(p0 + i, w)
-            if any_failed and failed[d] != 0:
-                continue
-            nr = _member_io(S_d, S_b, S_o, nr, d, col_b, row_off + col_lo)
+        nr = _data_ios(j0, j1, within, chunk, u, base, row_off, p0, w, m, False, failed, S_d, S_b, S_o, nr)
+        nr = _parity_ios(col_b, row_off + col_lo, base, p0, w, m, any_failed, failed, S_d, S_b, S_o, nr)
     elif rcw_ok:
         # reconstruct-write: read the data units not fully overwritten
         for j in range(k):
             if j >= j0 and j <= j1:
-                lo = max(within - j * u, 0)
-                hi = min(within + chunk - j * u, u)
+                lo, hi = _col_span(within, chunk, j, u)
                 if j0 == j1 or hi - lo == u:
                     continue
             nr = _member_io(S_d, S_b, S_o, nr, base + _modw(p0 + m + j, w), col_b, row_off + col_lo)
     else:
-        # neither path has its inputs: rebuild the stripe from k survivors
-        got = 0
-        for i in range(w):
-            if got >= k:
-                break
-            d = base + _modw(p0 + m + i, w)
-            if failed[d] == 0:
-                nr = _member_io(S_d, S_b, S_o, nr, d, col_b, row_off + col_lo)
-                got += 1
-    for j in range(j0, j1 + 1):
-        d = base + _modw(p0 + m + j, w)
-        if any_failed and failed[d] != 0:
-            continue
-        lo = max(within - j * u, 0)
-        hi = min(within + chunk - j * u, u)
-        nw = _member_io(S_d, S_b, S_o, nw, d, hi - lo, row_off + lo)
-    for i in range(m):
-        d = base + _modw(p0 + i, w)
-        if any_failed and failed[d] != 0:
-            continue
-        nw = _member_io(S_d, S_b, S_o, nw, d, col_b, row_off + col_lo)
-    return nr, nw
+        # neither path has its inputs: rebuild the stripe from k survivors (data first)
+        nr, _ = _survivor_reads(m, m + w, 0, -1, 0, base, p0, w, k, failed, col_b, row_off + col_lo, S_d, S_b, S_o, nr)
+    return nr
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -1280,14 +1255,7 @@ def _map_io(is_write, is_seq, o, b, wb, kind, w, k, m, copies, G, u, inv_u, inv_
     pos = o
     rem = b
     while rem > 0:
-        t_idx = _idiv(pos, sb, inv_sb)
-        if G == 1:
-            g = 0
-            s = t_idx
-        else:
-            s = _idiv(t_idx, G, inv_g)
-            g = t_idx - s * G
-        within = pos - t_idx * sb
+        s, g, within = _stripe_at(pos, sb, inv_sb, G, inv_g)
         chunk = sb - within
         chunk = min(chunk, rem)
         j0 = _idiv(within, u, inv_u)
@@ -1363,14 +1331,7 @@ def _unit_geometry(o, b, sb, inv_sb, G, inv_g, u, u_shift, inv_u, w, inv_w, m, r
     """The stripe geometry of a random IO at ``o`` of ``b`` bytes in a parity array, into record
     ``q`` of ``rec`` (base drive, drive offset, parity rotation, data drive, data column) when the
     IO lies inside one stripe unit; returns whether it does (``_map_parity_unit`` applies)."""
-    t_idx = _idiv(o, sb, inv_sb)
-    if G == 1:
-        g = 0
-        s_row = t_idx
-    else:
-        s_row = _idiv(t_idx, G, inv_g)
-        g = t_idx - s_row * G
-    within = o - t_idx * sb
+    s_row, g, within = _stripe_at(o, sb, inv_sb, G, inv_g)
     j0 = (within >> u_shift) if u_shift >= 0 else _idiv(within, u, inv_u)
     col_lo = within - j0 * u
     if col_lo + b <= u and b < sb:
@@ -1495,8 +1456,8 @@ def _rebuild_complete(failed, fail_local, n_fail_local, lay):
 # ``_map_raid0``/``_map_mirror``/``_map_parity``, and the parity fast path ``_map_parity_unit``),
 # member service with cleaning (``_clean_write``, ``_clean_read``), the latency bucket, rebuild
 # (``_rebuild_reads``, ``_rebuild_writes``, ``_rebuild_complete``) and the queue operations
-# (``_ring_insert``, ``_heap_push``, ``_heap_sift_down``). Their scratch arrays are allocated in
-# ``simulate``. Without the NRT they pay no reference counting on their array arguments (numba
+# (``_ring_insert``, and ``event_heap``'s ``heap_push``, ``heap_sift_down``). Their scratch
+# arrays are allocated in ``_kernel_setup``. Without the NRT they pay no reference counting on their array arguments (numba
 # would otherwise increment and decrement each array's count, atomically, around every use).
 # The loop is compiled twice (``_simulate_kernel``, ``_simulate_kernel_closed``): the second with
 # ``closed`` a compile-time True, for a closed loop of at most ``_RING_EVENTS`` slots on drives
@@ -1521,11 +1482,18 @@ def _simulate_kernel_closed(ins, outs):
 @njit(cache=True, _nrt=False, inline="always")
 def _event_loop(closed, ins, outs):
     """Event loop. ``ins`` (``_KernelIn``) and ``outs`` (``_KernelOut``): every array, built and
-    set up by ``simulate`` (drive rows, the event queue with its first events, the free slots);
+    set up by ``_kernel_setup`` (drive rows, the event queue with its first events, the free slots);
     the loop only runs events. ``closed`` (a constant in each kernel): the spec is a closed loop
     of at most ``_RING_EVENTS`` slots with no rebuild and no mechanical drives. (Two named tuples
     rather than arguments: a call of more than 30 arguments is a ``*args`` call in Python's
-    bytecode, which numba cannot inline.)"""
+    bytecode, which numba cannot inline.)
+
+    Why it is one function of over 400 lines: it is the kernel's event loop, one ``while`` over
+    the events with every piece of state in preallocated arrays and the hot scalars in locals.
+    Its stages are named functions already (the block comment above), inlined or called; what
+    stays here is the dispatch between them and the state they share: split further, that state
+    would go to a call per event in the hot loop (or, inlined, the code would only move).
+    ``tests/engine/test_kernel_reference.py`` holds the loop to its plain Python run."""
     dr, di, dpar, prof, lay, failed = ins.dr, ins.di, ins.dpar, ins.prof, ins.lay, ins.failed
     sizes, size_cum, size_align, n_pos_of = ins.sizes, ins.size_cum, ins.size_align, ins.n_pos_of
     simf, simi, rng = ins.simf, ins.simi, ins.rng
@@ -1936,13 +1904,13 @@ def _event_loop(closed, ins, outs):
             else:
                 tp = rq_t
             if n_ev > 0:
-                _heap_sift_down(ev_t, ev_id, n_ev, tp, ident)
+                heap_sift_down(ev_t, ev_id, n_ev, tp, ident)
         if (qact == 2 and use_ring) or qact == 3:
             tp = rq_t
             if use_ring:
                 ev_head, n_ev = _ring_insert(ev_t, ev_id, ev_head, n_ev, ev_cap, tp, ident)
             else:
-                n_ev = _heap_push(ev_t, ev_id, n_ev, tp, ident)
+                n_ev = heap_push(ev_t, ev_id, n_ev, tp, ident)
     rebuild_out[1] = rb_last
     counters[_C_HOST_READS] += n_host_r
     counters[_C_HOST_WRITES] += n_host_w
@@ -2132,6 +2100,11 @@ def _validate_model(mo: ServiceModel, path: str) -> list[Violation]:
     return v
 
 
+def _ratio(num: float, den: float) -> float:
+    """``num / den`` as a float, NaN when ``den`` is 0 (a ratio per host IO of a run with none)."""
+    return float(num) / den if den else math.nan
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class ArrayResult:
     """What one simulation (or a merge of replicas) measured. Times in seconds.
@@ -2206,26 +2179,20 @@ class ArrayResult:
 
     @property
     def member_ios_per_host_io(self) -> float:
-        n = self.host_ios
-        return float(self.counters[_C_MEMBER_READS] + self.counters[_C_MEMBER_WRITES]) / n if n else math.nan
+        return _ratio(self.counters[_C_MEMBER_READS] + self.counters[_C_MEMBER_WRITES], self.host_ios)
 
     @property
     def member_ios_per_host_read(self) -> float:
-        n = self.host_reads
-        return float(self.counters[_C_MEMBER_IOS_READS]) / n if n else math.nan
+        return _ratio(self.counters[_C_MEMBER_IOS_READS], self.host_reads)
 
     @property
     def member_ios_per_host_write(self) -> float:
-        n = self.host_writes
-        if not n:
-            return math.nan
-        total = self.counters[_C_MEMBER_READS] + self.counters[_C_MEMBER_WRITES] - self.counters[_C_MEMBER_IOS_READS]
-        return float(total) / n
+        c = self.counters
+        return _ratio(c[_C_MEMBER_READS] + c[_C_MEMBER_WRITES] - c[_C_MEMBER_IOS_READS], self.host_writes)
 
     @property
     def member_write_bytes_per_host_write_byte(self) -> float:
-        hb = self.counters[_C_HOST_WRITE_BYTES]
-        return float(self.counters[_C_MEMBER_WRITE_BYTES]) / hb if hb else math.nan
+        return _ratio(self.counters[_C_MEMBER_WRITE_BYTES], self.counters[_C_HOST_WRITE_BYTES])
 
     @property
     def member_reads(self) -> int:
@@ -2259,8 +2226,7 @@ class ArrayResult:
         return float(h[i + 1:].sum() + h[i] * min(max(frac_in, 0.0), 1.0)) / float(n)
 
     def latency_mean_s(self, kind: str = "all") -> float:
-        n = self.latency_count(kind)
-        return float(self.latency_sum_s[_kind_index(kind)]) / n if n else math.nan
+        return _ratio(self.latency_sum_s[_kind_index(kind)], self.latency_count(kind))
 
     def latency_cdf(self, kind: str = "all") -> tuple[np.ndarray, np.ndarray]:
         """(latency_s upper bucket edges, cumulative fraction) over occupied buckets, for plots."""
@@ -2723,8 +2689,54 @@ def _first_arrival(rng, t_begin, target_iops):
 
 
 def simulate(spec: ArraySpec) -> ArrayResult:
-    """Run one array simulation. Same spec (and seed) -> identical result."""
+    """Run one array simulation. Same spec (and seed) -> identical result. Steps: the kernel's
+    arrays (``_kernel_setup``), the event loop (``_event_loop``), the result (``_array_result``)."""
     check(validate_spec(spec))
+    setup = _kernel_setup(spec)
+    kernel = _simulate_kernel_closed if setup.closed else _simulate_kernel
+    kernel(setup.ins, setup.outs)
+    return _array_result(spec, setup)
+
+
+class _KernelSetup(NamedTuple):
+    """What ``simulate`` hands the kernel, and what it needs afterwards to read the result."""
+
+    ins: _KernelIn
+    outs: _KernelOut
+    closed: bool        # the specialised kernel applies (``_event_loop``)
+    rebuild: bool
+    rb_cap: int
+    rb_chunks: int
+    row_base: np.ndarray
+    n_rows: int
+    units: np.ndarray   # parallel units per drive row
+
+
+def _size_arrays(wl: Workload, lay: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The workload's IO sizes, their cumulative weights and the alignment of random IOs of each."""
+    sizes = np.array([s for s, _ in wl.io_size_mix], np.int64)
+    weights = np.array([w for _, w in wl.io_size_mix], np.float64)
+    size_cum = np.cumsum(weights) / weights.sum()
+    # random IOs are aligned as file systems place them: to the stripe for IOs of a stripe or
+    # more, else to the largest common divisor of the IO size and the stripe unit
+    size_align = np.array([math.gcd(int(s), lay.stripe_data_bytes) if s >= lay.stripe_data_bytes
+                           else math.gcd(int(s), lay.stripe_unit_bytes) for s in sizes], np.int64)
+    return sizes, size_cum, size_align
+
+
+def _kernel_outputs(duration_s: float) -> _KernelOut:
+    """The kernel's output arrays, zeroed: histograms, counters, per-second series."""
+    n_sec = max(1, math.ceil(duration_s - 1e-9))
+    return _KernelOut(hist=np.zeros((4, LATENCY_BUCKET_COUNT), np.int64), lat_sum=np.zeros(4), lat_max=np.zeros(4),
+                      counters=np.zeros(_C_COUNT, np.int64), sec_max=np.zeros(n_sec),
+                      sec_hist=np.zeros((n_sec, _COARSE_COUNT), np.int32), rebuild_out=np.full(2, -1.0),
+                      sec_reloc=np.zeros(n_sec))
+
+
+def _kernel_setup(spec: ArraySpec) -> _KernelSetup:
+    """Every array the event loop reads and writes, built from the spec: drive rows, layout,
+    workload, the event queue with its first events, cleaning state, scratch space. (The draws
+    from the seed happen here in a fixed order: drive phases, cleaning, the first arrival.)"""
     wl = spec.workload
     lay = spec.layout
     n_sim = spec.simulated_drive_count
@@ -2735,13 +2747,7 @@ def simulate(spec: ArraySpec) -> ArrayResult:
     dpar, ipar, prof = _drive_arrays(spec, rng_phase)
     rng = _seed_state(spec.seed, spec.spawn_key)
 
-    sizes = np.array([s for s, _ in wl.io_size_mix], np.int64)
-    weights = np.array([w for _, w in wl.io_size_mix], np.float64)
-    size_cum = np.cumsum(weights) / weights.sum()
-    # random IOs are aligned as file systems place them: to the stripe for IOs of a stripe or
-    # more, else to the largest common divisor of the IO size and the stripe unit
-    size_align = np.array([math.gcd(int(s), lay.stripe_data_bytes) if s >= lay.stripe_data_bytes
-                           else math.gcd(int(s), lay.stripe_unit_bytes) for s in sizes], np.int64)
+    sizes, size_cum, size_align = _size_arrays(wl, lay)
     max_size = int(sizes.max())
     stripes = max_size // lay.stripe_data_bytes + 2
     mmh = stripes * 2 * lay.group_width + 2 * lay.group_width
@@ -2768,11 +2774,7 @@ def simulate(spec: ArraySpec) -> ArrayResult:
     recent = np.full((n_rows, rw), -np.inf)
     recent_i = np.zeros(n_rows, np.int64)
 
-    n_sec = max(1, math.ceil(spec.duration_s - 1e-9))
-    outs = _KernelOut(hist=np.zeros((4, LATENCY_BUCKET_COUNT), np.int64), lat_sum=np.zeros(4), lat_max=np.zeros(4),
-                      counters=np.zeros(_C_COUNT, np.int64), sec_max=np.zeros(n_sec),
-                      sec_hist=np.zeros((n_sec, _COARSE_COUNT), np.int32), rebuild_out=np.full(2, -1.0),
-                      sec_reloc=np.zeros(n_sec))
+    outs = _kernel_outputs(spec.duration_s)
     cl, vic = _cleaning_arrays(spec, t_begin, rng_phase)
     # arrival records (one at a time when a disk draws positioning times while IOs are queued,
     # so the draws stay interleaved), member IOs, group 0's survivors and failed members
@@ -2817,8 +2819,15 @@ def simulate(spec: ArraySpec) -> ArrayResult:
                     rb_chunk_of=np.zeros(max(rb_starts.size, 1), np.int64))
     # the specialised kernel when the spec is its case (``_event_loop``), else the general one
     closed = not open_loop and wl.queue_depth <= _RING_EVENTS and not rebuild and not any_mech
-    kernel = _simulate_kernel_closed if closed else _simulate_kernel
-    kernel(ins, outs)
+    return _KernelSetup(ins=ins, outs=outs, closed=closed, rebuild=rebuild, rb_cap=rb_cap, rb_chunks=rb_chunks,
+                        row_base=row_base, n_rows=n_rows, units=ipar[:, _I_UNITS].astype(np.float64))
+
+
+def _array_result(spec: ArraySpec, setup: _KernelSetup) -> ArrayResult:
+    """The result of a finished kernel run: histograms combined, per-row figures summed per member."""
+    wl, lay, outs, dr, cl = spec.workload, spec.layout, setup.outs, setup.ins.dr, setup.ins.cl
+    n_sim = spec.simulated_drive_count
+    n_rows, row_base, rebuild, rb_cap, rb_chunks = setup.n_rows, setup.row_base, setup.rebuild, setup.rb_cap, setup.rb_chunks
     hist, lat_max, counters = outs.hist, outs.lat_max, outs.counters
     # the "all" histogram and maximum are the reads' and writes' combined
     hist[_H_ALL] = hist[_H_READ] + hist[_H_WRITE]
@@ -2850,7 +2859,7 @@ def simulate(spec: ArraySpec) -> ArrayResult:
         second_max_latency_s=outs.sec_max,
         second_histograms=outs.sec_hist,
         drive_busy_s=per_member(busy),
-        drive_parallel_units=per_member(ipar[:, _I_UNITS].astype(np.float64)),
+        drive_parallel_units=per_member(setup.units),
         rebuild_simulated=rebuild,
         rebuild_bytes=float(rb_cap),
         rebuild_chunks=int(rb_chunks),

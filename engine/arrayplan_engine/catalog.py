@@ -45,7 +45,7 @@ import json
 import math
 import re
 import tomllib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from importlib import resources
 from types import MappingProxyType
@@ -420,7 +420,9 @@ def _check_number(value: Any, spec: Range) -> tuple[float | int | None, str | No
 def _validate(d: Any, prefix: str, *, spec_defaults: bool = False) -> tuple[dict[str, Any], list[Violation]]:
     """Check a mapping of drive fields; returns the cleaned values and the violations. With
     ``spec_defaults`` an SSD may leave out ``raw_nand_bytes`` and ``gc_policy`` (a spec sheet
-    gives neither; ``drive_from_fields`` fills them in, marked assumed)."""
+    gives neither; ``drive_from_fields`` fills them in, marked assumed). The checks run in four
+    steps, in this order: unknown keys, each field alone, the fields a kind requires, and the
+    relations between fields."""
     out: list[Violation] = []
 
     def bad(key: str, reason: str) -> None:
@@ -429,12 +431,19 @@ def _validate(d: Any, prefix: str, *, spec_defaults: bool = False) -> tuple[dict
     if not isinstance(d, Mapping):
         bad("", f"must be a mapping of drive fields, got {type(d).__name__}")
         return {}, out
-
-    clean: dict[str, Any] = {}
     for key in d:
         if not isinstance(key, str) or key not in _ALLOWED_KEYS:
             bad(str(key), "unknown field; allowed: " + ", ".join(_ALLOWED_KEYS))
+    clean = _clean_fields(d, bad)
+    supplied = {k for k in _ALLOWED_KEYS if k in d and d[k] is not None}
+    _check_required(clean, supplied, bad, spec_defaults=spec_defaults)
+    _check_relations(clean, supplied, bad)
+    return clean, out
 
+
+def _clean_fields(d: Mapping[str, Any], bad: Callable[[str, str], None]) -> dict[str, Any]:
+    """Each text, choice and numeric field alone: its cleaned value, or a violation through ``bad``."""
+    clean: dict[str, Any] = {}
     for key in _TEXT:
         if key not in d or d[key] is None:
             continue
@@ -463,10 +472,12 @@ def _validate(d: Any, prefix: str, *, spec_defaults: bool = False) -> tuple[dict
             bad(key, reason)
         else:
             clean[key] = number
+    return clean
 
-    supplied = {k for k in _ALLOWED_KEYS if k in d and d[k] is not None}
 
-    # Required fields.
+def _check_required(clean: Mapping[str, Any], supplied: set[str], bad: Callable[[str, str], None], *,
+                    spec_defaults: bool) -> None:
+    """The fields every drive needs, and those its kind needs or forbids."""
     for key in ("name", "kind", "interface", "capacity_bytes"):
         if key not in supplied:
             bad(key, "is required")
@@ -494,7 +505,10 @@ def _validate(d: Any, prefix: str, *, spec_defaults: bool = False) -> tuple[dict
         if "nand_type" in clean and clean["nand_type"] != "hdd":
             bad("nand_type", f"must be 'hdd' for kind 'hdd'; got {clean['nand_type']!r}")
 
-    # Relations between fields, checked only when both sides are individually valid.
+
+def _check_relations(clean: Mapping[str, Any], supplied: set[str], bad: Callable[[str, str], None]) -> None:
+    """Relations between fields, checked only when both sides are individually valid."""
+
     def pair(a: str, b: str) -> tuple[Any, Any] | None:
         if a in clean and b in clean:
             return clean[a], clean[b]
@@ -530,7 +544,6 @@ def _validate(d: Any, prefix: str, *, spec_defaults: bool = False) -> tuple[dict
         for key in ("seq_read_bytes_per_s", "seq_write_bytes_per_s", "slc_write_bytes_per_s"):
             if key in clean and clean[key] > cap:
                 bad(key, f"must be <= {_fmt(cap)} (the {iface} interface), got {_fmt(clean[key])}")
-    return clean, out
 
 
 def drive_from_mapping(d: Mapping[str, Any], field_prefix: str = "drives[0]") -> Drive:

@@ -150,14 +150,11 @@ class ClusterTopology:
                     note="(0 = free)")
         check_range(v, f"{prefix}.server.cost_usd", s.cost_usd, 0, 1e9, unit="USD")
         check_range(v, f"{prefix}.server.power_w", s.power_w, 0, 1e6, unit="W")
-        if not v and self.drives_per_server > s.bay_count:
-            v.append(Violation(field=f"{prefix}.drives_per_server",
-                               reason=f"must be in [1, server.bay_count = {s.bay_count}], got {self.drives_per_server}"))
+        if not v:
+            check_range(v, f"{prefix}.drives_per_server", self.drives_per_server, 1, s.bay_count, hi_name="server.bay_count")
         if not v and self.rack_count > 0:
-            if self.rack_count > self.server_count:
-                v.append(Violation(field=f"{prefix}.rack_count",
-                                   reason=f"must be in [0, server_count = {self.server_count}], got {self.rack_count}"))
-            elif self.server_count % self.rack_count:
+            if check_range(v, f"{prefix}.rack_count", self.rack_count, 0, self.server_count, hi_name="server_count") \
+                    and self.server_count % self.rack_count:
                 v.append(Violation(field=f"{prefix}.rack_count",
                                    reason=f"must divide server_count = {self.server_count} (racks hold equal numbers "
                                           f"of servers), got {self.rack_count}"))
@@ -427,10 +424,9 @@ class CephRatios:
         check_range(v, f"{prefix}.nearfull_ratio", self.nearfull_ratio, 0, 1, lo_open=True)
         check_range(v, f"{prefix}.backfillfull_ratio", self.backfillfull_ratio, 0, 1, lo_open=True)
         check_range(v, f"{prefix}.full_ratio", self.full_ratio, 0, 1, lo_open=True)
-        if not v and not self.nearfull_ratio <= self.backfillfull_ratio <= self.full_ratio:
-            v.append(Violation(field=f"{prefix}.backfillfull_ratio",
-                               reason=f"must be in [nearfull_ratio = {self.nearfull_ratio}, full_ratio = "
-                                      f"{self.full_ratio}], got {self.backfillfull_ratio}"))
+        if not v:
+            check_range(v, f"{prefix}.backfillfull_ratio", self.backfillfull_ratio, self.nearfull_ratio, self.full_ratio,
+                        lo_name="nearfull_ratio", hi_name="full_ratio")
         return v
 
 

@@ -171,6 +171,14 @@ def _waits(rng: np.random.Generator, size: tuple[int, ...], rho: float, mean_wai
     return np.where(busy, rng.exponential(mean_wait / rho, size), 0.0)
 
 
+def _check_drive_samples(v: list[Violation], drive_read_s: object, drive_write_s: object) -> None:
+    """Violations of the drive latency samples a cluster simulation draws from (into ``v``)."""
+    for name, arr in (("drive_read_s", drive_read_s), ("drive_write_s", drive_write_s)):
+        a = np.asarray(arr, dtype=float)
+        if a.ndim != 1 or a.size == 0 or not np.all(np.isfinite(a)) or np.any(a < 0):
+            v.append(Violation(field=name, reason="must be a non-empty 1-D array of finite latencies >= 0 s"))
+
+
 def operation_latency_samples(topology: ClusterTopology, scheme: Scheme, workload: ClusterWorkload, *,
                               drive_read_s: np.ndarray, drive_write_s: np.ndarray, samples: int,
                               rng: np.random.Generator, slow_host_count: int = 0, slow_factor: float = 1.0,
@@ -186,10 +194,7 @@ def operation_latency_samples(topology: ClusterTopology, scheme: Scheme, workloa
     check_range(v, "slow_factor", slow_factor, 1, 1e6)
     if kind not in ("read", "write"):
         v.append(Violation(field="kind", reason=f"must be 'read' or 'write', got {kind!r}"))
-    for name, arr in (("drive_read_s", drive_read_s), ("drive_write_s", drive_write_s)):
-        a = np.asarray(arr, dtype=float)
-        if a.ndim != 1 or a.size == 0 or not np.all(np.isfinite(a)) or np.any(a < 0):
-            v.append(Violation(field=name, reason="must be a non-empty 1-D array of finite latencies >= 0 s"))
+    _check_drive_samples(v, drive_read_s, drive_write_s)
     if v:
         raise InvalidInputError(v)
     load = nic_load(topology, scheme, workload)

@@ -57,8 +57,9 @@ from numba import njit
 
 from .array import _rnd
 from .cluster import EC_ENCODE_BYTES_PER_S, ClusterTopology, Scheme, SchemeKind
-from .cluster_network import ClusterWorkload, _bytes_per_op
+from .cluster_network import ClusterWorkload, _bytes_per_op, _check_drive_samples
 from .errors import InvalidInputError, Violation, check_range
+from .event_heap import heap_pop, heap_push
 
 __all__ = ["EC_ENCODE_BYTES_PER_S", "ClusterSimResult", "simulate_cluster_ops"]
 
@@ -72,47 +73,74 @@ _N_DONE, _N_SATURATED, _N_MAX_EV = range(3)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _push(ev_t, ev_id, n, tp, ident):
-    i = n
-    while i > 0:
-        parent = (i - 1) >> 1
-        pt = ev_t[parent]
-        if pt < tp or (pt == tp and ev_id[parent] < ident):
-            break
-        ev_t[i] = pt
-        ev_id[i] = ev_id[parent]
-        i = parent
-    ev_t[i] = tp
-    ev_id[i] = ident
-    return n + 1
+def _fifo(free, h, t, svc, busy, row, meas):
+    """Host ``h``'s FIFO server (``free``: when each host's is next free) takes a job of ``svc``
+    seconds arriving at ``t`` (Lindley's recursion); its busy time counts in ``busy[row, h]`` for
+    a measured operation. Returns the job's start."""
+    st0 = max(t, free[h])
+    free[h] = st0 + svc
+    if meas:
+        busy[row, h] += svc
+    return st0
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _pop(ev_t, ev_id, n):
-    """Drop the top of a heap of ``n`` events; returns the new count."""
-    n -= 1
-    if n == 0:
-        return 0
-    tp = ev_t[n]
-    ident = ev_id[n]
-    i = 0
-    while True:
-        child = 2 * i + 1
-        if child >= n:
-            break
-        r = child + 1
-        if r < n and (ev_t[r] < ev_t[child] or (ev_t[r] == ev_t[child] and ev_id[r] < ev_id[child])):
-            child = r
-        ct = ev_t[child]
-        if ct < tp or (ct == tp and ev_id[child] < ident):
-            ev_t[i] = ct
-            ev_id[i] = ev_id[child]
-            i = child
-        else:
-            break
-    ev_t[i] = tp
-    ev_id[i] = ident
-    return n
+def _receive(rx_free, h, t, svc, arrived, busy, meas):
+    """Host ``h``'s RX takes a transfer of ``svc`` seconds whose first byte arrives at ``t``
+    (cut-through: it ends no earlier than ``arrived``, its last byte's arrival); returns its end."""
+    st0 = max(t, rx_free[h])
+    end = max(st0 + svc, arrived)
+    rx_free[h] = end
+    if meas:
+        busy[1, h] += svc
+    return end
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _shard_done(op_mark, op_pend, i, done):
+    """A shard of operation ``i`` is done at ``done``; returns whether it was the last one pending."""
+    op_mark[i] = max(op_mark[i], done)
+    op_pend[i] -= 1
+    return op_pend[i] == 0
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _complete(lat, op_t0, counters, i, end, t_w1):
+    """Operation ``i`` completes at ``end``: its latency, the count; returns the window's new end."""
+    lat[i] = end - op_t0[i]
+    counters[_N_DONE] += 1
+    return max(t_w1, end)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _draw_hosts(rng, perm, hosts, i, p, H, width):
+    """Operation ``i``'s stripe hosts into ``hosts[i]``: the primary ``p`` first, then distinct
+    others in random order (cycling when the stripe is wider than the cluster)."""
+    for j in range(H):
+        perm[j] = j
+    perm[0], perm[p] = p, 0
+    for j in range(1, H):
+        r = j + np.int64(_rnd(rng) * (H - j))
+        if r >= H:
+            r = H - 1
+        perm[j], perm[r] = perm[r], perm[j]
+    for j in range(width):
+        hosts[i, j] = perm[j % H]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _draw_size(rng, sizes, size_cum):
+    """An operation's size from the mix (``size_cum``: cumulative weights; one size: no draw)."""
+    n_sizes = sizes.shape[0]
+    sz = sizes[0]
+    if n_sizes > 1:
+        x = _rnd(rng) * size_cum[n_sizes - 1]
+        for q in range(n_sizes):
+            if x < size_cum[q]:
+                sz = sizes[q]
+                break
+            sz = sizes[q]
+    return sz
 
 
 @njit(cache=True, _nrt=False)
@@ -122,11 +150,15 @@ def _cluster_kernel(par, bw, cpu, dfac, drive_r, drive_w, sizes, size_cum, rng, 
     needs, EC (1) or copies (0), op bytes, shard bytes, hop, ops, warm-up ops. ``bw``, ``cpu``,
     ``dfac``: per host NIC bytes/s (each direction), CPU encode bytes/s (0: none), drive factor.
     ``sizes``, ``size_cum``: operation sizes and their cumulative weights (one size: no draw).
-    ``busy``: per host TX, RX, CPU busy seconds of the measured operations' window."""
+    ``busy``: per host TX, RX, CPU busy seconds of the measured operations' window.
+
+    Why it is one function of over 100 lines: it is the kernel's event loop, one ``while`` over
+    the events with all state in preallocated arrays, dispatching on the event's stage. Its
+    pieces that stand alone (the FIFO servers, the draws, the heap) are inlined helpers already;
+    splitting the dispatch itself would pass the loop's two dozen arrays to a call per event."""
     lam, read_frac = par[0], par[1]
     H, width, need, ec = np.int64(par[2]), np.int64(par[3]), np.int64(par[4]), par[5] != 0.0
     kdiv, hop = par[7], par[8]  # bytes per shard = op bytes / kdiv (k for EC, 1 for copies)
-    n_sizes = sizes.shape[0]
     n_ops, n_warm = np.int64(par[9]), np.int64(par[10])
     n_dr, n_dw = drive_r.shape[0], drive_w.shape[0]
     tx_free = busy[3]
@@ -152,38 +184,20 @@ def _cluster_kernel(par, bw, cpu, dfac, drive_r, drive_w, sizes, size_cum, rng, 
             p = np.int64(_rnd(rng) * H)
             if p >= H:
                 p = H - 1
-            # the stripe's hosts: the primary first, then distinct others (cycling when wider)
-            for j in range(H):
-                perm[j] = j
-            perm[0], perm[p] = p, 0
-            for j in range(1, H):
-                r = j + np.int64(_rnd(rng) * (H - j))
-                if r >= H:
-                    r = H - 1
-                perm[j], perm[r] = perm[r], perm[j]
-            for j in range(width):
-                hosts[i, j] = perm[j % H]
+            _draw_hosts(rng, perm, hosts, i, p, H, width)
             op_t0[i] = t
             op_mark[i] = t
             op_prim[i] = p
             op_rd[i] = 1 if rd else 0
-            sz = sizes[0]
-            if n_sizes > 1:
-                x = _rnd(rng) * size_cum[n_sizes - 1]
-                for q in range(n_sizes):
-                    if x < size_cum[q]:
-                        sz = sizes[q]
-                        break
-                    sz = sizes[q]
-            op_s[i] = sz
+            op_s[i] = _draw_size(rng, sizes, size_cum)
             if rd:
                 op_pend[i] = need
                 for j in range(need):
                     tj = t + hop if hosts[i, j] == p else t + 2.0 * hop
-                    n_ev = _push(ev_t, ev_id, n_ev, tj, (i << 12) | (j << 4) | _E_DRIVE_R)
+                    n_ev = heap_push(ev_t, ev_id, n_ev, tj, (i << 12) | (j << 4) | _E_DRIVE_R)
             else:
                 op_pend[i] = width
-                n_ev = _push(ev_t, ev_id, n_ev, t + hop, (i << 12) | _E_PRX)
+                n_ev = heap_push(ev_t, ev_id, n_ev, t + hop, (i << 12) | _E_PRX)
             if n_ev + width + 2 >= cap:
                 counters[_N_SATURATED] = 1
                 break
@@ -193,7 +207,7 @@ def _cluster_kernel(par, bw, cpu, dfac, drive_r, drive_w, sizes, size_cum, rng, 
             break
         t = ev_t[0]
         ident = ev_id[0]
-        n_ev = _pop(ev_t, ev_id, n_ev)
+        n_ev = heap_pop(ev_t, ev_id, n_ev)
         i = ident >> 12
         j = (ident >> 4) & 255
         st = ident & 15
@@ -205,91 +219,52 @@ def _cluster_kernel(par, bw, cpu, dfac, drive_r, drive_w, sizes, size_cum, rng, 
             h = hosts[i, j]
             done = t + drive_r[np.int64(_rnd(rng) * n_dr) % n_dr] * dfac[h]
             if h == p:
-                op_mark[i] = max(op_mark[i], done)
-                op_pend[i] -= 1
-                if op_pend[i] == 0:
-                    n_ev = _push(ev_t, ev_id, n_ev, op_mark[i], (i << 12) | _E_REPLY)
+                if _shard_done(op_mark, op_pend, i, done):
+                    n_ev = heap_push(ev_t, ev_id, n_ev, op_mark[i], (i << 12) | _E_REPLY)
             else:
-                n_ev = _push(ev_t, ev_id, n_ev, done, (i << 12) | (j << 4) | _E_TX_R)
+                n_ev = heap_push(ev_t, ev_id, n_ev, done, (i << 12) | (j << 4) | _E_TX_R)
         elif st == _E_TX_R:
             h = hosts[i, j]
-            st0 = max(t, tx_free[h])
             svc = u / bw[h]
-            tx_free[h] = st0 + svc
-            if meas:
-                busy[0, h] += svc
+            st0 = _fifo(tx_free, h, t, svc, busy, 0, meas)
             shard_end[i, j] = st0 + svc + hop
-            n_ev = _push(ev_t, ev_id, n_ev, st0 + hop, (i << 12) | (j << 4) | _E_RX_R)
+            n_ev = heap_push(ev_t, ev_id, n_ev, st0 + hop, (i << 12) | (j << 4) | _E_RX_R)
         elif st == _E_RX_R:
-            st0 = max(t, rx_free[p])
-            svc = u / bw[p]
-            end = max(st0 + svc, shard_end[i, j])
-            rx_free[p] = end
-            if meas:
-                busy[1, p] += svc
-            op_mark[i] = max(op_mark[i], end)
-            op_pend[i] -= 1
-            if op_pend[i] == 0:
-                n_ev = _push(ev_t, ev_id, n_ev, op_mark[i], (i << 12) | _E_REPLY)
+            end = _receive(rx_free, p, t, u / bw[p], shard_end[i, j], busy, meas)
+            if _shard_done(op_mark, op_pend, i, end):
+                n_ev = heap_push(ev_t, ev_id, n_ev, op_mark[i], (i << 12) | _E_REPLY)
         elif st == _E_REPLY:
-            st0 = max(t, tx_free[p])
             svc = s / bw[p]
-            tx_free[p] = st0 + svc
-            if meas:
-                busy[0, p] += svc
-            lat[i] = st0 + svc + hop - op_t0[i]
-            counters[_N_DONE] += 1
-            t_w1 = max(t_w1, st0 + svc + hop)
+            st0 = _fifo(tx_free, p, t, svc, busy, 0, meas)
+            t_w1 = _complete(lat, op_t0, counters, i, st0 + svc + hop, t_w1)
         elif st == _E_PRX:
-            st0 = max(t, rx_free[p])
             svc = s / bw[p]
-            rx_free[p] = st0 + svc
-            if meas:
-                busy[1, p] += svc
+            st0 = _fifo(rx_free, p, t, svc, busy, 1, meas)
             nxt = _E_CPU if ec and cpu[p] > 0.0 else _E_SEND
-            n_ev = _push(ev_t, ev_id, n_ev, st0 + svc, (i << 12) | nxt)
+            n_ev = heap_push(ev_t, ev_id, n_ev, st0 + svc, (i << 12) | nxt)
         elif st == _E_CPU:
-            st0 = max(t, cpu_free[p])
             svc = s / cpu[p]
-            cpu_free[p] = st0 + svc
-            if meas:
-                busy[2, p] += svc
-            n_ev = _push(ev_t, ev_id, n_ev, st0 + svc, (i << 12) | _E_SEND)
+            st0 = _fifo(cpu_free, p, t, svc, busy, 2, meas)
+            n_ev = heap_push(ev_t, ev_id, n_ev, st0 + svc, (i << 12) | _E_SEND)
         elif st == _E_SEND:
             for jj in range(width):
                 h = hosts[i, jj]
                 if h == p:
                     # a shard on the primary: written locally
-                    done = t + drive_w[np.int64(_rnd(rng) * n_dw) % n_dw] * dfac[h]
-                    op_mark[i] = max(op_mark[i], done)
-                    op_pend[i] -= 1
+                    _shard_done(op_mark, op_pend, i, t + drive_w[np.int64(_rnd(rng) * n_dw) % n_dw] * dfac[h])
                 else:
-                    st0 = max(t, tx_free[p])
                     svc = u / bw[p]
-                    tx_free[p] = st0 + svc
-                    if meas:
-                        busy[0, p] += svc
+                    st0 = _fifo(tx_free, p, t, svc, busy, 0, meas)
                     shard_end[i, jj] = st0 + svc + hop
-                    n_ev = _push(ev_t, ev_id, n_ev, st0 + hop, (i << 12) | (jj << 4) | _E_WRX)
+                    n_ev = heap_push(ev_t, ev_id, n_ev, st0 + hop, (i << 12) | (jj << 4) | _E_WRX)
             if op_pend[i] == 0:
-                lat[i] = op_mark[i] + hop - op_t0[i]
-                counters[_N_DONE] += 1
-                t_w1 = max(t_w1, op_mark[i] + hop)
+                t_w1 = _complete(lat, op_t0, counters, i, op_mark[i] + hop, t_w1)
         elif st == _E_WRX:
             h = hosts[i, j]
-            st0 = max(t, rx_free[h])
-            svc = u / bw[h]
-            end = max(st0 + svc, shard_end[i, j])
-            rx_free[h] = end
-            if meas:
-                busy[1, h] += svc
+            end = _receive(rx_free, h, t, u / bw[h], shard_end[i, j], busy, meas)
             done = end + drive_w[np.int64(_rnd(rng) * n_dw) % n_dw] * dfac[h] + hop
-            op_mark[i] = max(op_mark[i], done)
-            op_pend[i] -= 1
-            if op_pend[i] == 0:
-                lat[i] = op_mark[i] + hop - op_t0[i]
-                counters[_N_DONE] += 1
-                t_w1 = max(t_w1, op_mark[i] + hop)
+            if _shard_done(op_mark, op_pend, i, done):
+                t_w1 = _complete(lat, op_t0, counters, i, op_mark[i] + hop, t_w1)
         if n_ev + width + 2 >= cap:
             counters[_N_SATURATED] = 1
             break
@@ -349,10 +324,7 @@ def simulate_cluster_ops(topology: ClusterTopology, scheme: Scheme, *, iops: flo
         check_range(v, f"workload.io_size_mix[{j}].weight", wt, 0, 1e12, lo_open=True)
     if scheme.width > 255:
         v.append(Violation(field="pool.scheme", reason=f"must be at most 255 shards wide, got {scheme.width}"))
-    for name, arr_ in (("drive_read_s", drive_read_s), ("drive_write_s", drive_write_s)):
-        a = np.asarray(arr_, dtype=float)
-        if a.ndim != 1 or a.size == 0 or not np.all(np.isfinite(a)) or np.any(a < 0):
-            v.append(Violation(field=name, reason="must be a non-empty 1-D array of finite latencies >= 0 s"))
+    _check_drive_samples(v, drive_read_s, drive_write_s)
     if v:
         raise InvalidInputError(v)
     h = topology.server_count

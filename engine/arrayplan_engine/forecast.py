@@ -382,11 +382,29 @@ def _life_per_host_byte(drive: Drive, wa_workload: float, rated_wa: float) -> fl
     return 1.0 / endurance.host_write_endurance_bytes(drive, wa_workload)
 
 
+_Basis = Literal["catalog rating", "wear indicator", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Wear:
+    """A drive's life used over time and its rate, on one basis (``forecast_drive``'s middle step)."""
+
+    basis: _Basis
+    life: list[tuple[float, float]]               # (series day, life used fraction)
+    rate: Rate
+    multipliers: tuple[Multiplier, Multiplier, Multiplier] | None
+    write_amplification: float | None
+    write_amplification_source: str
+    host_per_day: float | None
+
+
 def forecast_drive(series: DriveSeries, *, group: str, serial: str, catalog_drive: Drive | None, workload: Workload | None,
                    layout: Layout, fill_now: float | None, fill_at: tuple[FillAt, FillAt, FillAt] | None,
                    confidence: float, worn_threshold_fraction: float,
                    fill_history: Callable[[float], float] | None = None, wa_model: _WaModel | None = None) -> DriveForecast:
-    """One drive's wear-out date with interval (see the module doc for the method)."""
+    """One drive's wear-out date with interval (see the module doc for the method). Steps: the
+    drive's life used over time, from its catalog rating (``_rated_wear``) or its own wear
+    indicator (``_indicator_wear``); then the date it reaches the end of its life."""
     snaps: Sequence[DriveSnapshot] = series.snapshots
     last = series.latest
     notes: list[str] = list(series.notes)
@@ -408,100 +426,120 @@ def forecast_drive(series: DriveSeries, *, group: str, serial: str, catalog_driv
     host_days = [(d, s.host_written_bytes) for d, s in zip(days, snaps) if s.host_written_bytes is not None]
     use_rating = catalog_drive is not None and catalog_drive.is_ssd and bool(host_days) and (
         catalog_drive.endurance_bytes_written or (catalog_drive.raw_nand_bytes and catalog_drive.pe_cycles))
-    wa_measured = last.write_amplification
     host_rate: Rate | None = None
     if len(host_days) >= 2 or (host_days and poh_days > 0):
         host_rate = estimate_rate([d for d, _ in host_days], [float(v or 0.0) for _, v in host_days], power_on_days=poh_days or None)
-    multipliers: tuple[Multiplier, Multiplier, Multiplier] | None = None
-    wa: float | None
-    host_per_day: float | None
+    w: _Wear | DriveForecast
     if use_rating and catalog_drive is not None and host_rate is not None:
-        cat = catalog_drive
-        rated_wa = endurance.rated_write_amplification(cat)
-        if wa_measured is not None:
-            wa, wa_src = wa_measured, "measured (NAND / host writes, lifetime)"
-        elif wa_model is not None and fill_now is not None:
-            wa, wa_src = wa_model(fill_now), f"model ({cat.name} FTL at {fill_now:.0%} fill, the workload's mix and skew)"
-        else:
-            wa = rated_wa
-            wa_src = "the rating workload's (no workload given: the rated TBW taken at face value)"
-        per_byte_now = _life_per_host_byte(cat, wa, rated_wa)
-        by_fill = wa_model is not None and wa_measured is None and fill_now is not None
-        per_byte_cache: dict[float, float] = {}
-
-        def per_byte(fill: float) -> float:
-            if not (by_fill and wa_model is not None):
-                return per_byte_now
-            if fill not in per_byte_cache:
-                per_byte_cache[fill] = _life_per_host_byte(cat, wa_model(fill), rated_wa)
-            return per_byte_cache[fill]
-
-        if by_fill and fill_history is not None and not math.isnan(origin):
-            # Each interval's host bytes wear at the WA of that interval's fill.
-            abs_t = [origin + (d - days[-1]) * DAY_S for d, _ in host_days]
-            cum = float(host_days[0][1] or 0.0) * per_byte(fill_history(abs_t[0]))
-            life = [(host_days[0][0], cum)]
-            for i in range(1, len(host_days)):
-                dh = float(host_days[i][1] or 0.0) - float(host_days[i - 1][1] or 0.0)
-                cum += dh * per_byte(fill_history((abs_t[i - 1] + abs_t[i]) / 2.0))
-                life.append((host_days[i][0], cum))
-        else:
-            life = [(d, float(v or 0.0) * per_byte_now) for d, v in host_days]
-        rate = Rate(per_day=host_rate.per_day * per_byte_now, sd_daily=host_rate.sd_daily * per_byte_now, span_days=host_rate.span_days,
-                    resolution=host_rate.resolution * per_byte_now, dof=host_rate.dof, anchor_day=host_rate.anchor_day,
-                    last_day=host_rate.last_day, last_value=life[-1][1], basis=host_rate.basis)
-        if by_fill and fill_at is not None:
-            def scaled(f: FillAt, _p: float = per_byte_now) -> Multiplier:
-                def m(t: np.ndarray) -> np.ndarray:
-                    fills = np.round(np.clip(f(t), 1e-3, 1.0) * 200) / 200
-                    table = {float(u): per_byte(float(u)) for u in np.unique(fills)}
-                    return np.array([table[float(x)] for x in fills]) / _p
-                return m
-            multipliers = (scaled(fill_at[0]), scaled(fill_at[1]), scaled(fill_at[2]))
-        basis: Literal["catalog rating", "wear indicator", "none"] = "catalog rating"
-        host_per_day = host_rate.per_day
-        notes.append(f"rated endurance of catalog drive {cat.name}; write amplification {wa:.2f}: {wa_src}")
+        w = _rated_wear(catalog_drive, host_days, host_rate, days=days, origin=origin, wa_measured=last.write_amplification,
+                        wa_model=wa_model, fill_now=fill_now, fill_at=fill_at, fill_history=fill_history, notes=notes)
     else:
-        used = [(d, s.percentage_used / 100.0) for d, s in zip(days, snaps) if s.percentage_used is not None]
-        if not used:
-            why = "no wear counters (percentage used / wear indicator) and no catalog rating" if not host_days else \
-                "host writes but no wear indicator, and the model matches no catalog drive with a rating"
-            return DriveForecast(**base, basis="none", rate_basis="", life_used_fraction=None, life_rate_per_day=None,
-                                 host_write_bytes_per_day=host_rate.per_day if host_rate else None,
-                                 write_amplification=wa_measured, write_amplification_source="measured" if wa_measured else "",
-                                 wear_out=none, passed_but_worn=False, history=(), notes=(*notes, f"wear unknown: {why}"))
-        if len(used) == 1 and poh_days <= 0:
-            return DriveForecast(**base, basis="none", rate_basis="", life_used_fraction=used[-1][1], life_rate_per_day=None,
-                                 host_write_bytes_per_day=None, write_amplification=wa_measured, write_amplification_source="",
-                                 wear_out=none, passed_but_worn=bool(last.smart_passed and 1 - used[-1][1] < worn_threshold_fraction),
-                                 history=(), notes=(*notes, "one snapshot without power-on time: no wear rate"))
-        life = used
-        rate = estimate_rate([d for d, _ in used], [v for _, v in used], resolution=PERCENT_RESOLUTION, power_on_days=poh_days or None)
-        basis = "wear indicator"
-        host_per_day = host_rate.per_day if host_rate else None
-        wa = wa_measured
-        wa_src = "measured (NAND / host writes, lifetime)" if wa_measured else ""
-        why = "no catalog drive matches the model string" if catalog_drive is None else f"{catalog_drive.name} has no host-write counter here"
-        notes.append(f"the drive's own wear indicator ({why})")
+        w = _indicator_wear(series, days, host_days, host_rate, catalog_drive=catalog_drive, base=base, notes=notes,
+                            worn_threshold_fraction=worn_threshold_fraction)
+        if isinstance(w, DriveForecast):
+            return w
+    rate = w.rate
     if rate.basis != "intervals":
         notes.append("one snapshot: the rate is the lifetime average (value / power-on time), its interval only the counter's resolution")
-    used_now = life[-1][1]
+    used_now = w.life[-1][1]
     remaining = 1.0 - used_now
+    figures: dict[str, Any] = dict(basis=w.basis, rate_basis=rate.basis, life_used_fraction=used_now, life_rate_per_day=rate.per_day,
+                                   host_write_bytes_per_day=w.host_per_day, write_amplification=w.write_amplification,
+                                   write_amplification_source=w.write_amplification_source)
     if math.isnan(origin):
-        return DriveForecast(**base, basis=basis, rate_basis=rate.basis, life_used_fraction=used_now, life_rate_per_day=rate.per_day,
-                             host_write_bytes_per_day=host_per_day, write_amplification=wa, write_amplification_source=wa_src,
-                             wear_out=none, passed_but_worn=bool(last.smart_passed and remaining < worn_threshold_fraction),
+        return DriveForecast(**base, **figures, wear_out=none,
+                             passed_but_worn=bool(last.smart_passed and remaining < worn_threshold_fraction),
                              history=(), notes=(*notes, f"{last.source}: no capture time (local_time.time_t): no dates"))
-    wear = _date_interval(remaining, rate, origin_s=origin, growth_per_year=growth, multipliers=multipliers, confidence=confidence)
-    history = tuple((origin + (d - days[-1]) * DAY_S, v) for d, v in life)
+    wear = _date_interval(remaining, rate, origin_s=origin, growth_per_year=growth, multipliers=w.multipliers, confidence=confidence)
+    history = tuple((origin + (d - days[-1]) * DAY_S, v) for d, v in w.life)
     if rate.per_day <= 0:
         notes.append("no wear measured yet: the wear-out date needs a later snapshot with more wear")
     worn = bool(last.smart_passed) and remaining < worn_threshold_fraction
     if worn:
         notes.append(f"SMART says PASSED with {max(remaining, 0.0):.0%} of rated life left")
-    return DriveForecast(**base, basis=basis, rate_basis=rate.basis, life_used_fraction=used_now, life_rate_per_day=rate.per_day,
-                         host_write_bytes_per_day=host_per_day, write_amplification=wa, write_amplification_source=wa_src,
-                         wear_out=wear, passed_but_worn=worn, history=history, notes=tuple(notes))
+    return DriveForecast(**base, **figures, wear_out=wear, passed_but_worn=worn, history=history, notes=tuple(notes))
+
+
+def _rated_wear(cat: Drive, host_days: list[tuple[float, Any]], host_rate: Rate, *, days: list[float], origin: float,
+                wa_measured: float | None, wa_model: _WaModel | None, fill_now: float | None,
+                fill_at: tuple[FillAt, FillAt, FillAt] | None, fill_history: Callable[[float], float] | None,
+                notes: list[str]) -> _Wear:
+    """Life used from the host writes and the catalog drive's rated endurance, at the write
+    amplification measured, modelled at the fill (each interval's bytes at that interval's fill
+    when the fill history is known), or the rating workload's."""
+    rated_wa = endurance.rated_write_amplification(cat)
+    if wa_measured is not None:
+        wa, wa_src = wa_measured, "measured (NAND / host writes, lifetime)"
+    elif wa_model is not None and fill_now is not None:
+        wa, wa_src = wa_model(fill_now), f"model ({cat.name} FTL at {fill_now:.0%} fill, the workload's mix and skew)"
+    else:
+        wa = rated_wa
+        wa_src = "the rating workload's (no workload given: the rated TBW taken at face value)"
+    per_byte_now = _life_per_host_byte(cat, wa, rated_wa)
+    by_fill = wa_model is not None and wa_measured is None and fill_now is not None
+    per_byte_cache: dict[float, float] = {}
+
+    def per_byte(fill: float) -> float:
+        if not (by_fill and wa_model is not None):
+            return per_byte_now
+        if fill not in per_byte_cache:
+            per_byte_cache[fill] = _life_per_host_byte(cat, wa_model(fill), rated_wa)
+        return per_byte_cache[fill]
+
+    if by_fill and fill_history is not None and not math.isnan(origin):
+        # Each interval's host bytes wear at the WA of that interval's fill.
+        abs_t = [origin + (d - days[-1]) * DAY_S for d, _ in host_days]
+        cum = float(host_days[0][1] or 0.0) * per_byte(fill_history(abs_t[0]))
+        life = [(host_days[0][0], cum)]
+        for i in range(1, len(host_days)):
+            dh = float(host_days[i][1] or 0.0) - float(host_days[i - 1][1] or 0.0)
+            cum += dh * per_byte(fill_history((abs_t[i - 1] + abs_t[i]) / 2.0))
+            life.append((host_days[i][0], cum))
+    else:
+        life = [(d, float(v or 0.0) * per_byte_now) for d, v in host_days]
+    rate = Rate(per_day=host_rate.per_day * per_byte_now, sd_daily=host_rate.sd_daily * per_byte_now, span_days=host_rate.span_days,
+                resolution=host_rate.resolution * per_byte_now, dof=host_rate.dof, anchor_day=host_rate.anchor_day,
+                last_day=host_rate.last_day, last_value=life[-1][1], basis=host_rate.basis)
+    multipliers: tuple[Multiplier, Multiplier, Multiplier] | None = None
+    if by_fill and fill_at is not None:
+        def scaled(f: FillAt, _p: float = per_byte_now) -> Multiplier:
+            def m(t: np.ndarray) -> np.ndarray:
+                fills = np.round(np.clip(f(t), 1e-3, 1.0) * 200) / 200
+                table = {float(u): per_byte(float(u)) for u in np.unique(fills)}
+                return np.array([table[float(x)] for x in fills]) / _p
+            return m
+        multipliers = (scaled(fill_at[0]), scaled(fill_at[1]), scaled(fill_at[2]))
+    notes.append(f"rated endurance of catalog drive {cat.name}; write amplification {wa:.2f}: {wa_src}")
+    return _Wear("catalog rating", life, rate, multipliers, wa, wa_src, host_rate.per_day)
+
+
+def _indicator_wear(series: DriveSeries, days: list[float], host_days: list[tuple[float, Any]], host_rate: Rate | None, *,
+                    catalog_drive: Drive | None, base: dict[str, Any], notes: list[str],
+                    worn_threshold_fraction: float) -> _Wear | DriveForecast:
+    """Life used from the drive's own wear indicator (percentage used); a forecast with no date
+    when the drive has none, or one snapshot and no power-on time."""
+    snaps, last = series.snapshots, series.latest
+    poh_days = (last.power_on_hours or 0.0) / 24.0
+    wa_measured = last.write_amplification
+    none = DateInterval(time_s=None, earliest_s=None, latest_s=None)
+    used = [(d, s.percentage_used / 100.0) for d, s in zip(days, snaps) if s.percentage_used is not None]
+    if not used:
+        why = "no wear counters (percentage used / wear indicator) and no catalog rating" if not host_days else \
+            "host writes but no wear indicator, and the model matches no catalog drive with a rating"
+        return DriveForecast(**base, basis="none", rate_basis="", life_used_fraction=None, life_rate_per_day=None,
+                             host_write_bytes_per_day=host_rate.per_day if host_rate else None,
+                             write_amplification=wa_measured, write_amplification_source="measured" if wa_measured else "",
+                             wear_out=none, passed_but_worn=False, history=(), notes=(*notes, f"wear unknown: {why}"))
+    if len(used) == 1 and poh_days <= 0:
+        return DriveForecast(**base, basis="none", rate_basis="", life_used_fraction=used[-1][1], life_rate_per_day=None,
+                             host_write_bytes_per_day=None, write_amplification=wa_measured, write_amplification_source="",
+                             wear_out=none, passed_but_worn=bool(last.smart_passed and 1 - used[-1][1] < worn_threshold_fraction),
+                             history=(), notes=(*notes, "one snapshot without power-on time: no wear rate"))
+    rate = estimate_rate([d for d, _ in used], [v for _, v in used], resolution=PERCENT_RESOLUTION, power_on_days=poh_days or None)
+    why = "no catalog drive matches the model string" if catalog_drive is None else f"{catalog_drive.name} has no host-write counter here"
+    notes.append(f"the drive's own wear indicator ({why})")
+    return _Wear("wear indicator", used, rate, None, wa_measured, "measured (NAND / host writes, lifetime)" if wa_measured else "",
+                 host_rate.per_day if host_rate else None)
 
 
 def forecast_fill(points: Sequence[CapacityPoint], *, usable_capacity_bytes: float, full_fraction: float, growth_per_year: float | None,

@@ -495,6 +495,35 @@ def _next_lpn(wl, span, hot, r, rng, alias_prob, alias_idx, sc):
     return lpn
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _gc_params(ipar):
+    """The kernels' FTL parameters from ``ipar`` (as ``_write_kernel``'s): policy, window,
+    gc_low, gc_high, wl, span, hot, np, blocks. (Read once before a kernel's loop: the loop
+    writes arrays, so LLVM would reload them from ``ipar`` at every write.)"""
+    return ipar[2], ipar[3], ipar[4], ipar[5], ipar[6], ipar[7], ipar[8], ipar[9], ipar[10]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _host_write(l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc, rng, alias_prob, alias_idx, hot_r,
+                policy, window, gc_low, gc_high, wl, span, hot, np_, nblocks):
+    """One host page write: the workload's next page, its old copy invalidated, cleaning up to
+    the high mark first when free blocks are below the low one, the page appended. Returns
+    False, with ``sc[12]`` set, when cleaning can free no block."""
+    lpn = _next_lpn(wl, span, hot, hot_r, rng, alias_prob, alias_idx, sc)
+    old = l2p[lpn]
+    if old >= 0:
+        _invalidate(old, np_, policy, p2l, valid, bstate, bhead, bnext, bprev, sc)
+    if sc[3] < gc_low and sc[1] >= np_:
+        while sc[3] < gc_high:
+            if _collect_one(np_, nblocks, policy, window, l2p, p2l, valid, bstate, free_q,
+                            bhead, bnext, bprev, ring, sc) < 0 or sc[12] != 0:
+                sc[12] = 1
+                return False
+    _append(lpn, np_, nblocks, policy, l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc)
+    sc[7] += 1
+    return True
+
+
 @njit(cache=True, _nrt=False)
 def _write_kernel(l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc, rng,
                   alias_prob, alias_idx, ipar, hot_r, out):
@@ -502,33 +531,16 @@ def _write_kernel(l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc
     ``out[k] = (host writes, programs, relocation reads, erases)`` of interval ``k``."""
     n_host = ipar[0]
     interval = ipar[1]
-    policy = ipar[2]
-    window = ipar[3]
-    gc_low = ipar[4]
-    gc_high = ipar[5]
-    wl = ipar[6]
-    span = ipar[7]
-    hot = ipar[8]
-    np_ = ipar[9]
-    nblocks = ipar[10]
+    policy, window, gc_low, gc_high, wl, span, hot, np_, nblocks = _gc_params(ipar)
     k = 0
     h0 = sc[7]
     p0 = sc[8]
     r0 = sc[9]
     e0 = sc[10]
     for i in range(n_host):
-        lpn = _next_lpn(wl, span, hot, hot_r, rng, alias_prob, alias_idx, sc)
-        old = l2p[lpn]
-        if old >= 0:
-            _invalidate(old, np_, policy, p2l, valid, bstate, bhead, bnext, bprev, sc)
-        if sc[3] < gc_low and sc[1] >= np_:
-            while sc[3] < gc_high:
-                if _collect_one(np_, nblocks, policy, window, l2p, p2l, valid, bstate, free_q,
-                                bhead, bnext, bprev, ring, sc) < 0 or sc[12] != 0:
-                    sc[12] = 1
-                    return i
-        _append(lpn, np_, nblocks, policy, l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc)
-        sc[7] += 1
+        if not _host_write(l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc, rng, alias_prob, alias_idx,
+                           hot_r, policy, window, gc_low, gc_high, wl, span, hot, np_, nblocks):
+            return i
         if (i + 1) % interval == 0 and k < out.shape[0]:
             out[k, 0] = sc[7] - h0
             out[k, 1] = sc[8] - p0
@@ -574,15 +586,7 @@ def _timed_kernel(l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc
     ``out_sec[t] = (IOs completed, programs, relocation reads, erases, GC back-end seconds)`` of
     second ``t``; ``lat[j]`` the latency of the slowest real IO of simulated write ``j``.
     Returns the number of simulated host writes."""
-    policy = ipar[2]
-    window = ipar[3]
-    gc_low = ipar[4]
-    gc_high = ipar[5]
-    wl = ipar[6]
-    span = ipar[7]
-    hot = ipar[8]
-    np_ = ipar[9]
-    nblocks = ipar[10]
+    policy, window, gc_low, gc_high, wl, span, hot, np_, nblocks = _gc_params(ipar)
     hot_r = fpar[0]
     front_s = fpar[1]
     back_s = fpar[2]
@@ -602,21 +606,12 @@ def _timed_kernel(l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc
     j = 0
     maxj = lat.shape[0]
     while t < duration and j < maxj:
-        lpn = _next_lpn(wl, span, hot, hot_r, rng, alias_prob, alias_idx, sc)
-        old = l2p[lpn]
-        if old >= 0:
-            _invalidate(old, np_, policy, p2l, valid, bstate, bhead, bnext, bprev, sc)
         p0 = sc[8]
         r0 = sc[9]
         e0 = sc[10]
-        if sc[3] < gc_low and sc[1] >= np_:
-            while sc[3] < gc_high:
-                if _collect_one(np_, nblocks, policy, window, l2p, p2l, valid, bstate, free_q,
-                                bhead, bnext, bprev, ring, sc) < 0 or sc[12] != 0:
-                    sc[12] = 1
-                    return j
-        _append(lpn, np_, nblocks, policy, l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc)
-        sc[7] += 1
+        if not _host_write(l2p, p2l, valid, bstate, free_q, bhead, bnext, bprev, ring, sc, rng, alias_prob, alias_idx,
+                           hot_r, policy, window, gc_low, gc_high, wl, span, hot, np_, nblocks):
+            return j
         nreloc = sc[9] - r0
         nerase = sc[10] - e0
         gc = nreloc * reloc_s + nerase * erase_s

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -798,7 +798,7 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
         low = 2.0 * n * block
         high = low + max(n * block, LAZY_BURST_FRACTION * raw_pages)
     return ServiceModel(
-        **_nand_ops(d, t, seq_w)._asdict(),
+        **_nand_ops(d, t, seq_w),
         drive_name=d.name, mechanical=False, parallel_units=units, read_fixed_s=rf, read_per_byte_s=rpb,
         write_fixed_s=wf, write_per_byte_s=wpb, cleaning=True, gc_eager=t.gc_policy == "eager",
         span_pages=span_pages, raw_pages=raw_pages, precondition_drive_writes=float(precondition_drive_writes),
@@ -819,24 +819,14 @@ def service_model(drive: Drive | str, *, fill_fraction: float = 1.0, extra_spare
 MAX_SIMULATED_DIES = 64
 
 
-class _NandOpsModel(NamedTuple):
-    nand_dies: int = 0
-    nand_program_pages: float = 0.0
-    nand_erase_pages: float = 0.0
-    nand_program_s: float = 0.0
-    nand_erase_s: float = 0.0
-    nand_suspend_s: float = 0.0
-    nand_program_spread: tuple[float, ...] = ()
-
-
 def nand_dies(d: Drive, t: DriveTiming) -> float:
     """Dies of one controller: its raw NAND over the die size of its NAND type (``NAND_DIE_BYTES``)."""
     nand = d.nand_type if d.nand_type in NAND_DIE_BYTES else "mlc"
     return max(1.0, t.raw_nand_bytes / NAND_DIE_BYTES[nand])
 
 
-def _nand_ops(d: Drive, t: DriveTiming, seq_w: float) -> _NandOpsModel:
-    """The drive's NAND operations for the array simulation (docs/ssd-model.md, "NAND
+def _nand_ops(d: Drive, t: DriveTiming, seq_w: float) -> dict[str, Any]:
+    """The drive's NAND operations for the array simulation, as ``ServiceModel``'s ``nand_*`` fields (docs/ssd-model.md, "NAND
     operations"): a program covers a page on each plane (``page x planes``), an erase a block on
     each plane; the dies are the controller's raw NAND over the die size. At most
     ``MAX_SIMULATED_DIES`` are laid out, each standing for ``dies / simulated`` real ones (its
@@ -853,9 +843,8 @@ def _nand_ops(d: Drive, t: DriveTiming, seq_w: float) -> _NandOpsModel:
     op_bytes = float(t.page_bytes * ops.planes * ops.pages_per_program)
     program_s = min(ops.program_s, dies * op_bytes / seq_w) if seq_w > 0 else ops.program_s
     erase_bytes = ops.block_bytes if ops.block_bytes > 0 else float(t.map_pages_per_block * MAP_BYTES * ops.planes)
-    return _NandOpsModel(nand_dies=sim, nand_program_pages=op_bytes / MAP_BYTES * per,
-                         nand_erase_pages=erase_bytes / MAP_BYTES * per,
-                         nand_program_s=program_s, nand_erase_s=ops.erase_s, nand_program_spread=ops.program_spread)
+    return dict(nand_dies=sim, nand_program_pages=op_bytes / MAP_BYTES * per, nand_erase_pages=erase_bytes / MAP_BYTES * per,
+                nand_program_s=program_s, nand_erase_s=ops.erase_s, nand_program_spread=ops.program_spread)
 
 
 def nand_busy_fraction(d: Drive | str) -> float:

@@ -174,28 +174,37 @@ def _check(offset: int, size: int) -> None:
         raise _Skip("zero-length IO")
 
 
+def _direction(text: str, what: str, read: str, write: str) -> bool:
+    """Whether a record's direction field ``what`` (``read`` or ``write``, in any case) is a write."""
+    kind = text.strip().lower()
+    if kind not in (read.lower(), write.lower()):
+        raise _Bad(f"{what} {echo(text.strip())} must be {read} or {write}")
+    return kind == write.lower()
+
+
+def _extent(offset_text: str, size_text: str, unit_bytes: int = 1) -> tuple[int, int]:
+    """A record's checked ``(offset, size)`` in bytes from its Offset and Size fields (in ``unit_bytes``)."""
+    offset, size = _int(offset_text, "Offset") * unit_bytes, _int(size_text, "Size") * unit_bytes
+    _check(offset, size)
+    return offset, size
+
+
 def _parse_msr(line: str) -> TraceRecord:
     p = _fields(line, 7, ",", "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime")
-    kind = p[3].strip().lower()
-    if kind not in ("read", "write"):
-        raise _Bad(f"Type {echo(p[3].strip())} must be Read or Write")
-    offset, size = _int(p[4], "Offset"), _int(p[5], "Size")
-    _check(offset, size)
+    is_write = _direction(p[3], "Type", "Read", "Write")
+    offset, size = _extent(p[4], p[5])
     return TraceRecord(_int(p[0], "Timestamp") * 1e-7, f"{p[1].strip()},{p[2].strip()}", offset, size,
-                       kind == "write", _int(p[6], "ResponseTime") * 1e-7)
+                       is_write, _int(p[6], "ResponseTime") * 1e-7)
 
 
 def _parse_systor(line: str) -> TraceRecord:
     if line.startswith("Timestamp"):
         raise _Skip("header")
     p = _fields(line, 6, ",", "Timestamp,Response,IOType,LUN,Offset,Size")
-    kind = p[2].strip().upper()
-    if kind not in ("R", "W"):
-        raise _Bad(f"IOType {echo(p[2].strip())} must be R or W")
-    offset, size = _int(p[4], "Offset"), _int(p[5], "Size")
-    _check(offset, size)
+    is_write = _direction(p[2], "IOType", "R", "W")
+    offset, size = _extent(p[4], p[5])
     latency = _float(p[1], "Response") if p[1].strip() else math.nan
-    return TraceRecord(_float(p[0], "Timestamp"), p[3].strip(), offset, size, kind == "W", latency)
+    return TraceRecord(_float(p[0], "Timestamp"), p[3].strip(), offset, size, is_write, latency)
 
 
 def _parse_tencent(line: str) -> TraceRecord:
@@ -203,8 +212,7 @@ def _parse_tencent(line: str) -> TraceRecord:
     kind = p[3].strip()
     if kind not in ("0", "1"):
         raise _Bad(f"IOType {echo(kind)} must be 0 (read) or 1 (write)")
-    offset, size = _int(p[1], "Offset") * SECTOR_BYTES, _int(p[2], "Size") * SECTOR_BYTES
-    _check(offset, size)
+    offset, size = _extent(p[1], p[2], SECTOR_BYTES)
     return TraceRecord(_float(p[0], "Timestamp"), p[4].strip(), offset, size, kind == "1")
 
 

@@ -35,6 +35,7 @@ from arrayplan_engine.catalog import Catalog
 from arrayplan_engine.errors import InvalidInputError, Range
 from arrayplan_engine.layout import make_layout
 from arrayplan_engine.units import DAY_S, YEAR_DAYS, parse_size_bytes
+from arrayplan_engine.workload import Workload
 
 from .planfile import PlanFileError, _Builder, _Doc, load_yaml, read_yaml_file
 from .smart_io import CapacityFileError, CapacitySample, Problem, parse_timestamp_s, read_capacity_csv, read_prometheus_samples, read_telemetry
@@ -78,6 +79,8 @@ _NUMBERS = {  # the array file's numbers
 
 
 def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
+    """The array file in ``doc`` checked field by field (every problem with its line, in the
+    file's order: groups, dates and layout, numbers, workload, catalog drive, re-plan, capacity)."""
     b = _Builder(doc, spath, base)
     data = doc.data
     if not isinstance(data, Mapping):
@@ -88,6 +91,47 @@ def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
     for k in ("name", "layout", "start_date", "groups"):
         if k not in data:
             b.problems.append((1, k, "is required"))
+    groups, nvme_logs = _groups(b, data, base)
+    start_s = 0.0
+    if "start_date" in data:
+        try:
+            start_s = parse_timestamp_s(data["start_date"])
+        except ValueError as exc:
+            b.fail(("start_date",), str(exc))
+    layout = str(data.get("layout", "raid5"))
+    if groups and "layout" in data:
+        try:
+            make_layout(layout, max(len(g.serials) for g in groups))
+        except InvalidInputError as exc:
+            for v in exc.violations:
+                b.fail(("layout",), f"{v.reason} (the group width is the drives per group)")
+    numbers, confidence, usable = _numbers(b, data)
+    workload_proto, workload = _workload(b, data)
+    if data.get("catalog_drive"):
+        from arrayplan_engine.catalog import builtin_catalog
+
+        try:
+            builtin_catalog().get(str(data["catalog_drive"]), "catalog_drive")
+        except InvalidInputError as exc:
+            for v in exc.violations:
+                b.fail(("catalog_drive",), v.reason)
+    replan = _replan(b, data)
+    telemetry_paths = [(base / str(p)) for p in _as_list(data.get("telemetry", []))]
+    capacity = _capacity(b, data, base)
+    if b.problems:
+        raise PlanFileError(spath, b.problems)
+    spec = fc.ArrayInService(name=str(data["name"]), layout=layout, groups=tuple(groups), start_time_s=start_s, usable_capacity_bytes=usable,
+                        full_fraction=numbers.get("full_fraction", 1.0), workload=workload,
+                        catalog_drive=str(data["catalog_drive"]) if data.get("catalog_drive") else None,
+                        lockstep_window_days=numbers.get("lockstep_window_days", fc.DEFAULT_LOCKSTEP_WINDOW_DAYS),
+                        worn_threshold_fraction=numbers.get("worn_threshold_fraction", fc.DEFAULT_WORN_THRESHOLD_FRACTION), confidence=confidence)
+    return ArrayFile(path=spath, spec=spec, telemetry_paths=telemetry_paths, capacity=capacity, workload_proto=workload_proto,
+                     replan=replan, warnings=b.warnings, nvme_smart_logs=nvme_logs)
+
+
+def _groups(b: _Builder, data: Mapping[str, Any], base: Path) -> tuple[list[fc.GroupSpec], list[tuple[str, str | None, list[Path]]]]:
+    """The redundancy groups (their drives by serial, with a model where given) and the drives
+    read with nvme-cli, whose smart logs name no drive."""
     groups: list[fc.GroupSpec] = []
     nvme_logs: list[tuple[str, str | None, list[Path]]] = []
     for gi, g in enumerate(_as_list(data.get("groups", []))):
@@ -111,19 +155,11 @@ def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
         if len(set(zip(serials, models))) != len(serials):
             b.fail(at + ("drives",), "a drive appears twice in the group")
         groups.append(fc.GroupSpec(name=str(g.get("name", f"g{gi + 1}")), serials=tuple(serials), models=tuple(models)))
-    start_s = 0.0
-    if "start_date" in data:
-        try:
-            start_s = parse_timestamp_s(data["start_date"])
-        except ValueError as exc:
-            b.fail(("start_date",), str(exc))
-    layout = str(data.get("layout", "raid5"))
-    if groups and "layout" in data:
-        try:
-            make_layout(layout, max(len(g.serials) for g in groups))
-        except InvalidInputError as exc:
-            for v in exc.violations:
-                b.fail(("layout",), f"{v.reason} (the group width is the drives per group)")
+    return groups, nvme_logs
+
+
+def _numbers(b: _Builder, data: Mapping[str, Any]) -> tuple[dict[str, float], float, float | None]:
+    """The file's bounded numbers, the forecast's confidence and the usable capacity (None: not given)."""
     numbers: dict[str, float] = {}
     for key, allowed in _NUMBERS.items():
         if key in data:
@@ -146,6 +182,12 @@ def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
                 raise ValueError(f"must be > 0 B, got {data['usable_capacity_bytes']!r}")
         except ValueError as exc:
             b.fail(("usable_capacity_bytes",), str(exc))
+    return numbers, confidence, usable
+
+
+def _workload(b: _Builder, data: Mapping[str, Any]) -> tuple[pb.Workload | None, Workload | None]:
+    """The workload as plan files take it (its proto) and, when the file has no problem so far,
+    the engine's ``Workload``."""
     workload_proto = None
     workload = None
     if "workload" in data:
@@ -159,14 +201,11 @@ def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
             except InvalidInputError as exc:
                 for v in exc.violations:
                     b.fail(tuple(p for p in v.field.split(".")), v.reason)
-    if data.get("catalog_drive"):
-        from arrayplan_engine.catalog import builtin_catalog
+    return workload_proto, workload
 
-        try:
-            builtin_catalog().get(str(data["catalog_drive"]), "catalog_drive")
-        except InvalidInputError as exc:
-            for v in exc.violations:
-                b.fail(("catalog_drive",), v.reason)
+
+def _replan(b: _Builder, data: Mapping[str, Any]) -> pb.PlanSpec | None:
+    """The re-plan question (plan-file fields without a workload: the array's is used)."""
     replan = None
     if "replan" in data:
         replan = pb.PlanSpec()
@@ -176,7 +215,11 @@ def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
             b.fill(replan, {k: v for k, v in data["replan"].items() if k != "workload"}, ("replan",))
             if "workload" in data["replan"]:
                 b.fail(("replan", "workload"), "the re-plan's workload is the array's (top-level workload) with the observed write rate")
-    telemetry_paths = [(base / str(p)) for p in _as_list(data.get("telemetry", []))]
+    return replan
+
+
+def _capacity(b: _Builder, data: Mapping[str, Any], base: Path) -> list[CapacitySample]:
+    """The capacity used over time, from a CSV or Prometheus text samples."""
     capacity: list[CapacitySample] = []
     cu = data.get("capacity_used")
     if cu is not None:
@@ -194,15 +237,7 @@ def array_from_doc(doc: _Doc, spath: str, base: Path) -> ArrayFile:
                 b.fail(("capacity_used",), "must be {csv: FILE} or {prometheus: [FILES], metric: NAME, labels: {...}}")
         except CapacityFileError as exc:
             b.fail(("capacity_used",), str(exc))
-    if b.problems:
-        raise PlanFileError(spath, b.problems)
-    spec = fc.ArrayInService(name=str(data["name"]), layout=layout, groups=tuple(groups), start_time_s=start_s, usable_capacity_bytes=usable,
-                        full_fraction=numbers.get("full_fraction", 1.0), workload=workload,
-                        catalog_drive=str(data["catalog_drive"]) if data.get("catalog_drive") else None,
-                        lockstep_window_days=numbers.get("lockstep_window_days", fc.DEFAULT_LOCKSTEP_WINDOW_DAYS),
-                        worn_threshold_fraction=numbers.get("worn_threshold_fraction", fc.DEFAULT_WORN_THRESHOLD_FRACTION), confidence=confidence)
-    return ArrayFile(path=spath, spec=spec, telemetry_paths=telemetry_paths, capacity=capacity, workload_proto=workload_proto,
-                     replan=replan, warnings=b.warnings, nvme_smart_logs=nvme_logs)
+    return capacity
 
 
 def run_forecast(spec: fc.ArrayInService, snapshots: Sequence[smart.DriveSnapshot], capacity: Sequence[CapacitySample],

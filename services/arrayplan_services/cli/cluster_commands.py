@@ -136,8 +136,10 @@ def _progress_line(obj: dict[str, Any], last: list[str]) -> None:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from kubernetes import client, watch
-    from kubernetes.client.exceptions import ApiException
+    """``arrayplan submit``: create (or, by name, update) a CapacityPlan, wait for the controller's
+    answer and print it. Steps: the object (``_plan_object``), its creation (``_create_plan``),
+    the wait (``_wait_for_plan``), the answer and exit code (``_finish_plan``)."""
+    from kubernetes import client
 
     from ..controller import default_namespace, load_kube_config
     from ..controller import resource as r
@@ -145,15 +147,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     spec = load_spec(args)
     if spec is None:
         return EXIT_BAD_INPUT
-    body: dict[str, Any] = {"apiVersion": r.API_VERSION, "kind": r.KIND,
-                            "metadata": {"labels": {"app.kubernetes.io/managed-by": "arrayplan-submit"},
-                                         "annotations": {"arrayplan.io/plan-file": Path(args.plan_file).name}},
-                            "spec": r.plan_spec_to_spec(spec)}
-    if args.name:
-        body["metadata"]["name"] = args.name
-    else:
-        stem = "".join(c if c.isalnum() else "-" for c in Path(args.plan_file).stem.lower()).strip("-")[:40] or "plan"
-        body["metadata"]["generateName"] = f"{stem}-"
+    body = _plan_object(args, r.plan_spec_to_spec(spec))
     try:
         api_client = load_kube_config(args.kubeconfig, args.context)
     except Exception as exc:  # noqa: BLE001
@@ -161,25 +155,68 @@ def cmd_submit(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     namespace = args.namespace or default_namespace(args.kubeconfig, args.context)
     api = client.CustomObjectsApi(api_client)
+    obj = _create_plan(api, namespace, body, args)
+    if isinstance(obj, int):
+        return obj
+    name = obj["metadata"]["name"]
+    generation = int(obj["metadata"]["generation"])
+    print(f"capacityplan {namespace}/{name} generation {generation} submitted; waiting for the controller", file=sys.stderr)
+    final = _wait_for_plan(api, namespace, obj, args)
+    if isinstance(final, int):
+        return final
+    return _finish_plan(api, namespace, name, final, args)
+
+
+def _plan_object(args: argparse.Namespace, spec: dict[str, Any]) -> dict[str, Any]:
+    """The CapacityPlan object: named by ``--name``, else generated from the plan file's name."""
+    from ..controller import resource as r
+
+    body: dict[str, Any] = {"apiVersion": r.API_VERSION, "kind": r.KIND,
+                            "metadata": {"labels": {"app.kubernetes.io/managed-by": "arrayplan-submit"},
+                                         "annotations": {"arrayplan.io/plan-file": Path(args.plan_file).name}},
+                            "spec": spec}
+    if args.name:
+        body["metadata"]["name"] = args.name
+    else:
+        stem = "".join(c if c.isalnum() else "-" for c in Path(args.plan_file).stem.lower()).strip("-")[:40] or "plan"
+        body["metadata"]["generateName"] = f"{stem}-"
+    return body
+
+
+def _create_plan(api: Any, namespace: str, body: dict[str, Any], args: argparse.Namespace) -> dict[str, Any] | int:
+    """The created object; with ``--name`` of an existing one, that object with the new spec (a new
+    generation; the same spec is a no-op). An exit code when the API server refuses or is unreachable."""
+    from kubernetes.client.exceptions import ApiException
+
+    from ..controller import resource as r
+
     try:
         try:
-            obj = cast(dict[str, Any], api.create_namespaced_custom_object(r.GROUP, r.VERSION, namespace, r.PLURAL, body, field_validation="Strict"))
+            return cast(dict[str, Any], api.create_namespaced_custom_object(r.GROUP, r.VERSION, namespace, r.PLURAL, body, field_validation="Strict"))
         except ApiException as exc:
             if exc.status != 409 or not args.name:
                 return _api_error_exit(exc)
-            # The name exists: a new spec is a new generation (the same spec is a no-op).
             current = cast(dict[str, Any], api.get_namespaced_custom_object(r.GROUP, r.VERSION, namespace, r.PLURAL, args.name))
             current["spec"] = body["spec"]
-            obj = cast(dict[str, Any], api.replace_namespaced_custom_object(r.GROUP, r.VERSION, namespace, r.PLURAL, args.name, current,
-                                                                            field_validation="Strict"))
+            return cast(dict[str, Any], api.replace_namespaced_custom_object(r.GROUP, r.VERSION, namespace, r.PLURAL, args.name, current,
+                                                                             field_validation="Strict"))
     except ApiException as exc:
         return _api_error_exit(exc)
     except Exception as exc:  # noqa: BLE001 - connection refused, TLS, DNS
         err(f"cannot reach the Kubernetes API server: {exc}")
         return EXIT_ERROR
+
+
+def _wait_for_plan(api: Any, namespace: str, obj: dict[str, Any], args: argparse.Namespace) -> dict[str, Any] | int:
+    """Watch the object until the controller has answered its generation (progress on stderr);
+    an exit code at ``--timeout``, on deletion or when the API server is lost."""
+    from kubernetes import watch
+    from kubernetes.client.exceptions import ApiException
+
+    from ..controller import resource as r
+
     name = obj["metadata"]["name"]
     generation = int(obj["metadata"]["generation"])
-    print(f"capacityplan {namespace}/{name} generation {generation} submitted; waiting for the controller", file=sys.stderr)
     deadline = time.monotonic() + args.timeout
     last = [""]
     rv = obj["metadata"]["resourceVersion"]
@@ -215,6 +252,16 @@ def cmd_submit(args: argparse.Namespace) -> int:
         except Exception as exc:  # noqa: BLE001
             err(f"lost the Kubernetes API server: {exc}")
             return EXIT_ERROR
+    return final
+
+
+def _finish_plan(api: Any, namespace: str, name: str, final: dict[str, Any], args: argparse.Namespace) -> int:
+    """Print the answer (``--delete``: then delete the object); the exit code says whether the
+    plan failed, met its constraints, and kept ``--fail-if-headroom-below``."""
+    from kubernetes.client.exceptions import ApiException
+
+    from ..controller import resource as r
+
     status = final.get("status") or {}
     failed = next((c for c in status.get("conditions") or [] if c.get("type") == "Failed" and c.get("status") == "True"), None)
     if status.get("phase") == "Failed":
