@@ -46,6 +46,7 @@ from .cluster_sim import simulate_cluster_ops
 from .errors import InvalidInputError, Violation, check_range
 from .evaluation import ConstraintCheck
 from .evaluation import _check as check
+from .interval import Interval
 from .layout import make_layout
 from .plan_request import PlanRequest, final_year_data_bytes
 from .units import YEAR_HOURS
@@ -145,15 +146,9 @@ class ClusterRecommendation:
     nic_utilization: float
     nic_max_iops: float
     shard_iops_per_drive: float
-    predicted_iops: float
-    predicted_iops_low: float
-    predicted_iops_high: float
-    latency_p50_s: float
-    latency_p50_low_s: float
-    latency_p50_high_s: float
-    latency_at_percentile_s: float
-    latency_at_percentile_low_s: float
-    latency_at_percentile_high_s: float
+    predicted_iops: Interval  # ends NaN when no latency was simulated; equal to it when the hosts' analytic bound binds
+    latency_p50_s: Interval
+    latency_at_percentile_s: Interval
     replications: int
     checks: tuple[ConstraintCheck, ...]
     meets_constraints: bool
@@ -182,8 +177,8 @@ def _loss_limit(req: PlanRequest) -> float:
 
 
 def _latency(req: PlanRequest, drive: Drive, placement: Placement, fill: float, required_iops: float,
-             seed: int) -> tuple[simulation.Interval, simulation.Interval, float, float, simulation.Interval, list[str],
-                                 simulation.Interval]:
+             seed: int) -> tuple[Interval, Interval, float, float, Interval, list[str],
+                                 Interval]:
     """(p50, percentile) of client operations with intervals, the drives' achieved share of their
     offered shard rate, the shard IOs per drive, the client rate at which the drives saturate
     (each replication's closed-loop saturation run of the drive, scaled by the shard IOs per client
@@ -269,12 +264,12 @@ def _latency(req: PlanRequest, drive: Drive, placement: Placement, fill: float, 
                 f"the p{req.constraints.latency_percentile:g} is {slow_pct.value * 1e3:.4g} ms "
                 f"({slow_pct.low * 1e3:.4g}-{slow_pct.high * 1e3:.4g}), against {pct.value * 1e3:.4g} ms")]
     if slow_saturated:
-        slow_pct = simulation.Interval(value=math.inf, low=math.inf, high=math.inf)
+        slow_pct = Interval(value=math.inf, low=math.inf, high=math.inf)
     if saturated:
         notes.append("the simulated cluster's queues grew without bound at the required rate")
     per_op = rate / required_iops  # shard IOs per drive per client op/s
     sat_i = simulation.mean_interval(saturation)
-    drive_bound = simulation.Interval(value=sat_i.value / per_op, low=sat_i.low / per_op, high=sat_i.high / per_op)
+    drive_bound = Interval(value=sat_i.value / per_op, low=sat_i.low / per_op, high=sat_i.high / per_op)
     notes.append(f"drive bound: the drive saturates at {sat_i.value:,.0f} shard IOs/s (closed loop, {REPLICATIONS} "
                  f"replications), that is {drive_bound.value:,.0f} client ops/s over the cluster's drives")
     return p50, pct, float(np.mean(achieved)), rate, drive_bound, notes, slow_pct
@@ -307,7 +302,7 @@ def _recommend(req: PlanRequest, c: ClusterCandidate, drive: Drive, space: Clust
     checks: list[ConstraintCheck] = []
     required_bytes = final_year_data_bytes(req)
     checks.append(check("usable_capacity", required_bytes, cap.usable_bytes, "bytes", at_most=False))
-    p50 = pct = slow_pct = simulation.Interval(value=math.nan)
+    p50 = pct = slow_pct = Interval(value=math.nan)
     # the primaries' EC encoding: every EC write's bytes pass one host's CPU at ec_encode_bytes_per_s
     enc = space.server.ec_encode_bytes_per_s
     write_share = 1.0 - req.workload.read_fraction
@@ -372,10 +367,8 @@ def _recommend(req: PlanRequest, c: ClusterCandidate, drive: Drive, space: Clust
         fill_ceiling_fraction=cap.fill_ceiling_fraction, fill_ceiling_limit=cap.binding,
         server_cost_usd=topo.server_count * space.server.cost_usd, purchase_cost_usd=cost.capex_usd, power_cost_usd=power_cost,
         replacement_cost_usd=replacement, total_cost_usd=total, power_w=cost.power_w, loss_probability=loss.loss_probability,
-        nic_utilization=nic_util, nic_max_iops=load.max_iops, shard_iops_per_drive=shard_rate, predicted_iops=predicted_iops,
-        predicted_iops_low=iops_low, predicted_iops_high=iops_high,
-        latency_p50_s=p50.value, latency_p50_low_s=p50.low, latency_p50_high_s=p50.high,
-        latency_at_percentile_s=pct.value, latency_at_percentile_low_s=pct.low, latency_at_percentile_high_s=pct.high,
+        nic_utilization=nic_util, nic_max_iops=load.max_iops, shard_iops_per_drive=shard_rate,
+        predicted_iops=Interval(value=predicted_iops, low=iops_low, high=iops_high), latency_p50_s=p50, latency_at_percentile_s=pct,
         replications=replications, latency_slow_host_s=slow_pct.value, cpu_max_iops=cpu_iops,
         checks=tuple(checks), meets_constraints=meets, binding_constraint=binding.constraint,
         headroom_fraction=binding.headroom_fraction, notes=tuple(notes), explanation=explanation)

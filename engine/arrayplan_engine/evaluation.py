@@ -70,16 +70,14 @@ class YearPerformance:
 class ConstraintCheck:
     constraint: str
     required: float
-    predicted: float
+    # the predicted figure and its interval (analytic figures: low = high = value); the level
+    # the interval is at: simulation.CONFIDENCE_LEVEL for a simulated figure with an interval,
+    # 1.0 for an analytic one (no simulation noise), 0.0 for a simulated point estimate without
+    # an interval (a screening run). met is judged at the pessimistic end.
+    predicted: Interval
     unit: str
     headroom_fraction: float  # of the point estimate
     met: bool
-    # the predicted value's interval (analytic figures: low = high = predicted) and the level it
-    # is at: simulation.CONFIDENCE_LEVEL for a simulated figure with an interval, 1.0 for an
-    # analytic one (no simulation noise), 0.0 for a simulated point estimate without an interval
-    # (a screening run). met is judged at the pessimistic end.
-    predicted_low: float = math.nan
-    predicted_high: float = math.nan
     confidence_level: float = 1.0
     pessimistic_headroom_fraction: float = math.nan
     at_most: bool = False
@@ -87,7 +85,7 @@ class ConstraintCheck:
     @property
     def optimistic_headroom_fraction(self) -> float:
         """The headroom at the interval's favourable end."""
-        best = self.predicted_low if self.at_most else self.predicted_high
+        best = self.predicted.low if self.at_most else self.predicted.high
         if not math.isfinite(best):
             return self.headroom_fraction
         return headroom_at_most(self.required, best) if self.at_most else headroom_at_least(self.required, best)
@@ -194,13 +192,13 @@ def _check(constraint: str, required: float, predicted: float, unit: str, *, at_
 
     h = headroom(predicted)
     if low is None or high is None:
-        return ConstraintCheck(constraint=constraint, required=required, predicted=predicted, unit=unit, headroom_fraction=h,
-                               met=h >= 0, predicted_low=predicted, predicted_high=predicted, confidence_level=1.0,
+        return ConstraintCheck(constraint=constraint, required=required, unit=unit, headroom_fraction=h,
+                               met=h >= 0, predicted=Interval(value=predicted, low=predicted, high=predicted), confidence_level=1.0,
                                pessimistic_headroom_fraction=h, at_most=at_most)
     known = math.isfinite(low) and math.isfinite(high) or (math.isinf(predicted) and math.isinf(high if at_most else low))
     pess = headroom(high if at_most else low) if known else h
-    return ConstraintCheck(constraint=constraint, required=required, predicted=predicted, unit=unit, headroom_fraction=h,
-                           met=pess >= 0 and h >= 0, predicted_low=low, predicted_high=high,
+    return ConstraintCheck(constraint=constraint, required=required, unit=unit, headroom_fraction=h,
+                           met=pess >= 0 and h >= 0, predicted=Interval(value=predicted, low=low, high=high),
                            confidence_level=simulation.CONFIDENCE_LEVEL if known else 0.0,
                            pessimistic_headroom_fraction=pess, at_most=at_most)
 

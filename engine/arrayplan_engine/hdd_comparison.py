@@ -26,10 +26,7 @@ from .plan_request import PlanRequest, request_catalog, required_capacity_bytes,
 
 # Disks sized by the simulation for the comparison: those within 30 % of the cheapest bound-sized
 # array (the bounds ignore queueing and latency, which favour fast disks), at most three.
-FITTING_HDD_MARGIN = 1.3
-
-
-FITTING_HDD_MAX = 3
+FITTING_HDD_MARGIN, FITTING_HDD_MAX = 1.3, 3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

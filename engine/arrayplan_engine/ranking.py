@@ -70,14 +70,14 @@ _UNITS_TEXT = {
 def _fmt_check(k: ConstraintCheck, fill: float = 1.0) -> str:
     if k.unit == "bytes":
         held = f", {k.required * fill / 1e12:.2f} TB of final-year data at most {fill:.0%} full" if fill < 1 else ""
-        return f"{k.predicted / 1e12:.2f} TB of {k.required / 1e12:.2f} TB{held}"
+        return f"{k.predicted.value / 1e12:.2f} TB of {k.required / 1e12:.2f} TB{held}"
     if k.unit == "s":
-        return f"{k.predicted * 1e3:.3g} ms against {k.required * 1e3:.3g} ms"
+        return f"{k.predicted.value * 1e3:.3g} ms against {k.required * 1e3:.3g} ms"
     if k.unit == "fraction" and k.constraint == "endurance":
-        return f"{k.predicted * 100:.0f}% life used (limit {k.required * 100:.0f}%)"
+        return f"{k.predicted.value * 100:.0f}% life used (limit {k.required * 100:.0f}%)"
     if k.unit == "usd":
-        return f"${k.predicted:,.0f} of ${k.required:,.0f}"
-    return f"{k.predicted:,.4g} against {k.required:,.4g} {k.unit}"
+        return f"${k.predicted.value:,.0f} of ${k.required:,.0f}"
+    return f"{k.predicted.value:,.4g} against {k.required:,.4g} {k.unit}"
 
 
 def explain(req: PlanRequest, e: Evaluation, rank_: int, objective: Objective) -> str:
@@ -115,7 +115,7 @@ def confidence_text(k: ConstraintCheck) -> str:
         return f"; {verdict} exactly (analytic)"
     if k.confidence_level <= 0.0:
         return f"; {verdict} on a point estimate (screening run, no interval)"
-    end = k.predicted_high if k.at_most else k.predicted_low
+    end = k.predicted.high if k.at_most else k.predicted.low
     level = f"{k.confidence_level * 100:.0f} % confidence"
     if not k.met:
         return f"; not met at {level}: the interval reaches {_fmt_value(k, end)}"

@@ -59,8 +59,8 @@ def test_the_latency_check_reads_the_figure_with_fail_slow_drives() -> None:
     with_ = _only(replace(_request(fail_slow=True), constraints=replace(_request(fail_slow=True).constraints, latency_target_s=target)))
     lat_without = next(k for k in without.checks if k.constraint == "latency")
     lat_with = next(k for k in with_.checks if k.constraint == "latency")
-    assert lat_without.predicted == lo and lat_without.met
-    assert lat_with.predicted == hi and not lat_with.met
+    assert lat_without.predicted.value == lo and lat_without.met
+    assert lat_with.predicted.value == hi and not lat_with.met
 
 
 def test_the_figure_with_fail_slow_drives_has_an_interval_and_the_check_reads_its_high_end() -> None:
@@ -84,5 +84,5 @@ def test_the_figure_with_fail_slow_drives_has_an_interval_and_the_check_reads_it
     tight = replace(req, constraints=replace(req.constraints, latency_target_s=target))
     e = evaluation.evaluate(tight, slow.candidate)
     k = next(k for k in e.checks if k.constraint == "latency")
-    assert k.confidence_level == 0.95 and k.predicted_high == hi
+    assert k.confidence_level == 0.95 and k.predicted.high == hi
     assert k.headroom_fraction > 0 and k.pessimistic_headroom_fraction < 0 and not k.met

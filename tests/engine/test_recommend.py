@@ -92,7 +92,7 @@ def test_checks_hold_in_the_worst_year() -> None:
     # (the default fill target): 20.736 TB usable needed.
     cap = next(k for k in e.checks if k.constraint == "usable_capacity")
     assert cap.required == pytest.approx(8e12 * 1.2**4 / 0.8)
-    assert cap.predicted == pytest.approx(3 * 10 * 800e9)
+    assert cap.predicted.value == pytest.approx(3 * 10 * 800e9)
     # IOPS: 25,000 grown to 51,840 in year 5; the check is against the worst year's headroom.
     iops = next(k for k in e.checks if k.constraint == "iops")
     headrooms = [(y.predicted_iops.value - y.required_iops) / y.required_iops for y in e.years]
@@ -117,7 +117,7 @@ def test_checks_hold_in_the_worst_year() -> None:
         tails.append(r.latency_percentile_s(0.999))
     assert tails[1] > 1.5 * tails[0]
     lat = next(k for k in e.checks if k.constraint == "latency")
-    assert lat.predicted == pytest.approx(max(y.latency_at_percentile_s.value for y in e.years))
+    assert lat.predicted.value == pytest.approx(max(y.latency_at_percentile_s.value for y in e.years))
     assert e.binding_constraint == min(e.checks, key=lambda k: k.headroom_fraction).constraint
     assert e.total_cost_usd == pytest.approx(e.purchase_cost_usd + e.power_cost_usd + e.replacement_cost_usd)
     # 36 drives with a hot spare per 24: 2 spares bought with them ($979 each, 001 seed's MSRP),
@@ -318,7 +318,7 @@ def test_a_durability_floor_applies_by_default_and_is_stated() -> None:
     default = recommend.plan(req()).recommendations[0].evaluation
     floor = next(k for k in default.checks if k.constraint == "array_loss")
     assert floor.required == plan_request.DEFAULT_MAX_ARRAY_LOSS_PROBABILITY == 1e-4
-    assert floor.predicted == default.array_loss_probability > 1e-4 and not floor.met
+    assert floor.predicted.value == default.array_loss_probability > 1e-4 and not floor.met
     assert any(a.startswith("Durability floor: P(losing the array over the service life) at most 0.0001")
                for a in ranking.stated_assumptions(req()))
     off = recommend.plan(req(max_array_loss_probability=0.0)).recommendations[0].evaluation

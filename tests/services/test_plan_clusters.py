@@ -140,8 +140,8 @@ candidate_space:
     out = cluster_plan.evaluate_clusters(req, catalog, req.cluster)
     (rec,) = out.recommendations
     assert not rec.meets_constraints and rec.binding_constraint == "iops"
-    assert rec.predicted_iops == pytest.approx(4 * 1e9 / 1048576, rel=1e-9)
-    assert rec.replications == 0 and rec.latency_at_percentile_s != rec.latency_at_percentile_s  # NaN: not simulated
+    assert rec.predicted_iops.value == pytest.approx(4 * 1e9 / 1048576, rel=1e-9)
+    assert rec.replications == 0 and rec.latency_at_percentile_s.value != rec.latency_at_percentile_s.value  # NaN: not simulated
     assert any("saturates at 3,815 client ops/s" in n for n in rec.notes)
 
 
@@ -198,7 +198,7 @@ candidate_space:
     space = replace(req.cluster, server=replace(req.cluster.server, ec_encode_bytes_per_s=50e6))
     (rec,) = cluster_plan.evaluate_clusters(req, catalog, space).recommendations
     assert rec.cpu_max_iops == pytest.approx(8 * 50e6 / 4194304, rel=1e-9)
-    assert rec.predicted_iops == pytest.approx(rec.cpu_max_iops, rel=1e-9)
+    assert rec.predicted_iops.value == pytest.approx(rec.cpu_max_iops, rel=1e-9)
     assert any("primaries' EC encoding (CPU) binds" in n for n in rec.notes)
     assert any("busiest CPU 6" in n for n in rec.notes)  # 60 x 4 MiB / (8 x 50 MB/s) = 63 %
     assert rec.latency_slow_host_s > rec.latency_at_percentile_high_s

@@ -69,28 +69,26 @@ def cluster_recommendation_to_proto(r: ClusterRecommendation) -> pb.Recommendati
     c = r.candidate
     msg = pb.Recommendation(
         drive_model=c.drive, drive_display_name=r.drive_display_name, drive_count=r.drive_count, layout=r.layout,
-        group_width=c.drives_per_server, usable_capacity_bytes=int(r.usable_bytes), predicted_iops=_f(r.predicted_iops),
+        group_width=c.drives_per_server, usable_capacity_bytes=int(r.usable_bytes), predicted_iops=_f(r.predicted_iops.value),
         purchase_cost_usd=r.purchase_cost_usd, power_cost_usd=r.power_cost_usd, replacement_cost_usd=r.replacement_cost_usd,
         total_cost_usd=r.total_cost_usd, power_w=r.power_w, meets_constraints=r.meets_constraints,
         binding_constraint=r.binding_constraint,
         headroom_fraction=_f(r.headroom_fraction), explanation=r.explanation, data_loss_probability=r.loss_probability,
         array_loss_probability=r.loss_probability, pareto_optimal=r.pareto_optimal,
         cost_per_usable_tb_usd=r.total_cost_usd / (r.usable_bytes / 1e12) if r.usable_bytes > 0 else 0.0,
-        cost_per_iops_usd=_f(r.total_cost_usd / r.predicted_iops) if r.predicted_iops > 0 else 0.0,
-        predicted_iops_low=_f(r.predicted_iops_low), predicted_iops_high=_f(r.predicted_iops_high),
+        cost_per_iops_usd=_f(r.total_cost_usd / r.predicted_iops.value) if r.predicted_iops.value > 0 else 0.0,
+        predicted_iops_low=_f(r.predicted_iops.low), predicted_iops_high=_f(r.predicted_iops.high),
         replacement_drive_count=0.0, simulation_replications=r.replications,
         simulation_precision="full" if r.replications else "", simulation_converged=False,
     )
     _dur(msg, "rebuild_duration", r.drive_rebuild.time_s)
-    for name, value in (("latency_p50", r.latency_p50_s), ("latency_p50_low", r.latency_p50_low_s),
-                        ("latency_p50_high", r.latency_p50_high_s), ("latency_at_percentile", r.latency_at_percentile_s),
-                        ("latency_at_percentile_low", r.latency_at_percentile_low_s),
-                        ("latency_at_percentile_high", r.latency_at_percentile_high_s)):
-        _dur(msg, name, value)
+    for name, figure in (("latency_p50", r.latency_p50_s), ("latency_at_percentile", r.latency_at_percentile_s)):
+        for suffix, value in (("", figure.value), ("_low", figure.low), ("_high", figure.high)):
+            _dur(msg, name + suffix, value)
     for k in r.checks:
-        msg.checks.add(constraint=k.constraint, required=k.required, predicted=_f(k.predicted), unit=k.unit,
+        msg.checks.add(constraint=k.constraint, required=k.required, predicted=_f(k.predicted.value), unit=k.unit,
                        headroom_fraction=_f(k.headroom_fraction) if math.isfinite(k.headroom_fraction) else (1e9 if k.met else -1e9),
-                       met=k.met, predicted_low=_f(k.predicted_low), predicted_high=_f(k.predicted_high),
+                       met=k.met, predicted_low=_f(k.predicted.low), predicted_high=_f(k.predicted.high),
                        confidence_level=k.confidence_level, pessimistic_headroom_fraction=_f(k.pessimistic_headroom_fraction))
     f = msg.cluster
     f.server_count = c.server_count

@@ -371,9 +371,9 @@ def recommendation_to_proto(r: ranking.Recommendation) -> pb.Recommendation:
     if horizon is not None:
         msg.worst_second_horizon.CopyFrom(horizon)
     for k in e.checks:
-        msg.checks.add(constraint=k.constraint, required=k.required, predicted=_finite(k.predicted), unit=k.unit,
+        msg.checks.add(constraint=k.constraint, required=k.required, predicted=_finite(k.predicted.value), unit=k.unit,
                        headroom_fraction=_finite(k.headroom_fraction) if math.isfinite(k.headroom_fraction) else (1e9 if k.met else -1e9),
-                       met=k.met, predicted_low=_finite(k.predicted_low), predicted_high=_finite(k.predicted_high),
+                       met=k.met, predicted_low=_finite(k.predicted.low), predicted_high=_finite(k.predicted.high),
                        confidence_level=k.confidence_level,
                        pessimistic_headroom_fraction=_finite(k.pessimistic_headroom_fraction))
     return msg

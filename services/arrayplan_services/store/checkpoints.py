@@ -25,7 +25,7 @@ from arrayplan_engine.catalog import Drive
 from arrayplan_engine.interval import Interval
 
 # The encoding itself; bump when the layout of the payload changes.
-FORMAT = "evaluations-json-zlib-v2"  # v2: simulated figures as Interval mappings (value, low, high)
+FORMAT = "evaluations-json-zlib-v3"  # v2: simulated figures as Interval mappings (value, low, high); v3: checks' predicted too
 
 
 class CheckpointFormatError(ValueError):
@@ -95,6 +95,6 @@ def _with_intervals(cls: type, row: dict[str, Any]) -> dict[str, Any]:
 def _evaluation(row: dict[str, Any]) -> evaluation.Evaluation:
     row = _with_intervals(evaluation.Evaluation, row)
     row["candidate"] = candidates.Candidate(**row["candidate"])
-    row["checks"] = tuple(evaluation.ConstraintCheck(**k) for k in row["checks"])
+    row["checks"] = tuple(evaluation.ConstraintCheck(**_with_intervals(evaluation.ConstraintCheck, k)) for k in row["checks"])
     row["years"] = tuple(evaluation.YearPerformance(**_with_intervals(evaluation.YearPerformance, y)) for y in row["years"])
     return evaluation.Evaluation(**row)
