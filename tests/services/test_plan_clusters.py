@@ -175,13 +175,12 @@ def test_bay_cost_and_power_from_the_plan_file_and_their_ranges() -> None:
 
 
 def test_ec_encoding_bounds_iops_and_a_fail_slow_host_is_reported() -> None:
-    # EC 4+2 writes of 4 MiB with a host's encoder at 50 MB/s (a stated, deliberately slow rate):
+    # EC 4+2 writes of 4 MiB with a host's encoder at 50 MB/s (a stated, deliberately slow rate,
+    # given in the plan file):
     # 8 primaries encode at most 8 x 50e6 / 4,194,304 = 95.4 writes/s, below the NICs (25 GbE:
     # 8 x 3.125e9 / (1.5 x 4 MiB) = 3,974/s) and the drives. At 60 writes/s (CPUs 63 % busy) the
     # cluster is simulated, and its tail with one host 2x slow (its CPU then 126 % busy: that
     # host's queue grows) is reported and is longer.
-    from dataclasses import replace
-
     from arrayplan_engine import cluster_plan
     from arrayplan_engine.catalog import builtin_catalog
 
@@ -191,15 +190,37 @@ constraints: {usable_capacity_bytes: 10 TB}
 candidate_space:
   drive_models: [intel-d7-p5500-7680gb]
   servers: {bay_count: 4, drives_per_server: [2], min_server_count: 8, max_server_count: 8,
-            pools: [{scheme: "ec:4+2"}]}
+            pools: [{scheme: "ec:4+2"}], ec_encode_bytes_per_s: 50e6}
 """)
     catalog = builtin_catalog()
     req = plan_request_from_proto(spec, "plan.spec", catalog)
-    space = replace(req.cluster, server=replace(req.cluster.server, ec_encode_bytes_per_s=50e6))
-    (rec,) = cluster_plan.evaluate_clusters(req, catalog, space).recommendations
+    assert req.cluster is not None and req.cluster.server.ec_encode_bytes_per_s == 50e6
+    (rec,) = cluster_plan.evaluate_clusters(req, catalog, req.cluster).recommendations
     assert rec.cpu_max_iops == pytest.approx(8 * 50e6 / 4194304, rel=1e-9)
     assert rec.predicted_iops.value == pytest.approx(rec.cpu_max_iops, rel=1e-9)
     assert any("primaries' EC encoding (CPU) binds" in n for n in rec.notes)
     assert any("busiest CPU 6" in n for n in rec.notes)  # 60 x 4 MiB / (8 x 50 MB/s) = 63 %
-    assert rec.latency_slow_host_s > rec.latency_at_percentile_high_s
+    assert rec.latency_slow_host_s > rec.latency_at_percentile_s.high
     assert any(n.startswith("fail-slow host: with one host 2x slow") and "offered 126%" in n for n in rec.notes)
+
+
+def test_the_encode_rate_defaults_to_one_core_and_a_bad_one_is_named() -> None:
+    # unset: one core's jerasure rate (cluster.EC_ENCODE_BYTES_PER_S, Ceph's benchmark); 0 is
+    # "free" and accepted; a negative rate is refused naming the field and its range
+    from arrayplan_engine.cluster import EC_ENCODE_BYTES_PER_S
+
+    text = """
+workload: {target_iops: 100}
+constraints: {usable_capacity_bytes: 10 TB}
+candidate_space:
+  servers: {bay_count: 4, min_server_count: 8, max_server_count: 8%s}
+"""
+    spec, _ = plan_spec_from_text(text % "")
+    assert plan_request_from_proto(spec).cluster.server.ec_encode_bytes_per_s == EC_ENCODE_BYTES_PER_S == 4.2e9
+    spec, _ = plan_spec_from_text(text % ", ec_encode_bytes_per_s: 0")
+    assert plan_request_from_proto(spec).cluster.server.ec_encode_bytes_per_s == 0.0
+    spec, _ = plan_spec_from_text(text % ", ec_encode_bytes_per_s: -1")
+    with pytest.raises(InvalidInputError) as err:
+        plan_request_from_proto(spec)
+    (v,) = [v for v in err.value.violations if v.field.endswith("ec_encode_bytes_per_s")]
+    assert "1e+13" in v.reason or "10000000000000" in v.reason, v.reason

@@ -13,7 +13,7 @@ from typing import Any
 
 from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import cost
-from arrayplan_engine.cluster import ServerSpec
+from arrayplan_engine.cluster import EC_ENCODE_BYTES_PER_S, ServerSpec
 from arrayplan_engine.cluster_plan import DEFAULT_POOLS, ClusterPlanOutcome, ClusterRecommendation, ClusterSpace
 from arrayplan_engine.cluster_search import PoolChoice
 from arrayplan_engine.errors import InvalidInputError, is_finite
@@ -43,7 +43,9 @@ def cluster_space_from_proto(cs: pb.CandidateSpace, prefix: str) -> ClusterSpace
                         nic_hop_latency_s=(s.nic_hop_latency.seconds + s.nic_hop_latency.nanos * 1e-9)
                         if s.HasField("nic_hop_latency") else 50e-6,
                         cost_usd=s.server_cost_usd or cost.bay_cost_usd(bays, usd_per_bay=usd_per_bay),
-                        power_w=s.server_power_w or cost.bay_power_w(bays, w_per_bay=w_per_bay))
+                        power_w=s.server_power_w or cost.bay_power_w(bays, w_per_bay=w_per_bay),
+                        ec_encode_bytes_per_s=s.ec_encode_bytes_per_s if s.HasField("ec_encode_bytes_per_s")
+                        else EC_ENCODE_BYTES_PER_S)
     pools = tuple(PoolChoice(scheme=p.scheme, failure_domain=p.failure_domain or "host", min_size=p.min_size) for p in s.pools)
     space = ClusterSpace(server=server, min_server_count=s.min_server_count or 1, max_server_count=s.max_server_count or 64,
                          drives_per_server=tuple(s.drives_per_server), rack_count=s.rack_count, pools=pools or DEFAULT_POOLS,

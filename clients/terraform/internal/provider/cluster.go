@@ -36,6 +36,7 @@ var serverDocs = []struct{ name, kind, file, doc string }{
 	{"host_annual_loss_rate", "float", "host_annual_loss_rate", "Whole hosts lost per host-year, in [0, 100]. Default 0.01."},
 	{"recovery_fraction", "float", "recovery_fraction", "Share of each drive's and NIC's bandwidth a rebuild may use (the recovery throttle), in (0, 1]. Default 0.5."},
 	{"metadata_overhead_fraction", "float", "metadata_overhead_fraction", "Share of raw capacity taken by metadata, in [0, 1). Default 0."},
+	{"ec_encode_bytes_per_s", "float", "ec_encode_bytes_per_s", "Bytes per second a primary's CPU encodes for an EC write, in [0, 1e13]; 0 = free. Default 4.2e9 (one core)."},
 }
 
 var poolDocs = []struct{ name, kind, doc string }{
