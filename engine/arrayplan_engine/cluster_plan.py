@@ -86,6 +86,7 @@ class ClusterSpace:
         check_range(v, f"{prefix}.nic_hop_latency", s.nic_hop_latency_s, 0, 1, unit="s")
         check_range(v, f"{prefix}.server_cost_usd", s.cost_usd, 0, 1e7, unit="USD")
         check_range(v, f"{prefix}.server_power_w", s.power_w, 0, 1e5, unit="W")
+        check_range(v, f"{prefix}.ec_encode_bytes_per_s", s.ec_encode_bytes_per_s, 0, 1e13, unit="bytes/s", note="(0 = free)")
         q = self.question(1.0, 5.0, 1e-6)
         names = {"pools": "pools", "min_server_count": "min_server_count", "max_server_count": "max_server_count",
                  "drives_per_server": "drives_per_server", "host_annual_loss_rate": "host_annual_loss_rate",

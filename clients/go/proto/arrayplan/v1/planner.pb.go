@@ -793,8 +793,12 @@ type ServerCandidateSpace struct {
 	RecoveryFraction *float64 `protobuf:"fixed64,12,opt,name=recovery_fraction,json=recoveryFraction,proto3,oneof" json:"recovery_fraction,omitempty"`
 	// Share of raw capacity taken by metadata (BlueStore DB/WAL, xl.meta), in [0, 1). Default 0.
 	MetadataOverheadFraction float64 `protobuf:"fixed64,13,opt,name=metadata_overhead_fraction,json=metadataOverheadFraction,proto3" json:"metadata_overhead_fraction,omitempty"`
-	unknownFields            protoimpl.UnknownFields
-	sizeCache                protoimpl.SizeCache
+	// Bytes per second a primary's CPU encodes for an EC write, in [0, 1e13]; 0 = encoding is free.
+	// Unset = 4.2e9 (one core: Ceph's jerasure benchmark, docs/clusters.md). A host that encodes on
+	// several cores, or with ISA-L on a newer core, states its rate.
+	EcEncodeBytesPerS *float64 `protobuf:"fixed64,14,opt,name=ec_encode_bytes_per_s,json=ecEncodeBytesPerS,proto3,oneof" json:"ec_encode_bytes_per_s,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ServerCandidateSpace) Reset() {
@@ -914,6 +918,13 @@ func (x *ServerCandidateSpace) GetRecoveryFraction() float64 {
 func (x *ServerCandidateSpace) GetMetadataOverheadFraction() float64 {
 	if x != nil {
 		return x.MetadataOverheadFraction
+	}
+	return 0
+}
+
+func (x *ServerCandidateSpace) GetEcEncodeBytesPerS() float64 {
+	if x != nil && x.EcEncodeBytesPerS != nil {
+		return *x.EcEncodeBytesPerS
 	}
 	return 0
 }
@@ -6759,7 +6770,7 @@ const file_arrayplan_v1_planner_proto_rawDesc = "" +
 	"\vbay_power_w\x18\b \x01(\x01H\x01R\tbayPowerW\x88\x01\x01\x12<\n" +
 	"\aservers\x18\x14 \x01(\v2\".arrayplan.v1.ServerCandidateSpaceR\aserversB\x0f\n" +
 	"\r_bay_cost_usdB\x0e\n" +
-	"\f_bay_power_w\"\x93\x05\n" +
+	"\f_bay_power_w\"\xe4\x05\n" +
 	"\x14ServerCandidateSpace\x12(\n" +
 	"\x10min_server_count\x18\x01 \x01(\x05R\x0eminServerCount\x12(\n" +
 	"\x10max_server_count\x18\x02 \x01(\x05R\x0emaxServerCount\x12\x1b\n" +
@@ -6775,9 +6786,11 @@ const file_arrayplan_v1_planner_proto_rawDesc = "" +
 	" \x03(\v2\x19.arrayplan.v1.ClusterPoolR\x05pools\x126\n" +
 	"\x15host_annual_loss_rate\x18\v \x01(\x01H\x00R\x12hostAnnualLossRate\x88\x01\x01\x120\n" +
 	"\x11recovery_fraction\x18\f \x01(\x01H\x01R\x10recoveryFraction\x88\x01\x01\x12<\n" +
-	"\x1ametadata_overhead_fraction\x18\r \x01(\x01R\x18metadataOverheadFractionB\x18\n" +
+	"\x1ametadata_overhead_fraction\x18\r \x01(\x01R\x18metadataOverheadFraction\x125\n" +
+	"\x15ec_encode_bytes_per_s\x18\x0e \x01(\x01H\x02R\x11ecEncodeBytesPerS\x88\x01\x01B\x18\n" +
 	"\x16_host_annual_loss_rateB\x14\n" +
-	"\x12_recovery_fraction\"g\n" +
+	"\x12_recovery_fractionB\x18\n" +
+	"\x16_ec_encode_bytes_per_s\"g\n" +
 	"\vClusterPool\x12\x16\n" +
 	"\x06scheme\x18\x01 \x01(\tR\x06scheme\x12%\n" +
 	"\x0efailure_domain\x18\x02 \x01(\tR\rfailureDomain\x12\x19\n" +
