@@ -169,7 +169,7 @@ def test_checkpoints_are_bounded_and_dropped_when_the_run_ends(tmp_path: Path) -
 
 
 def test_a_damaged_checkpoint_is_named_not_trusted() -> None:
-    with pytest.raises(ckpt.CheckpointFormatError, match="not a checkpoint of format evaluations-json-zlib-v2"):
+    with pytest.raises(ckpt.CheckpointFormatError, match=f"not a checkpoint of format {ckpt.FORMAT}"):
         ckpt.decode(b"not zlib at all")
     assert ckpt.decode(ckpt.encode([])) == []
 

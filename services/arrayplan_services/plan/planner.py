@@ -35,7 +35,7 @@ from arrayplan_engine.errors import InvalidInputError, NotFoundError, SearchSpac
 
 from .. import numba_cache, telemetry
 from ..admission import Admission, AdmissionFullError
-from ..api.convert import check_plan_request_bounds, outcome_to_proto, plan_request_from_proto
+from ..api.convert import outcome_to_proto, plan_request_from_proto
 from ..api.errors import PermissionDeniedError, PlanQueueFullError, new_error_id
 from ..fanout import Cancelled, Executor, ExecutorUnavailableError, TaskCall
 from ..fanout.tasks import evaluate_candidates, size_hdd
@@ -262,8 +262,7 @@ class PlanRunner:
         engine errors for bad input, PlanQueueFullError when the run queue is full."""
         if plan_id and not PLAN_ID_RE.fullmatch(plan_id):
             raise InvalidInputError.one("plan_id", f"must be 4-63 lowercase letters, digits or hyphens, starting with a letter; got {plan_id[:200]!r}")
-        check_plan_request_bounds(plan.spec, "plan.spec")
-        req = plan_request_from_proto(plan.spec, "plan.spec", self.catalog)
+        req = plan_request_from_proto(plan.spec, "plan.spec", self.catalog)  # its bounds checked there, every violation at once
         # Defaults applied are stated in the answer: the stored spec carries the margin used.
         plan.spec.constraints.endurance_margin_fraction = req.constraints.endurance_margin_fraction
         plan.spec.constraints.max_array_loss_probability = req.constraints.max_array_loss_probability
