@@ -43,16 +43,20 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start_server(data: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(data: Path, args: tuple[str, ...] = ("--executor", "local"), *, timeout_s: float = 120,
+                 env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """``arrayplan serve`` on a free 127.0.0.1 port with ``args``, its log in ``data``, healthy
+    (started here, in its own session; ``stop_server`` stops it by PID with its local Ray)."""
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
     port = _free_port()
     log = open(data / "server.log", "wb")  # noqa: SIM115 - the server writes it until it stops
     proc = subprocess.Popen([sys.executable, "-m", "arrayplan_services.cli.main", "serve", "--port", str(port), "--data-dir", str(data),
-                             "--executor", "local"], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
+                             *args], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
+                            env=env if env is not None else {**os.environ, "RAY_DISABLE_USAGE_STATS": "1"})
     address = f"127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + timeout_s
     with grpc.insecure_channel(address) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         while time.monotonic() < deadline:
@@ -64,10 +68,11 @@ def _start_server(data: Path) -> tuple[subprocess.Popen[bytes], str]:
                     return proc, address
             except grpc.RpcError:
                 time.sleep(0.3)
-    raise TimeoutError("server not healthy after 120 s")
+    stop_server(proc)
+    raise TimeoutError(f"server not healthy after {timeout_s:g} s")
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
+def stop_server(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -115,7 +120,7 @@ def run() -> dict[str, object]:
     go = shutil.which("go")
     work = Path(tempfile.mkdtemp(prefix="arrayplan-bench-clients-"))
     try:
-        proc, address = _start_server(work)
+        proc, address = start_server(work)
         try:
             out.update(_python_getdrive(address))
             if go is None:
@@ -133,7 +138,7 @@ def run() -> dict[str, object]:
             else:
                 out.update(_provider_vs_cli(go, tofu, address, work))
         finally:
-            _stop(proc)
+            stop_server(proc)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return out

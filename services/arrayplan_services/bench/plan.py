@@ -40,9 +40,11 @@ Set ``ARRAYPLAN_BENCH_PLAN=fast`` to leave the exhaustive runs out.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,7 @@ from .. import telemetry
 from ..fanout import RayExecutor
 from ..plan.planner import PlanRunner
 from ..store import RunStore
+from .clients import start_server, stop_server
 
 # Exactly 1,000 candidates, none pruned: 10 drives x RAID 0 of 1..100 drives, 1 GB needed.
 DRIVES = ["intel-dc-s3500-80gb", "intel-dc-s3500-240gb", "intel-dc-s3500-480gb", "intel-dc-s3500-800gb",
@@ -152,34 +155,24 @@ def _top(plan: pb.Plan) -> list[tuple[str, str, int, int, float, int]]:
 def run_catalog(num_cpus: int = 2, *, exhaustive: bool = True) -> dict[str, object]:
     """The three questions by the search (and, with ``exhaustive``, by --exhaustive), and the
     10,000-candidate space, on ``num_cpus`` Ray CPUs."""
-    import ray
-
     times: dict[str, float] = {}
     simulated: dict[str, object] = {}
     full_s: dict[str, float] = {}
     agree: dict[str, bool] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        store = RunStore(Path(tmp) / "runs.sqlite3")
-        telemetry.configure_server(store)
-        executor = RayExecutor(num_cpus=num_cpus)
-        try:
-            runner = PlanRunner(store, executor)
-            _run_once(runner, WARM)  # warm workers, imports and numba caches
-            for name, spec in QUESTIONS.items():
-                wall, fast = _run_plan(runner, spec)
-                times[name] = round(wall, 2)
-                simulated[name] = {"fast": fast.progress.candidates_evaluated,
-                                   "kept": fast.progress.candidates_total - fast.progress.candidates_pruned}
-                if exhaustive:
-                    _, short = _run_plan(runner, agreement_spec(name, exhaustive=False))
-                    wall_full, full = _run_plan(runner, agreement_spec(name, exhaustive=True))
-                    full_s[name] = round(wall_full, 1)
-                    simulated[name]["shortlist"] = short.progress.candidates_evaluated  # type: ignore[index]
-                    simulated[name]["shortlist_exhaustive"] = full.progress.candidates_evaluated  # type: ignore[index]
-                    agree[name] = _top(short) == _top(full)
-            wall_10k, big = _run_plan(runner, SPACE_10K)
-        finally:
-            ray.shutdown()
+    with _warm_runner(num_cpus) as runner:
+        for name, spec in QUESTIONS.items():
+            wall, fast = _run_plan(runner, spec)
+            times[name] = round(wall, 2)
+            simulated[name] = {"fast": fast.progress.candidates_evaluated,
+                               "kept": fast.progress.candidates_total - fast.progress.candidates_pruned}
+            if exhaustive:
+                _, short = _run_plan(runner, agreement_spec(name, exhaustive=False))
+                wall_full, full = _run_plan(runner, agreement_spec(name, exhaustive=True))
+                full_s[name] = round(wall_full, 1)
+                simulated[name]["shortlist"] = short.progress.candidates_evaluated  # type: ignore[index]
+                simulated[name]["shortlist_exhaustive"] = full.progress.candidates_evaluated  # type: ignore[index]
+                agree[name] = _top(short) == _top(full)
+        wall_10k, big = _run_plan(runner, SPACE_10K)
     out: dict[str, object] = {"plan_catalog_s": times, "plan_simulated": simulated, "plan_10k_s": round(wall_10k, 2),
                               "plan_10k_candidates": big.progress.candidates_total, "plan_10k_simulated": big.progress.candidates_evaluated}
     if exhaustive:
@@ -189,7 +182,10 @@ def run_catalog(num_cpus: int = 2, *, exhaustive: bool = True) -> dict[str, obje
     return out
 
 
-def run_with_cpus(num_cpus: int) -> dict[str, float]:
+@contextlib.contextmanager
+def _warm_runner(num_cpus: int) -> Iterator[PlanRunner]:
+    """A PlanRunner on a fresh SQLite store and a local Ray of ``num_cpus``, its workers, imports
+    and numba caches warmed by one small plan; Ray is shut down on leaving."""
     import ray
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -198,10 +194,15 @@ def run_with_cpus(num_cpus: int) -> dict[str, float]:
         executor = RayExecutor(num_cpus=num_cpus)
         try:
             runner = PlanRunner(store, executor)
-            _run_once(runner, WARM)  # warm workers, imports and numba caches
-            wall, evaluated = _run_once(runner)
+            _run_once(runner, WARM)
+            yield runner
         finally:
             ray.shutdown()
+
+
+def run_with_cpus(num_cpus: int) -> dict[str, float]:
+    with _warm_runner(num_cpus) as runner:
+        wall, evaluated = _run_once(runner)
     assert evaluated == 1000, evaluated
     return {"candidates_per_s": evaluated / wall, "wall_s": wall}
 
@@ -271,56 +272,6 @@ seed: 1
 """
 
 
-def _serve(data: Path) -> tuple[Any, str]:
-    """``arrayplan serve`` on 127.0.0.1 with its local Ray on 2 CPUs, healthy (started here; stopped by PID)."""
-    import socket
-    import subprocess
-    import sys
-
-    import grpc
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    log = open(data / "server.log", "wb")  # noqa: SIM115 - the server writes it until it stops
-    proc = subprocess.Popen([sys.executable, "-m", "arrayplan_services.cli.main", "serve", "--port", str(port), "--data-dir",
-                             str(data), "--num-cpus", "2"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                            env={**os.environ, "RAY_DISABLE_USAGE_STATS": "1"})
-    address = f"127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    with grpc.insecure_channel(address) as channel:
-        health = health_pb2_grpc.HealthStub(channel)
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"server exited: {(data / 'server.log').read_text()[-2000:]}")
-            try:
-                request = health_pb2.HealthCheckRequest(service="arrayplan.v1.PlannerService")
-                if health.Check(request, timeout=2).status == health_pb2.HealthCheckResponse.SERVING:  # type: ignore[attr-defined]  # grpc_health ships no stub types
-                    return proc, address
-            except grpc.RpcError:
-                time.sleep(0.3)
-    _stop(proc)
-    raise TimeoutError("server not healthy after 180 s")
-
-
-def _stop(proc: Any) -> None:
-    import signal
-    import subprocess
-
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # its local Ray
-    except ProcessLookupError:
-        pass
-
-
 def growing_end_to_end(runs: int = END_TO_END_RUNS) -> dict[str, object]:
     """The growing-years question end to end: through a running server, and as ``plan --local``."""
     import statistics
@@ -337,7 +288,7 @@ def growing_end_to_end(runs: int = END_TO_END_RUNS) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "server-data"
         data.mkdir()
-        proc, address = _serve(data)
+        proc, address = start_server(data, ("--num-cpus", "2"), timeout_s=180)
         try:
             with grpc.insecure_channel(address) as channel:
                 stub = pb_grpc.PlannerServiceStub(channel)
@@ -354,7 +305,7 @@ def growing_end_to_end(runs: int = END_TO_END_RUNS) -> dict[str, object]:
                     service.append(wall)
                     tops.append(_top(plan))
         finally:
-            _stop(proc)
+            stop_server(proc)
         plan_file = Path(tmp) / "growing.yaml"
         plan_file.write_text(GROWING_PLAN_YAML)
         for i in range(runs):
