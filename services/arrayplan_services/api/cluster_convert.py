@@ -8,7 +8,6 @@ latency with intervals, checks, binding constraint, headroom) and ``cluster`` (C
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from arrayplan.v1 import planner_pb2 as pb
@@ -17,6 +16,9 @@ from arrayplan_engine.cluster import EC_ENCODE_BYTES_PER_S, ServerSpec
 from arrayplan_engine.cluster_plan import DEFAULT_POOLS, ClusterPlanOutcome, ClusterRecommendation, ClusterSpace
 from arrayplan_engine.cluster_search import PoolChoice
 from arrayplan_engine.errors import InvalidInputError, is_finite
+
+from .figures import add_checks, set_interval_durations
+from .figures import finite as _f
 
 MAX_POOLS = 16
 MAX_DRIVES_PER_SERVER_OPTIONS = 1000
@@ -63,10 +65,6 @@ def _dur(msg: Any, name: str, seconds: float) -> None:
         getattr(msg, name).FromNanoseconds(int(round(seconds * 1e9)))
 
 
-def _f(x: float) -> float:
-    return x if is_finite(x) else 0.0
-
-
 def cluster_recommendation_to_proto(r: ClusterRecommendation) -> pb.Recommendation:
     c = r.candidate
     msg = pb.Recommendation(
@@ -84,14 +82,9 @@ def cluster_recommendation_to_proto(r: ClusterRecommendation) -> pb.Recommendati
         simulation_precision="full" if r.replications else "", simulation_converged=False,
     )
     _dur(msg, "rebuild_duration", r.drive_rebuild.time_s)
-    for name, figure in (("latency_p50", r.latency_p50_s), ("latency_at_percentile", r.latency_at_percentile_s)):
-        for suffix, value in (("", figure.value), ("_low", figure.low), ("_high", figure.high)):
-            _dur(msg, name + suffix, value)
-    for k in r.checks:
-        msg.checks.add(constraint=k.constraint, required=k.required, predicted=_f(k.predicted.value), unit=k.unit,
-                       headroom_fraction=_f(k.headroom_fraction) if math.isfinite(k.headroom_fraction) else (1e9 if k.met else -1e9),
-                       met=k.met, predicted_low=_f(k.predicted.low), predicted_high=_f(k.predicted.high),
-                       confidence_level=k.confidence_level, pessimistic_headroom_fraction=_f(k.pessimistic_headroom_fraction))
+    set_interval_durations(msg, "latency_p50", r.latency_p50_s)
+    set_interval_durations(msg, "latency_at_percentile", r.latency_at_percentile_s)
+    add_checks(msg, r.checks)
     f = msg.cluster
     f.server_count = c.server_count
     f.drives_per_server = c.drives_per_server

@@ -17,9 +17,11 @@ from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine import cost, plan_request, ranking, simulation
 from arrayplan_engine.catalog import USER_PROVENANCE, Catalog, Drive, builtin_catalog, drive_from_fields, with_user_drives
 from arrayplan_engine.drive_checks import drive_model_violations
-from arrayplan_engine.errors import DUPLICATE, POSITIVE, REQUIRED, TOO_LONG, TOO_MANY, InvalidInputError, Range, Violation, check_range, is_finite
-from arrayplan_engine.interval import Interval
+from arrayplan_engine.errors import DUPLICATE, POSITIVE, REQUIRED, TOO_LONG, TOO_MANY, InvalidInputError, Range, Violation, check_range
 from arrayplan_engine.workload import Workload, workload_from_mapping
+
+from .figures import add_checks, set_interval_durations, to_duration
+from .figures import finite as _finite
 
 _ENGINE_TO_API = {
     "workload.growth_per_year": "workload.growth_fraction_per_year",
@@ -186,14 +188,6 @@ def check_plan_request_bounds(spec: pb.PlanSpec, prefix: str = "plan.spec") -> N
         raise InvalidInputError(v)
 
 
-def to_duration(seconds: float) -> duration_pb2.Duration | None:
-    if seconds is None or not math.isfinite(seconds):
-        return None
-    d = duration_pb2.Duration()
-    d.FromNanoseconds(round(seconds * 1e9))
-    return d
-
-
 _WORKLOAD_FIELDS = (
     ("read_fraction", "read_fraction"), ("random_fraction", "random_fraction"), ("queue_depth", "queue_depth"),
     ("target_iops", "target_iops"), ("daily_write_bytes", "daily_write_bytes"), ("hot_write_fraction", "hot_write_fraction"),
@@ -312,20 +306,6 @@ def plan_request_from_proto(spec: pb.PlanSpec, prefix: str = "plan.spec", catalo
     return req
 
 
-def set_interval_durations(msg: Any, name: str, figure: Interval) -> None:
-    """An interval of seconds into a message's three Duration fields ``name``, ``name_low`` and
-    ``name_high`` (each left unset when not finite: not estimated, or did not keep up)."""
-    for field_name, seconds in ((name, figure.value), (f"{name}_low", figure.low), (f"{name}_high", figure.high)):
-        d = to_duration(seconds)
-        if d is not None:
-            getattr(msg, field_name).CopyFrom(d)
-
-
-def _finite(x: float) -> float:
-    """An output figure as the API carries it: NaN and inf as 0 (not a check; see errors.is_finite)."""
-    return x if is_finite(x) else 0.0
-
-
 def recommendation_to_proto(r: ranking.Recommendation) -> pb.Recommendation:
     e = r.evaluation
     c = e.candidate
@@ -370,12 +350,7 @@ def recommendation_to_proto(r: ranking.Recommendation) -> pb.Recommendation:
     horizon = to_duration(e.worst_second_horizon_s)
     if horizon is not None:
         msg.worst_second_horizon.CopyFrom(horizon)
-    for k in e.checks:
-        msg.checks.add(constraint=k.constraint, required=k.required, predicted=_finite(k.predicted.value), unit=k.unit,
-                       headroom_fraction=_finite(k.headroom_fraction) if math.isfinite(k.headroom_fraction) else (1e9 if k.met else -1e9),
-                       met=k.met, predicted_low=_finite(k.predicted.low), predicted_high=_finite(k.predicted.high),
-                       confidence_level=k.confidence_level,
-                       pessimistic_headroom_fraction=_finite(k.pessimistic_headroom_fraction))
+    add_checks(msg, e.checks)
     return msg
 
 

@@ -17,7 +17,8 @@ from arrayplan_engine.layout import Layout, group_count, make_layout
 from arrayplan_engine.units import KiB
 from arrayplan_engine.workload import Workload
 
-from .convert import reprefix, to_duration, workload_from_proto
+from .convert import reprefix, workload_from_proto
+from .figures import to_duration
 
 MAX_ARRAY_DRIVES = 1_024
 # SimulateArrayRequest.service_life_years when set (0 is proto3's unset: the default, 5).
