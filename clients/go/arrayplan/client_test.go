@@ -3,7 +3,6 @@ package arrayplan_test
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -240,20 +239,12 @@ func TestResourceExhaustedIsRetriedAfterTheServersDelay(t *testing.T) {
 
 func TestTLSWithAToken(t *testing.T) {
 	dir := t.TempDir()
-	p, err := arrayplantest.NewPKI(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const alice = "alice-token-0123456789abcdef"
-	if err := os.WriteFile(filepath.Join(dir, "tokens"), []byte("alice "+alice+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cert, err := p.ClientCredentials()
+	p, err := arrayplantest.NewSecured(dir, "alice", alice)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := startServer(filepath.Join(dir, "data"), cert, "--executor", "local", "--tls-cert", p.ServerCert, "--tls-key", p.ServerKey,
-		"--tls-client-ca", p.CA, "--auth-token-file", filepath.Join(dir, "tokens"))
+	s, err := startServer(filepath.Join(dir, "data"), p.Creds, append([]string{"--executor", "local"}, p.ServerArgs()...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

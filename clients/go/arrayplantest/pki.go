@@ -92,6 +92,36 @@ func (p *PKI) ClientCredentials() (credentials.TransportCredentials, error) {
 	return credentials.NewTLS(&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}), nil
 }
 
+// Secured is a server secured both ways for a test: a PKI for mutual TLS, a token file with one
+// caller, and the client credentials that trust the CA and present the client certificate.
+type Secured struct {
+	*PKI
+	Tokens string // the server's --auth-token-file
+	Creds  credentials.TransportCredentials
+}
+
+// NewSecured writes a PKI and a token file naming caller with token into dir.
+func NewSecured(dir, caller, token string) (*Secured, error) {
+	p, err := NewPKI(dir)
+	if err != nil {
+		return nil, err
+	}
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte(caller+" "+token+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	creds, err := p.ClientCredentials()
+	if err != nil {
+		return nil, err
+	}
+	return &Secured{PKI: p, Tokens: tokens, Creds: creds}, nil
+}
+
+// ServerArgs are the server's flags for mutual TLS with the token file.
+func (s *Secured) ServerArgs() []string {
+	return []string{"--tls-cert", s.ServerCert, "--tls-key", s.ServerKey, "--tls-client-ca", s.CA, "--auth-token-file", s.Tokens}
+}
+
 func writePEM(path, kind string, der []byte) error {
 	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600)
 }

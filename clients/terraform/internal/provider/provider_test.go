@@ -220,21 +220,13 @@ func TestAccResourceReplansOnlyWhenTheQuestionChanges(t *testing.T) {
 
 func TestAccTLSAndTokenFromTheEnvironment(t *testing.T) {
 	dir := t.TempDir()
-	p, err := arrayplantest.NewPKI(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const alice = "alice-token-0123456789abcdef"
-	if err := os.WriteFile(filepath.Join(dir, "tokens"), []byte("alice "+alice+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	creds, err := p.ClientCredentials()
+	p, err := arrayplantest.NewSecured(dir, "alice", alice)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := arrayplantest.Start(arrayplantest.Options{Repo: repoRoot(), DataDir: filepath.Join(dir, "data"), Creds: creds,
-		Args: []string{"--executor", "local", "--tls-cert", p.ServerCert, "--tls-key", p.ServerKey, "--tls-client-ca", p.CA,
-			"--auth-token-file", filepath.Join(dir, "tokens")}})
+	s, err := arrayplantest.Start(arrayplantest.Options{Repo: repoRoot(), DataDir: filepath.Join(dir, "data"), Creds: p.Creds,
+		Args: append([]string{"--executor", "local"}, p.ServerArgs()...)})
 	if err != nil {
 		t.Fatal(err)
 	}
