@@ -184,9 +184,9 @@ def test_heavy_calls_run_in_fresh_workers_with_the_in_process_answers(local_serv
     from test_forecast_api import _request
 
     from arrayplan_engine.catalog import builtin_catalog
+    from arrayplan_services.api.forecast_convert import forecast_response
     from arrayplan_services.fanout import LocalExecutor
     from arrayplan_services.plan import simulate
-    from arrayplan_services.server.forecast import forecast_response
 
     with grpc.insecure_channel(local_server.address) as channel:
         stub = pb_grpc.PlannerServiceStub(channel)

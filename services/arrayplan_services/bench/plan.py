@@ -135,7 +135,7 @@ SPACE_10K.candidate_space.CopyFrom(pb.CandidateSpace(max_drive_count=60, over_pr
 def _run_plan(runner: PlanRunner, spec: pb.PlanSpec) -> tuple[float, pb.Plan]:
     start = time.perf_counter()
     plan = runner.create(pb.Plan(spec=spec))
-    for event in runner.watch(plan.name):
+    for event in runner.reads.watch(plan.name):
         if event.HasField("plan"):
             assert event.plan.state == pb.Plan.STATE_SUCCEEDED, event.plan.error_message
             return time.perf_counter() - start, event.plan

@@ -151,7 +151,7 @@ def _run_once(runner: Any, spec: Any) -> tuple[float, Any]:
 
     start = time.perf_counter()
     plan = runner.create(pb.Plan(spec=spec))
-    for event in runner.watch(plan.name, poll_s=0.05):
+    for event in runner.reads.watch(plan.name, poll_s=0.05):
         if event.HasField("plan"):
             if event.plan.state != pb.Plan.STATE_SUCCEEDED:
                 raise RuntimeError(f"plan {event.plan.state}: {event.plan.error_message}")

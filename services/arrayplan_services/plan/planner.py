@@ -290,7 +290,7 @@ class PlanRunner:
                     self.admission.leave(run_id)
                 raise
             self._start_or_wait(run_id, req, otel_context.get_current(), runs_now)
-        return self.get(plan_name(run_id))
+        return self.reads.get(plan_name(run_id))
 
     def _admit(self, run_id: str, req: plan_request.PlanRequest, ctx: otel_context.Context) -> None:
         """A resumed run: started now or queued, beyond the queue's limit if need be (caller holds ``_lock``)."""
@@ -519,23 +519,6 @@ class PlanRunner:
     def live_progress(self, run_id: str) -> dict[str, Any] | None:
         return self._progress_mem.get(run_id)
 
-    def get(self, name: str, field_name: str = "name") -> pb.Plan:
-        return self.reads.get(name, field_name)
-
-    def list(self, page_size: int, page_token: str, view: int = pb.PLAN_VIEW_UNSPECIFIED,
-             creator: str | None = None) -> tuple[builtins.list[pb.Plan], str]:
-        return self.reads.list(page_size, page_token, view, creator)
-
-    def trace(self, name: str) -> pb.GetPlanTraceResponse:
-        return self.reads.trace(name)
-
-    def snapshot(self, run_id: str) -> pb.Plan | None:
-        return self.reads.snapshot(run_id)
-
-    def watch(self, name: str, is_active: Callable[[], bool] = lambda: True,
-              poll_s: float = 0.5) -> Iterator[pb.WatchPlanResponse]:
-        return self.reads.watch(name, is_active, poll_s)
-
     def cancel(self, name: str, *, caller: str = "", admin: bool = True) -> pb.Plan:
         """Cancel a plan; unless ``admin``, only its creator (``caller``) may."""
         run_id = parse_name(name)
@@ -560,7 +543,7 @@ class PlanRunner:
                 live.thread.join(timeout=30)
         elif row.state not in TERMINAL_STATES:
             self.store.finish(run_id, "CANCELLED", error_message="cancelled by a client", error_reason="CANCELLED")
-        return self.get(name)
+        return self.reads.get(name)
 
     # -- restart ----------------------------------------------------------------------------
     def resume_interrupted(self) -> builtins.list[str]:

@@ -33,8 +33,7 @@ from ..api.simulate_convert import (
 from ..fanout import Cancelled, Executor, TaskCall
 from ..fanout.tasks import consistency_run, simulate_window
 
-__all__ = ["consistency_test", "simulate_array", "simulated_endurance_years", "validate_consistency_request",
-           "validate_simulate_request"]
+__all__ = ["consistency_test", "simulate_array", "simulated_endurance_years"]
 
 # endurance_years when the simulated workload writes nothing (the proto carries no infinity)
 NEVER_WEARS_OUT_YEARS = 1e9

@@ -11,9 +11,9 @@ from arrayplan.v1 import planner_pb2 as pb
 from arrayplan_engine.catalog import Catalog, Drive
 from arrayplan_engine.errors import InvalidInputError
 
-from ..api.forecast_convert import forecast_response, validate_forecast_request
+from ..api.forecast_convert import forecast_response
 
-__all__ = ["forecast_array", "forecast_response", "forecast_task", "validate_forecast_request"]
+__all__ = ["forecast_array", "forecast_task"]
 
 
 def forecast_task(shared: tuple[Drive, ...], request_bytes: bytes,

@@ -38,13 +38,15 @@ from arrayplan_engine.errors import InvalidInputError, NotFoundError, UnknownNam
 from .. import telemetry
 from ..api.convert import MAX_NAME_CHARS, drive_to_proto
 from ..api.errors import PermissionDeniedError, UnauthenticatedError
+from ..api.forecast_convert import validate_forecast_request
+from ..api.simulate_convert import validate_consistency_request, validate_simulate_request
 from ..fanout import Cancelled, Executor, TaskCall
 from ..plan import simulate
 from ..plan.planner import PlanRunner
 from ..plan.reads import WatchCursor, parse_name, plan_name
 from .auth import Authenticator, Caller, ReadPolicy, may_cancel
 from .errors import status_for
-from .forecast import forecast_task, validate_forecast_request
+from .forecast import forecast_task
 from .heavy import HeavyCalls
 
 log = logging.getLogger(__name__)
@@ -140,7 +142,7 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
         caller = self._caller(context)
 
         def read() -> pb.Plan:
-            plan = self.runner.get(request.name)
+            plan = self.runner.reads.get(request.name)
             self.reads.check(caller, plan.name, plan.creator)
             return plan
         return await self._run(context, read)
@@ -153,12 +155,12 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
                 row = self.runner.store.get(parse_name(request.name))
                 if row is not None:  # an unknown plan: trace() answers NOT_FOUND
                     self.reads.check(caller, request.name, row.creator)
-            return self.runner.trace(request.name)
+            return self.runner.reads.trace(request.name)
         return await self._run(context, read)
 
     async def ListPlans(self, request: pb.ListPlansRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.ListPlansResponse:
         creator = self.reads.list_creator(self._caller(context))  # a non-admin lists their own plans only
-        plans, token = await self._run(context, self.runner.list, request.page_size, request.page_token, request.view, creator)
+        plans, token = await self._run(context, self.runner.reads.list, request.page_size, request.page_token, request.view, creator)
         return pb.ListPlansResponse(plans=plans, next_page_token=token)
 
     async def CancelPlan(self, request: pb.CancelPlanRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.Plan:
@@ -182,7 +184,7 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
         try:
             while True:
                 changed.clear()
-                plan = await self._run(context, self.runner.snapshot, run_id)
+                plan = await self._run(context, self.runner.reads.snapshot, run_id)
                 if plan is None:
                     await abort(context, NotFoundError("plan", request.name))
                 if not self.reads.may_read(caller, plan.creator):
@@ -219,7 +221,7 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
 
     async def SimulateArray(self, request: pb.SimulateArrayRequest, context: grpc.aio.ServicerContext[Any, Any]) -> pb.SimulateArrayResponse:
         try:
-            simulate.validate_simulate_request(request, self.catalog)
+            validate_simulate_request(request, self.catalog)
         except InvalidInputError as exc:
             await abort(context, exc)
 
@@ -232,7 +234,7 @@ class PlannerServicer(pb_grpc.PlannerServiceServicer):
     async def RunConsistencyTest(self, request: pb.RunConsistencyTestRequest,
                                  context: grpc.aio.ServicerContext[Any, Any]) -> pb.RunConsistencyTestResponse:
         try:
-            simulate.validate_consistency_request(request, self.catalog)
+            validate_consistency_request(request, self.catalog)
         except InvalidInputError as exc:
             await abort(context, exc)
 
